@@ -1,0 +1,45 @@
+#include <mutex>
+
+#include "log/log.hpp"
+#include "status.hpp"
+
+namespace {
+
+// The C callback takes aotrun_log_level; the core's sink takes int. Calling
+// through a cast function pointer would be undefined, so a trampoline adapts.
+struct CSink {
+  aotrun_log_fn fn;
+  void* user;
+};
+
+void trampoline(void* p, int level, const char* message) {
+  auto* s = static_cast<CSink*>(p);
+  s->fn(s->user, static_cast<aotrun_log_level>(level), message);
+}
+
+std::mutex g_set_mu;
+CSink* g_current = nullptr;  // guarded by g_set_mu
+
+}  // namespace
+
+extern "C" {
+
+void aotrun_set_log_callback(aotrun_log_fn fn, void* user_data) {
+  std::lock_guard<std::mutex> lock(g_set_mu);
+  CSink* next = fn != nullptr ? new (std::nothrow) CSink{fn, user_data} : nullptr;
+  aotrun::set_log_sink(next != nullptr ? &trampoline : nullptr, next);
+  // set_log_sink returned: the old sink can no longer be running.
+  delete g_current;
+  g_current = next;
+}
+
+void aotrun_set_log_level(aotrun_log_level level) {
+  int v = static_cast<int>(level);
+  if (v < -1) v = -1;
+  if (v > 3) v = 3;
+  aotrun::set_log_level(static_cast<aotrun::LogLevel>(v));
+}
+
+aotrun_log_level aotrun_get_log_level(void) { return static_cast<aotrun_log_level>(aotrun::get_log_level()); }
+
+}  // extern "C"

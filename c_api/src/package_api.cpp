@@ -1,0 +1,161 @@
+// Package options, open/close and introspection.
+#include <cstring>
+
+#include "handles.hpp"
+#include "loader/symbols.hpp"
+#include "status.hpp"
+
+using aotrun::Code;
+using aotrun::fail;
+using aotrun::capi::guarded;
+using aotrun::capi::require;
+
+namespace {
+
+// Copies min(caller's struct_size, ours) bytes of `full` into `out`, keeping
+// the caller's struct_size, so an older caller's smaller struct is never
+// overrun.
+template <typename T>
+void copy_out(const T& full, T* out) {
+  if (out->struct_size < sizeof(size_t)) fail(Code::InvalidArgument, "struct_size is not set");
+  const size_t n = std::min(out->struct_size, sizeof(T));
+  const size_t caller = out->struct_size;
+  std::memcpy(static_cast<void*>(out), &full, n);
+  out->struct_size = caller;
+}
+
+void fill_tensor(const aotrun::TensorSpec& spec, aotrun_tensor_info* info) {
+  aotrun_tensor_info t{};
+  t.struct_size = sizeof(t);
+  t.name = spec.name.c_str();
+  t.dtype = spec.dtype;
+  t.ndim = static_cast<int32_t>(spec.shape.size());
+  t.shape = spec.shape.data();
+  copy_out(t, info);
+}
+
+}  // namespace
+
+extern "C" {
+
+aotrun_status* aotrun_package_options_create(aotrun_package_options** out) {
+  return guarded([&] {
+    require(out, "out");
+    *out = new aotrun_package_options();
+  });
+}
+
+void aotrun_package_options_free(aotrun_package_options* options) { delete options; }
+
+aotrun_status* aotrun_package_options_set_verify_hashes(aotrun_package_options* options, int verify) {
+  return guarded([&] {
+    require(options, "options");
+    options->options.verify_hashes = verify != 0;
+  });
+}
+
+aotrun_status* aotrun_package_open(const char* path, const aotrun_package_options* options, aotrun_package** out) {
+  return guarded([&] {
+    require(path, "path");
+    require(out, "out");
+    aotrun::PackageOptions defaults;
+    auto pkg = aotrun::Package::open(path, options ? options->options : defaults);
+    *out = new aotrun_package{std::move(pkg)};
+  });
+}
+
+void aotrun_package_close(aotrun_package* package) { delete package; }
+
+const char* aotrun_mode_name(aotrun_mode mode) {
+  switch (mode) {
+    case AOTRUN_MODE_THREADED: return "threaded";
+    case AOTRUN_MODE_SINGLE_THREADED: return "single_threaded";
+    case AOTRUN_MODE_GRAPH: return "graph";
+  }
+  return "unknown";
+}
+
+aotrun_status* aotrun_package_get_info(const aotrun_package* package, aotrun_package_info* info) {
+  return guarded([&] {
+    require(package, "package");
+    require(info, "info");
+    const aotrun::Package& p = *package->pkg;
+    aotrun_package_info i{};
+    i.struct_size = sizeof(i);
+    i.name = p.name().c_str();
+    i.path = p.path().c_str();
+    i.format = p.format();
+    i.abi_version = p.abi_version();
+    i.device = p.device();
+    i.num_inputs = p.inputs().size();
+    i.num_outputs = p.outputs().size();
+    i.num_constants = p.constants().size();
+    i.constant_bytes = p.constant_bytes();
+    i.num_symbols = aotrun::kSymCount;
+    i.hashes_verified = p.hashes_verified() ? 1 : 0;
+    i.open_ns = p.timings().open_ns;
+    i.verify_ns = p.timings().verify_ns;
+    i.dlopen_ns = p.timings().dlopen_ns;
+    i.weights_ns = p.timings().weights_ns;
+    i.metadata_ns = p.timings().metadata_ns;
+    copy_out(i, info);
+  });
+}
+
+aotrun_status* aotrun_package_get_input(const aotrun_package* package, size_t index, aotrun_tensor_info* info) {
+  return guarded([&] {
+    require(package, "package");
+    require(info, "info");
+    const auto& v = package->pkg->inputs();
+    if (index >= v.size()) {
+      fail(Code::InvalidArgument, "input index " + std::to_string(index) + " out of range (package has " +
+                                      std::to_string(v.size()) + " inputs)");
+    }
+    fill_tensor(v[index], info);
+  });
+}
+
+aotrun_status* aotrun_package_get_output(const aotrun_package* package, size_t index, aotrun_tensor_info* info) {
+  return guarded([&] {
+    require(package, "package");
+    require(info, "info");
+    const auto& v = package->pkg->outputs();
+    if (index >= v.size()) {
+      fail(Code::InvalidArgument, "output index " + std::to_string(index) + " out of range (package has " +
+                                      std::to_string(v.size()) + " outputs)");
+    }
+    fill_tensor(v[index], info);
+  });
+}
+
+aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t index, aotrun_symbol_info* info) {
+  return guarded([&] {
+    require(package, "package");
+    require(info, "info");
+    if (index >= aotrun::kSymCount) {
+      fail(Code::InvalidArgument, "symbol index " + std::to_string(index) + " out of range (" +
+                                      std::to_string(aotrun::kSymCount) + " symbols)");
+    }
+    const auto& spec = aotrun::kPackageSymbols[index];
+    aotrun_symbol_info s{};
+    s.struct_size = sizeof(s);
+    s.name = spec.name;
+    s.required = spec.required ? 1 : 0;
+    s.found = package->pkg->library().found(index) ? 1 : 0;
+    s.since = spec.since;
+    copy_out(s, info);
+  });
+}
+
+int aotrun_package_mode_available(const aotrun_package* package, aotrun_mode mode, const char** reason) {
+  if (package == nullptr || mode < AOTRUN_MODE_THREADED || mode > AOTRUN_MODE_GRAPH) {
+    if (reason != nullptr) *reason = package == nullptr ? "package is NULL" : "unknown mode";
+    return 0;
+  }
+  const auto m = static_cast<aotrun::RunMode>(mode);
+  const std::string& why = package->pkg->mode_reason(m);
+  if (reason != nullptr) *reason = why.c_str();
+  return why.empty() ? 1 : 0;
+}
+
+}  // extern "C"

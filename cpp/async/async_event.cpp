@@ -1,0 +1,72 @@
+#include "async/async_event.hpp"
+
+#include <chrono>
+
+namespace aotrun {
+
+void AsyncEvent::complete(Status status) {
+  EventCallback cb;
+  void* user;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = std::move(status);
+    done_ = true;
+    cb = callback_;
+    user = callback_user_;
+    callback_ = nullptr;
+  }
+  cv_.notify_all();
+  if (cb != nullptr) cb(user, static_cast<int32_t>(status_.code), status_.message.c_str());
+}
+
+bool AsyncEvent::ready() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+bool AsyncEvent::wait(int64_t timeout_ns) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (timeout_ns < 0) {
+    cv_.wait(lock, [this] { return done_; });
+    return true;
+  }
+  return cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns), [this] { return done_; });
+}
+
+Status AsyncEvent::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+void AsyncEvent::set_callback(EventCallback fn, void* user) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!done_) {
+      callback_ = fn;
+      callback_user_ = user;
+      return;
+    }
+  }
+  // status_ is immutable once done_.
+  fn(user, static_cast<int32_t>(status_.code), status_.message.c_str());
+}
+
+void AsyncEvent::keep_descriptors(const DLTensor* in, size_t nin, const DLTensor* out, size_t nout) {
+  size_t dims = 0;
+  for (size_t i = 0; i < nin; ++i) dims += static_cast<size_t>(in[i].ndim);
+  for (size_t i = 0; i < nout; ++i) dims += static_cast<size_t>(out[i].ndim);
+  dims_.resize(dims);
+  inputs_.assign(in, in + nin);
+  outputs_.assign(out, out + nout);
+  int64_t* d = dims_.data();
+  auto fix = [&d](DLTensor& t) {
+    for (int k = 0; k < t.ndim; ++k) d[k] = t.shape[k];
+    t.shape = d;
+    t.strides = nullptr;  // validated compact
+    d += t.ndim;
+  };
+  for (auto& t : inputs_) fix(t);
+  for (auto& t : outputs_) fix(t);
+}
+
+}  // namespace aotrun

@@ -1,0 +1,34 @@
+// The bounded in-flight window of a runner: a slot is taken at submit (after
+// argument validation) and given back when the run completes, so at most
+// `limit` runs are queued or executing at any time (pytorch/xla#8380).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace aotrun {
+
+class InflightWindow {
+ public:
+  explicit InflightWindow(int32_t limit) : limit_(limit) {}
+
+  // Waits for a slot: forever (timeout_ns < 0), not at all (0), or up to
+  // timeout_ns. Returns false if no slot was taken. *blocked_ns receives the
+  // time spent waiting.
+  bool acquire(int64_t timeout_ns, uint64_t* blocked_ns);
+  void release();
+  // Blocks until no run is in flight.
+  void wait_idle();
+  int32_t in_flight() const;
+  int32_t limit() const { return limit_; }
+
+ private:
+  const int32_t limit_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int32_t used_ = 0;
+};
+
+}  // namespace aotrun

@@ -1,0 +1,41 @@
+// A CPU event: a point in one stream. Complete when the stream has executed
+// everything enqueued before the record (immediately on inline streams).
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "device/cpu/stream.hpp"
+
+namespace aotrun::cpu {
+
+class Event {
+ public:
+  // Called through the host services, which check the capture rules first.
+  void record(Stream* stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stream_ = stream;
+    point_ = stream->mark();
+  }
+  bool query() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stream_ == nullptr || stream_->reached(point_);
+  }
+  void synchronize() {
+    Stream* s;
+    uint64_t p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      s = stream_;
+      p = point_;
+    }
+    if (s != nullptr) s->wait(p);
+  }
+
+ private:
+  std::mutex mu_;
+  Stream* stream_ = nullptr;  // streams outlive the containers that record on them
+  uint64_t point_ = 0;
+};
+
+}  // namespace aotrun::cpu

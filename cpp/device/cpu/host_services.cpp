@@ -1,0 +1,172 @@
+#include "device/cpu/host_services.hpp"
+
+#include <cstdlib>
+#include <new>
+
+#include "device/cpu/event.hpp"
+#include "log/log.hpp"
+
+namespace aotrun::cpu {
+namespace {
+
+HostContext* ctx_of(void* p) { return static_cast<HostContext*>(p); }
+Stream* stream_of(void* host_ctx, aotrun_pkg_stream s) {
+  return s != nullptr ? static_cast<Stream*>(s) : ctx_of(host_ctx)->default_stream;
+}
+
+// Sizes are rounded up so that every block is 256-byte aligned, like cudaMalloc.
+size_t rounded(size_t bytes) { return bytes == 0 ? 256 : (bytes + 255) / 256 * 256; }
+
+int32_t host_log_enabled(void*, int32_t level) { return log_enabled(static_cast<LogLevel>(level)) ? 1 : 0; }
+
+void host_log(void* c, int32_t level, const char* message) {
+  if (level < 0 || level > 3 || !log_enabled(static_cast<LogLevel>(level))) return;
+  log_emit(static_cast<LogLevel>(level), "package '" + ctx_of(c)->package_name + "': " + (message ? message : ""));
+}
+
+int32_t free_task(void* p) {
+  std::free(p);
+  return AOTRUN_PKG_OK;
+}
+
+int32_t host_alloc(void* c, size_t bytes, aotrun_pkg_stream s, void** out) {
+  if (out == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  Stream* stream = stream_of(c, s);
+  // While capturing, memory belongs to the graph being recorded and lives as
+  // long as it: replays reuse the same buffers.
+  void* p = stream->is_capturing() ? stream->capture_alloc(bytes) : nullptr;
+  if (p == nullptr && !stream->is_capturing()) {
+    p = std::aligned_alloc(256, rounded(bytes));
+  }
+  if (p == nullptr) return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
+  *out = p;
+  return AOTRUN_PKG_OK;
+}
+
+int32_t host_free(void* c, void* ptr, aotrun_pkg_stream s) {
+  if (ptr == nullptr) return AOTRUN_PKG_OK;
+  Stream* stream = stream_of(c, s);
+  if (stream->is_capturing()) {
+    // Graph-owned memory is released with the graph; freeing memory from
+    // outside the capture inside it would free it on every replay.
+    return stream->capture_owns(ptr) ? AOTRUN_PKG_OK : AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED;
+  }
+  Task t;
+  t.fn = &free_task;
+  t.ctx = ptr;
+  Status st = stream->launch(std::move(t));  // stream-ordered, like cudaFreeAsync
+  return st.ok() ? AOTRUN_PKG_OK : to_pkg_code(st.code);
+}
+
+int32_t host_launch(void* c, aotrun_pkg_stream s, aotrun_pkg_host_fn fn, void* ctx, aotrun_pkg_ctx_destroy_fn destroy) {
+  if (fn == nullptr) {
+    if (destroy != nullptr) destroy(ctx);
+    return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  }
+  Task t;
+  t.fn = fn;
+  t.ctx = ctx;
+  t.destroy = destroy;
+  t.last_error = ctx_of(c)->last_error;
+  Status st = stream_of(c, s)->launch(std::move(t));
+  return st.ok() ? AOTRUN_PKG_OK : to_pkg_code(st.code);
+}
+
+int32_t host_event_create(void*, aotrun_pkg_event* out) {
+  if (out == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  Event* e = new (std::nothrow) Event();
+  if (e == nullptr) return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
+  *out = e;
+  return AOTRUN_PKG_OK;
+}
+
+int32_t host_event_destroy(void*, aotrun_pkg_event e) {
+  delete static_cast<Event*>(e);
+  return AOTRUN_PKG_OK;
+}
+
+int32_t host_event_record(void* c, aotrun_pkg_event e, aotrun_pkg_stream s) {
+  if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  Stream* stream = stream_of(c, s);
+  // Recording into a capturing stream is legal and records no node: the
+  // event only orders captured work (as in CUDA's single-stream capture).
+  if (stream->is_capturing()) return AOTRUN_PKG_OK;
+  static_cast<Event*>(e)->record(stream);
+  return AOTRUN_PKG_OK;
+}
+
+int32_t host_event_query(void*, aotrun_pkg_event e) {
+  if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  Status st = capture_rules::check_unsafe("event_query");
+  if (!st.ok()) return to_pkg_code(st.code);
+  return static_cast<Event*>(e)->query() ? AOTRUN_PKG_OK : AOTRUN_PKG_NOT_READY;
+}
+
+int32_t host_event_synchronize(void*, aotrun_pkg_event e) {
+  if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  Status st = capture_rules::check_unsafe("event_synchronize");
+  if (!st.ok()) return to_pkg_code(st.code);
+  static_cast<Event*>(e)->synchronize();
+  return AOTRUN_PKG_OK;
+}
+
+int32_t host_stream_synchronize(void* c, aotrun_pkg_stream s) {
+  Status st = capture_rules::check_unsafe("stream_synchronize");
+  if (!st.ok()) return to_pkg_code(st.code);
+  Stream* stream = stream_of(c, s);
+  stream->wait(stream->mark());
+  return AOTRUN_PKG_OK;
+}
+
+int32_t host_stream_is_capturing(void* c, aotrun_pkg_stream s, int32_t* out) {
+  if (out == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  *out = stream_of(c, s)->is_capturing() ? 1 : 0;
+  return AOTRUN_PKG_OK;
+}
+
+}  // namespace
+
+int32_t to_pkg_code(Code code) {
+  switch (code) {
+    case Code::Ok: return AOTRUN_PKG_OK;
+    case Code::InvalidArgument: return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+    case Code::OutOfMemory: return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
+    case Code::CaptureUnsupported: return AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED;
+    case Code::CaptureInvalidated: return AOTRUN_PKG_ERR_CAPTURE_INVALIDATED;
+    case Code::Unsupported: return AOTRUN_PKG_ERR_UNSUPPORTED;
+    case Code::Internal: return AOTRUN_PKG_ERR_INTERNAL;
+    default: return AOTRUN_PKG_ERR_RUNTIME;
+  }
+}
+
+Code from_pkg_code(int32_t rc) {
+  switch (rc) {
+    case AOTRUN_PKG_OK: return Code::Ok;
+    case AOTRUN_PKG_ERR_INVALID_ARGUMENT: return Code::InvalidArgument;
+    case AOTRUN_PKG_ERR_OUT_OF_MEMORY: return Code::OutOfMemory;
+    case AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED: return Code::CaptureUnsupported;
+    case AOTRUN_PKG_ERR_CAPTURE_INVALIDATED: return Code::CaptureInvalidated;
+    default: return Code::Package;
+  }
+}
+
+aotrun_pkg_host make_host_services(HostContext* ctx) {
+  aotrun_pkg_host h{};
+  h.struct_size = sizeof(aotrun_pkg_host);
+  h.host_ctx = ctx;
+  h.log_enabled = &host_log_enabled;
+  h.log = &host_log;
+  h.alloc = &host_alloc;
+  h.free = &host_free;
+  h.launch = &host_launch;
+  h.event_create = &host_event_create;
+  h.event_destroy = &host_event_destroy;
+  h.event_record = &host_event_record;
+  h.event_query = &host_event_query;
+  h.event_synchronize = &host_event_synchronize;
+  h.stream_synchronize = &host_stream_synchronize;
+  h.stream_is_capturing = &host_stream_is_capturing;
+  return h;
+}
+
+}  // namespace aotrun::cpu

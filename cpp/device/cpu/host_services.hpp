@@ -1,0 +1,29 @@
+// The aotrun_pkg_host table for CPU containers: logging, stream-ordered
+// memory, launch, events and capture queries, implemented over cpu::Stream
+// with CUDA's capture rules.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include <aotrun/package_abi.h>
+
+#include "device/cpu/stream.hpp"
+
+namespace aotrun::cpu {
+
+// One per runner; outlives the runner's container. `host_ctx` of the table.
+struct HostContext {
+  Stream* default_stream = nullptr;  // NULL stream handle means this one
+  aotrun_pkg_get_last_error_fn last_error = nullptr;
+  std::string package_name;
+};
+
+aotrun_pkg_host make_host_services(HostContext* ctx);
+
+// Status <-> package status codes.
+int32_t to_pkg_code(Code code);
+Code from_pkg_code(int32_t rc);
+
+}  // namespace aotrun::cpu

@@ -1,0 +1,167 @@
+#include "device/cpu/stream.hpp"
+
+#include <cstdlib>
+
+namespace aotrun::cpu {
+
+Stream::Stream(Kind kind) : kind_(kind) {
+  if (kind_ == Kind::Worker) thread_ = std::thread([this] { worker_loop(); });
+}
+
+Stream::~Stream() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_work_.notify_all();
+    thread_.join();
+  }
+  // An abandoned capture still owns launch contexts; release them.
+  if (capture_record_) capture_rules::unregister_capture(capture_record_.get());
+}
+
+void Stream::push(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(task));
+    enqueued_.fetch_add(1, std::memory_order_release);
+  }
+  cv_work_.notify_one();
+}
+
+Status Stream::launch(Task task) {
+  if (capturing_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(capture_mu_);
+    if (capture_graph_) {
+      if (task.internal) {
+        return Status{Code::CaptureUnsupported, "aotrun bookkeeping cannot be captured into a graph"};
+      }
+      capture_graph_->add_node(task);
+      return Status::Ok();
+    }
+  }
+  if (kind_ == Kind::Worker) {
+    push(std::move(task));
+    return Status::Ok();
+  }
+  // Inline: the work is complete when launch returns, so no counters move
+  // (events recorded on an inline stream are complete at once).
+  Status s;
+  if (task.internal) {
+    task.internal();
+  } else {
+    s = task.execute();
+    task.release();
+  }
+  return s;
+}
+
+void Stream::worker_loop() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (task.internal) {
+      task.internal();
+    } else {
+      Status s = task.execute();
+      task.release();
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (error_.ok()) error_ = std::move(s);
+      }
+    }
+    {
+      // Under the lock so a waiter cannot miss the notification.
+      std::lock_guard<std::mutex> lock(mu_);
+      completed_.fetch_add(1, std::memory_order_release);
+    }
+    cv_done_.notify_all();
+  }
+}
+
+void Stream::wait(uint64_t point) {
+  if (reached(point)) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_done_.wait(lock, [&] { return reached(point); });
+}
+
+Status Stream::take_error() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = std::move(error_);
+  error_ = Status::Ok();
+  return s;
+}
+
+Status Stream::begin_capture(CaptureMode mode) {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  if (capture_graph_) return Status{Code::InvalidArgument, "stream is already capturing"};
+  capture_graph_ = std::make_unique<Graph>();
+  capture_record_ = std::make_unique<CaptureRecord>();
+  capture_record_->mode = mode;
+  capture_record_->owner = std::this_thread::get_id();
+  capture_rules::register_capture(capture_record_.get());
+  capturing_.store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
+Status Stream::end_capture(std::unique_ptr<Graph>* out) {
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<CaptureRecord> rec;
+  {
+    std::lock_guard<std::mutex> lock(capture_mu_);
+    if (!capture_graph_) return Status{Code::InvalidArgument, "stream is not capturing"};
+    if (capture_record_->mode != CaptureMode::Relaxed && capture_record_->owner != std::this_thread::get_id()) {
+      return Status{Code::InvalidArgument, "capture must be ended on the thread that began it"};
+    }
+    capturing_.store(false, std::memory_order_release);
+    graph = std::move(capture_graph_);
+    rec = std::move(capture_record_);
+  }
+  capture_rules::unregister_capture(rec.get());
+  if (rec->invalidated.load()) {
+    // Discarding the graph releases what was recorded, as CUDA does.
+    return Status{Code::CaptureInvalidated,
+                  "capture was invalidated by a prohibited call (" + rec->invalidated_by + ")"};
+  }
+  *out = std::move(graph);
+  return Status::Ok();
+}
+
+void* Stream::capture_alloc(size_t bytes) {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  if (!capture_graph_) return nullptr;
+  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256 * (bytes == 0));
+  if (p != nullptr) capture_graph_->own_allocation(p, bytes);
+  return p;
+}
+
+bool Stream::capture_owns(const void* p) {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  return capture_graph_ && capture_graph_->owns_allocation(p);
+}
+
+Status Stream::launch_graph(const std::shared_ptr<const Graph>& graph) {
+  if (is_capturing()) {
+    return Status{Code::CaptureUnsupported, "launching a graph into a capturing stream is not supported"};
+  }
+  if (kind_ == Kind::Inline) return graph->replay();
+  Task t;
+  t.internal = [this, graph] {
+    Status s = graph->replay();
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error_.ok()) error_ = std::move(s);
+    }
+  };
+  push(std::move(t));
+  return Status::Ok();
+}
+
+}  // namespace aotrun::cpu

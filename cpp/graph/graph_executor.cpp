@@ -1,0 +1,247 @@
+#include "graph/graph_executor.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "log/log.hpp"
+#include "runner/runner.hpp"
+#include "runner/validate.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+
+namespace aotrun {
+
+struct GraphExecutor::Entry {
+  std::vector<int64_t> key;  // per input: ndim, then its dims
+  int32_t warmups = 0;
+  bool failed = false;
+  std::shared_ptr<const cpu::Graph> graph;
+  std::vector<void*> buffers;  // static inputs, then outputs
+  std::vector<int64_t> dims;   // shapes behind in / out
+  std::vector<DLTensor> in, out;
+  uint64_t bytes = 0;
+
+  ~Entry() {
+    graph.reset();  // nodes may reference the buffers until released
+    for (void* p : buffers) std::free(p);
+  }
+};
+
+namespace {
+
+std::string key_string(const std::vector<int64_t>& key) {
+  std::string s;
+  for (size_t i = 0; i < key.size();) {
+    const int nd = static_cast<int>(key[i]);
+    s += (s.empty() ? "" : ", ") + shape_string(&key[i + 1], nd);
+    i += 1 + static_cast<size_t>(nd);
+  }
+  return s;
+}
+
+uint64_t bytes_of(const DLTensor& t) { return numel(t) * element_bytes(t.dtype); }
+
+}  // namespace
+
+GraphExecutor::GraphExecutor(Runner& runner)
+    : runner_(runner),
+      capture_stream_(std::make_unique<cpu::Stream>(cpu::Stream::Kind::Inline)),
+      frozen_(false) {}
+
+GraphExecutor::~GraphExecutor() = default;
+
+GraphExecutor::Entry* GraphExecutor::find(const DLTensor* inputs, size_t num_inputs) {
+  for (auto& e : entries_) {
+    size_t pos = 0;
+    bool match = true;
+    for (size_t i = 0; i < num_inputs && match; ++i) {
+      const int nd = inputs[i].ndim;
+      match = e->key[pos] == nd && std::equal(inputs[i].shape, inputs[i].shape + nd, e->key.begin() + pos + 1);
+      pos += 1 + static_cast<size_t>(nd);
+    }
+    if (match) return e.get();
+  }
+  return nullptr;
+}
+
+GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inputs) {
+  const Package& pkg = runner_.package();
+  auto e = std::make_unique<Entry>();
+  size_t in_dims = 0;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    e->key.push_back(inputs[i].ndim);
+    e->key.insert(e->key.end(), inputs[i].shape, inputs[i].shape + inputs[i].ndim);
+    in_dims += static_cast<size_t>(inputs[i].ndim);
+  }
+  const size_t out_dims = total_output_dims(pkg);
+  e->dims.resize(in_dims + out_dims);
+  int64_t* d = e->dims.data();
+  for (size_t i = 0; i < num_inputs; ++i) {
+    std::copy(inputs[i].shape, inputs[i].shape + inputs[i].ndim, d);
+    d += inputs[i].ndim;
+  }
+  runner_.output_shapes(inputs, num_inputs, d, out_dims);
+
+  auto make = [&](const TensorSpec& spec, int64_t* shape) {
+    DLTensor t{};
+    t.device = runner_.device();
+    t.ndim = static_cast<int>(spec.shape.size());
+    t.dtype = spec.dtype;
+    t.shape = shape;
+    const uint64_t bytes = bytes_of(t);
+    t.data = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + (bytes == 0 ? 256 : 0));
+    if (t.data == nullptr) fail(Code::OutOfMemory, "graph mode: cannot allocate " + std::to_string(bytes) + " bytes of static buffers");
+    e->buffers.push_back(t.data);
+    e->bytes += bytes;
+    return t;
+  };
+  d = e->dims.data();
+  for (size_t i = 0; i < num_inputs; ++i) {
+    e->in.push_back(make(pkg.inputs()[i], d));
+    std::memset(e->in.back().data, 0, bytes_of(e->in.back()));
+    d += inputs[i].ndim;
+  }
+  for (const auto& spec : pkg.outputs()) {
+    e->out.push_back(make(spec, d));
+    d += spec.shape.size();
+  }
+  entries_.push_back(std::move(e));
+  return entries_.back().get();
+}
+
+bool GraphExecutor::capture(Entry& e) {
+  auto& c = runner_.counters_;
+  const uint64_t t0 = now_ns();
+  std::unique_ptr<cpu::Graph> graph;
+  Status st = capture_stream_->begin_capture(cpu::CaptureMode::ThreadLocal);
+  if (st.ok()) {
+    try {
+      runner_.call_package(true, e.in.data(), e.in.size(), e.out.data(), e.out.size(), capture_stream_.get());
+    } catch (const Error& err) {
+      st = Status{err.code(), err.what()};
+    }
+    Status end = capture_stream_->end_capture(&graph);
+    if (st.ok()) st = std::move(end);
+  }
+  if (!st.ok()) {
+    e.failed = true;
+    log(LogLevel::Warn, "graph mode: capturing package '" + runner_.package().name() + "' for input shapes " +
+                            key_string(e.key) + " failed (" + code_name(st.code) + ": " + st.message +
+                            "); these shapes run eagerly");
+    return false;
+  }
+  RunnerCounters::add(c.captures);
+  RunnerCounters::add(c.capture_ns, now_ns() - t0);
+  RunnerCounters::add(c.graph_pool_bytes, e.bytes + graph->pool_bytes());
+  RunnerCounters::add(c.graphs_cached);
+  e.graph = std::move(graph);
+  return true;
+}
+
+void GraphExecutor::replay(Entry& e, const DLTensor* inputs, DLTensor* outputs) {
+  for (size_t i = 0; i < e.in.size(); ++i) {
+    std::memcpy(e.in[i].data, static_cast<const char*>(inputs[i].data) + inputs[i].byte_offset, bytes_of(e.in[i]));
+  }
+  Status st = capture_stream_->launch_graph(e.graph);
+  if (!st.ok()) fail(st.code, "graph replay of package '" + runner_.package().name() + "' failed: " + st.message);
+  for (size_t i = 0; i < e.out.size(); ++i) {
+    std::memcpy(static_cast<char*>(outputs[i].data) + outputs[i].byte_offset, e.out[i].data, bytes_of(e.out[i]));
+  }
+  RunnerCounters::add(runner_.counters_.replays);
+}
+
+void GraphExecutor::eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
+                          cpu::Stream* s) {
+  runner_.call_package(true, inputs, num_inputs, outputs, num_outputs, s);
+}
+
+void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
+                        cpu::Stream* caller) {
+  auto& c = runner_.counters_;
+  const RunnerOptions& opt = runner_.options();
+  if (caller != nullptr && caller->is_capturing()) {
+    // The caller is building its own graph: record our work into it.
+    RunnerCounters::add(c.eager_caller_capturing);
+    eager(inputs, num_inputs, outputs, num_outputs, caller);
+    return;
+  }
+  if (caller != nullptr) caller->wait(caller->mark());
+  Entry* e = find(inputs, num_inputs);
+  if (e == nullptr) {
+    if (frozen_) {
+      RunnerCounters::add(c.eager_frozen);
+      return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
+    }
+    if (entries_.size() >= static_cast<size_t>(opt.graph_cache_limit)) {
+      RunnerCounters::add(c.eager_cache_full);
+      return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
+    }
+    e = add(inputs, num_inputs);
+  }
+  if (e->failed) {
+    RunnerCounters::add(c.eager_capture_failed);
+    return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
+  }
+  if (!e->graph) {
+    if (e->warmups < opt.warmup_runs) {
+      ++e->warmups;
+      RunnerCounters::add(c.warmups);
+      return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
+    }
+    if (!capture(*e)) {
+      RunnerCounters::add(c.eager_capture_failed);
+      return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
+    }
+  }
+  replay(*e, inputs, outputs);
+}
+
+void GraphExecutor::capture_upfront(const std::vector<std::vector<std::vector<int64_t>>>& shape_sets) {
+  const Package& pkg = runner_.package();
+  // Largest first: capturing the biggest shape first sizes the pool for it.
+  std::vector<const std::vector<std::vector<int64_t>>*> order;
+  for (const auto& s : shape_sets) order.push_back(&s);
+  auto volume = [](const std::vector<std::vector<int64_t>>& set) {
+    uint64_t v = 0;
+    for (const auto& shape : set) {
+      uint64_t n = 1;
+      for (int64_t d : shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+      v += n;
+    }
+    return v;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](auto* a, auto* b) { return volume(*a) > volume(*b); });
+  for (const auto* set : order) {
+    std::vector<DLTensor> probe(set->size());
+    for (size_t i = 0; i < set->size(); ++i) {
+      probe[i].ndim = static_cast<int>((*set)[i].size());
+      probe[i].shape = const_cast<int64_t*>((*set)[i].data());
+      probe[i].dtype = i < pkg.inputs().size() ? pkg.inputs()[i].dtype : DLDataType{};
+      probe[i].device = runner_.device();
+    }
+    validate_input_shapes(pkg, probe.data(), probe.size());
+    if (find(probe.data(), probe.size()) != nullptr) continue;
+    if (entries_.size() >= static_cast<size_t>(runner_.options().graph_cache_limit)) {
+      fail(Code::InvalidArgument, "graph mode: " + std::to_string(shape_sets.size()) +
+                                      " capture shapes exceed graph_cache_limit " +
+                                      std::to_string(runner_.options().graph_cache_limit));
+    }
+    Entry* e = add(probe.data(), probe.size());
+    for (; e->warmups < runner_.options().warmup_runs; ++e->warmups) {
+      runner_.call_package(true, e->in.data(), e->in.size(), e->out.data(), e->out.size(), nullptr);
+      RunnerCounters::add(runner_.counters_.warmups);
+    }
+    capture(*e);
+  }
+  if (runner_.options().frozen) frozen_ = true;
+}
+
+void GraphExecutor::evict() {
+  entries_.clear();
+  auto& c = runner_.counters_;
+  c.graph_pool_bytes.store(0);
+  c.graphs_cached.store(0);
+}
+
+}  // namespace aotrun

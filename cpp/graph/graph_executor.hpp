@@ -1,0 +1,52 @@
+// Graph mode of a runner: warm up, capture per input-shape key through the
+// package's run_single_threaded, replay. Inputs are copied into static
+// buffers owned by the runner before each replay and outputs are copied out
+// into the caller's tensors after it, so callers never see the static
+// buffers. All graphs of a runner draw their memory from one pool accounted
+// in the runner's stats.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "device/cpu/graph.hpp"
+#include "device/cpu/stream.hpp"
+
+namespace aotrun {
+
+class Runner;
+
+class GraphExecutor {
+ public:
+  explicit GraphExecutor(Runner& runner);
+  ~GraphExecutor();
+
+  // One call. The runner's serial lock is held. `caller` may be a caller's
+  // stream: if it is capturing, the run is recorded into the caller's graph
+  // (never a graph launch of ours); otherwise it runs after the stream's
+  // earlier work.
+  void run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* caller);
+  // Warms up and captures the listed input-shape sets, largest first.
+  void capture_upfront(const std::vector<std::vector<std::vector<int64_t>>>& shape_sets);
+  void evict();
+  // From now on shapes without a graph run eagerly; nothing is captured.
+  void freeze() { frozen_ = true; }
+
+ private:
+  struct Entry;
+  Entry* find(const DLTensor* inputs, size_t num_inputs);
+  Entry* add(const DLTensor* inputs, size_t num_inputs);
+  bool capture(Entry& e);
+  void replay(Entry& e, const DLTensor* inputs, DLTensor* outputs);
+  void eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* s);
+
+  Runner& runner_;
+  std::unique_ptr<cpu::Stream> capture_stream_;  // side stream, thread-local capture mode
+  std::vector<std::unique_ptr<Entry>> entries_;
+  bool frozen_ = false;  // guarded by the runner's serial lock
+};
+
+}  // namespace aotrun

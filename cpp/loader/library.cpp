@@ -1,0 +1,113 @@
+#include "loader/library.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "util/error.hpp"
+
+namespace aotrun {
+namespace {
+
+// Refuse anything that is not an ELF shared object before dlopen sees it, so
+// the user gets "not an ELF shared object" rather than a linker riddle.
+void check_elf(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    fail(err == ENOENT ? Code::NotFound : Code::LoadFailed,
+         "cannot open package library '" + path + "': " + std::strerror(err));
+  }
+  unsigned char ident[EI_NIDENT + 4] = {};
+  ssize_t n = ::read(fd, ident, sizeof(ident));
+  ::close(fd);
+  if (n < static_cast<ssize_t>(EI_NIDENT + 2) || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
+    fail(Code::LoadFailed, "'" + path + "' is not an ELF shared object (bad magic)");
+  }
+  // e_type follows e_ident; its byte order is given by EI_DATA.
+  uint16_t type = ident[EI_DATA] == ELFDATA2MSB ? uint16_t((ident[EI_NIDENT] << 8) | ident[EI_NIDENT + 1])
+                                                : uint16_t(ident[EI_NIDENT] | (ident[EI_NIDENT + 1] << 8));
+  if (type != ET_DYN) fail(Code::LoadFailed, "'" + path + "' is an ELF file but not a shared object");
+}
+
+}  // namespace
+
+std::string abi_version_string(uint32_t v) {
+  return std::to_string(AOTRUN_PKG_VERSION_MAJOR(v)) + "." + std::to_string(AOTRUN_PKG_VERSION_MINOR(v));
+}
+
+PackageLibrary::PackageLibrary(const std::string& path, uint32_t expected_abi) : path_(path) {
+  check_elf(path);
+  // dlopen needs a slash to avoid a search of the library path.
+  std::string load_path = path.find('/') == std::string::npos ? "./" + path : path;
+  handle_ = ::dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) {
+    const char* e = ::dlerror();
+    fail(Code::LoadFailed, "dlopen('" + path + "') failed: " + (e ? e : "unknown error"));
+  }
+  void* slots[kSymCount] = {};
+  std::string missing;
+  for (size_t i = 0; i < kSymCount; ++i) {
+    slots[i] = ::dlsym(handle_, kPackageSymbols[i].name);
+    found_[i] = slots[i] != nullptr;
+    if (!found_[i] && kPackageSymbols[i].required) {
+      missing += missing.empty() ? "" : ", ";
+      missing += kPackageSymbols[i].name;
+    }
+  }
+  if (!missing.empty()) {
+    ::dlclose(handle_);
+    handle_ = nullptr;
+    fail(Code::MissingSymbol, "package '" + path + "' lacks required entry points: " + missing);
+  }
+  fn_.abi_version = reinterpret_cast<aotrun_pkg_abi_version_fn>(slots[kSymAbiVersion]);
+  fn_.get_last_error = reinterpret_cast<aotrun_pkg_get_last_error_fn>(slots[kSymGetLastError]);
+  fn_.create = reinterpret_cast<aotrun_pkg_container_create_fn>(slots[kSymCreate]);
+  fn_.destroy = reinterpret_cast<aotrun_pkg_container_destroy_fn>(slots[kSymDestroy]);
+  fn_.num_inputs = reinterpret_cast<aotrun_pkg_container_get_num_inputs_fn>(slots[kSymNumInputs]);
+  fn_.num_outputs = reinterpret_cast<aotrun_pkg_container_get_num_outputs_fn>(slots[kSymNumOutputs]);
+  fn_.input_spec = reinterpret_cast<aotrun_pkg_container_get_input_spec_fn>(slots[kSymInputSpec]);
+  fn_.output_spec = reinterpret_cast<aotrun_pkg_container_get_output_spec_fn>(slots[kSymOutputSpec]);
+  fn_.output_shapes = reinterpret_cast<aotrun_pkg_container_get_output_shapes_fn>(slots[kSymOutputShapes]);
+  fn_.run = reinterpret_cast<aotrun_pkg_container_run_fn>(slots[kSymRun]);
+
+  abi_version_ = fn_.abi_version();
+  const uint32_t major = AOTRUN_PKG_VERSION_MAJOR(abi_version_);
+  if (major != AOTRUN_PKG_ABI_MAJOR) {
+    ::dlclose(handle_);
+    handle_ = nullptr;
+    fail(Code::AbiMismatch, "package '" + path + "' was built for package ABI " + abi_version_string(abi_version_) +
+                                "; this aotrun speaks major " + std::to_string(AOTRUN_PKG_ABI_MAJOR) +
+                                " (any 1.x package loads)");
+  }
+  if (expected_abi != 0 && expected_abi != abi_version_) {
+    ::dlclose(handle_);
+    handle_ = nullptr;
+    fail(Code::BadPackage, "package '" + path + "' reports ABI " + abi_version_string(abi_version_) +
+                               " but its manifest says " + abi_version_string(expected_abi));
+  }
+  // A symbol newer than the version the package claims is not trusted: a 1.0
+  // package that happens to export a same-named function of its own must not
+  // be called with 1.1 semantics.
+  for (size_t i = 0; i < kSymCount; ++i) {
+    if (found_[i] && kPackageSymbols[i].since > abi_version_) {
+      found_[i] = false;
+      slots[i] = nullptr;
+    }
+  }
+  fn_.run_single_threaded = reinterpret_cast<aotrun_pkg_container_run_single_threaded_fn>(slots[kSymRunSingleThreaded]);
+}
+
+PackageLibrary::~PackageLibrary() {
+  if (handle_ != nullptr) ::dlclose(handle_);
+}
+
+std::string PackageLibrary::last_error() const {
+  const char* e = fn_.get_last_error ? fn_.get_last_error() : nullptr;
+  return e != nullptr && *e != '\0' ? std::string(e) : std::string("(the package gave no message)");
+}
+
+}  // namespace aotrun

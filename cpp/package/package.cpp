@@ -1,0 +1,228 @@
+#include "package/package.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <sys/stat.h>
+
+#include "device/cpu/host_services.hpp"
+#include "package/manifest.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+namespace aotrun {
+namespace {
+
+std::string base_name(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "libmlp.so" -> "mlp", "model.so.1" -> "model".
+std::string stem(const std::string& file) {
+  std::string s = file;
+  if (auto so = s.find(".so"); so != std::string::npos) s = s.substr(0, so);
+  if (s.rfind("lib", 0) == 0 && s.size() > 3) s = s.substr(3);
+  return s.empty() ? file : s;
+}
+
+void verify_hash(const std::string& dir, const std::string& file, const std::string& expected) {
+  const std::string path = dir + "/" + file;
+  std::string actual;
+  try {
+    actual = sha256_file_hex(path);
+  } catch (const Error& e) {
+    if (e.code() == Code::NotFound) fail(Code::BadPackage, "manifest lists '" + file + "' but " + path + " is missing");
+    throw;
+  }
+  if (actual != expected) {
+    fail(Code::Integrity, "sha256 of '" + path + "' is " + actual + " but the manifest says " + expected +
+                              " (file modified or corrupted)");
+  }
+}
+
+// Host table for the metadata-only container that reads specs at open:
+// it never runs anything, but packages may log or create events.
+aotrun_pkg_host* metadata_host() {
+  static cpu::Stream stream(cpu::Stream::Kind::Inline);
+  static cpu::HostContext ctx = [] {
+    cpu::HostContext c;
+    c.default_stream = &stream;
+    c.package_name = "(metadata)";
+    return c;
+  }();
+  static aotrun_pkg_host host = cpu::make_host_services(&ctx);
+  return &host;
+}
+
+}  // namespace
+
+const char* mode_name(RunMode mode) {
+  switch (mode) {
+    case RunMode::Threaded: return "threaded";
+    case RunMode::SingleThreaded: return "single_threaded";
+    case RunMode::Graph: return "graph";
+  }
+  return "unknown";
+}
+
+std::string Package::package_error(const char* what, int32_t rc) const {
+  return "package '" + name_ + "': " + what + " failed (status " + std::to_string(rc) + "): " + lib_->last_error();
+}
+
+std::shared_ptr<Package> Package::open(const std::string& path, const PackageOptions& options) {
+  const uint64_t t0 = now_ns();
+  if (path.empty()) fail(Code::InvalidArgument, "package path is empty");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    fail(err == ENOENT ? Code::NotFound : Code::LoadFailed,
+         "package path '" + path + "' " + (err == ENOENT ? "does not exist" : std::string("cannot be read: ") + std::strerror(err)));
+  }
+  std::shared_ptr<Package> p(new Package());
+  p->path_ = path;
+  std::string lib_path;
+  uint32_t expected_abi = 0;
+  Manifest manifest;
+  if (S_ISDIR(st.st_mode)) {
+    p->dir_ = path;
+    manifest = read_manifest(path);
+    p->name_ = manifest.name;
+    p->device_ = DLDevice{manifest.device == "cuda" ? kDLCUDA : kDLCPU, 0};
+    expected_abi = manifest.abi_version;
+    lib_path = path + "/" + manifest.library;
+    if (options.verify_hashes) {
+      const uint64_t tv = now_ns();
+      for (const auto& [file, hex] : manifest.sha256) verify_hash(path, file, hex);
+      p->hashes_verified_ = true;
+      p->timings_.verify_ns = now_ns() - tv;
+    }
+  } else if (S_ISREG(st.st_mode)) {
+    p->name_ = stem(base_name(path));
+    lib_path = path;
+  } else {
+    fail(Code::LoadFailed, "package path '" + path + "' is neither a regular file nor a directory");
+  }
+
+  uint64_t t = now_ns();
+  p->lib_ = std::make_unique<PackageLibrary>(lib_path, expected_abi);
+  p->timings_.dlopen_ns = now_ns() - t;
+
+  t = now_ns();
+  std::set<std::string> seen;
+  for (const auto& w : manifest.weights) {
+    p->weights_.push_back(SafetensorsFile::open(p->dir_ + "/" + w));
+  }
+  for (const auto& file : p->weights_) {
+    for (const auto& m : file->tensors()) {
+      if (!seen.insert(m.name).second) {
+        fail(Code::BadPackage, "constant '" + m.name + "' appears in more than one weights file of package '" + p->name_ + "'");
+      }
+    }
+  }
+  p->constant_names_.reserve(seen.size());
+  for (const auto& file : p->weights_) {
+    for (const auto& m : file->tensors()) {
+      p->constant_names_.push_back(m.name);
+      aotrun_pkg_constant c{};
+      c.tensor.data = const_cast<void*>(m.data);  // read-only mapping; packages must not write
+      c.tensor.device = DLDevice{kDLCPU, 0};
+      c.tensor.ndim = static_cast<int>(m.shape.size());
+      c.tensor.dtype = m.dtype;
+      c.tensor.shape = const_cast<int64_t*>(m.shape.data());
+      p->constants_.push_back(c);
+      p->constant_bytes_ += m.bytes;
+    }
+  }
+  for (size_t i = 0; i < p->constants_.size(); ++i) p->constants_[i].name = p->constant_names_[i].c_str();
+  p->timings_.weights_ns = now_ns() - t;
+
+  t = now_ns();
+  p->read_specs();
+  p->timings_.metadata_ns = now_ns() - t;
+
+  for (RunMode m : {RunMode::Threaded, RunMode::SingleThreaded, RunMode::Graph}) {
+    p->mode_available(m, &p->mode_reasons_[static_cast<int>(m)]);
+  }
+  p->timings_.open_ns = now_ns() - t0;
+  return p;
+}
+
+void Package::read_specs() {
+  const auto& f = lib_->fn();
+  aotrun_pkg_create_args args{};
+  args.struct_size = sizeof(args);
+  args.num_models = 0;
+  args.device = device_;
+  args.host = metadata_host();
+  args.constants = constants_.data();
+  args.num_constants = constants_.size();
+  args.package_dir = dir_.empty() ? nullptr : dir_.c_str();
+  aotrun_pkg_container* c = nullptr;
+  int32_t rc = f.create(&c, &args);
+  if (rc != AOTRUN_PKG_OK || c == nullptr) {
+    fail(rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::BadPackage : Code::Package,
+         package_error("creating the metadata container (checks constants)", rc));
+  }
+  // Destroy the container on every path out of here.
+  struct Guard {
+    const PackageFunctions& f;
+    aotrun_pkg_container* c;
+    ~Guard() { f.destroy(c); }
+  } guard{f, c};
+
+  auto read = [&](bool input, std::vector<TensorSpec>* out) {
+    size_t n = 0;
+    rc = input ? f.num_inputs(c, &n) : f.num_outputs(c, &n);
+    if (rc != AOTRUN_PKG_OK) fail(Code::Package, package_error(input ? "get_num_inputs" : "get_num_outputs", rc));
+    if (n > 4096) fail(Code::BadPackage, "package '" + name_ + "' reports " + std::to_string(n) + " tensors");
+    for (size_t i = 0; i < n; ++i) {
+      aotrun_pkg_tensor_spec s{};
+      s.struct_size = sizeof(s);
+      rc = input ? f.input_spec(c, i, &s) : f.output_spec(c, i, &s);
+      if (rc != AOTRUN_PKG_OK) fail(Code::Package, package_error(input ? "get_input_spec" : "get_output_spec", rc));
+      // Only the bytes the package says it filled are read.
+      const size_t filled = std::min(s.struct_size, sizeof(s));
+      if (filled < AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0) {
+        fail(Code::BadPackage, "package '" + name_ + "' filled " + std::to_string(filled) + " bytes of a tensor spec; ABI 1.0 needs " +
+                                   std::to_string(AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0));
+      }
+      if (s.ndim < 0 || s.ndim > 32 || (s.ndim > 0 && s.shape == nullptr)) {
+        fail(Code::BadPackage, "package '" + name_ + "' reports an invalid rank for " + (input ? "input " : "output ") + std::to_string(i));
+      }
+      TensorSpec t;
+      t.name = s.name != nullptr ? s.name : (input ? "input" : "output") + std::to_string(i);
+      t.dtype = s.dtype;
+      t.shape.assign(s.shape, s.shape + s.ndim);
+      out->push_back(std::move(t));
+    }
+  };
+  read(true, &inputs_);
+  read(false, &outputs_);
+}
+
+bool Package::mode_available(RunMode mode, std::string* reason) const {
+  const bool st = lib_->found(kSymRunSingleThreaded);
+  const std::string abi = abi_version_string(abi_version());
+  std::string why;
+  switch (mode) {
+    case RunMode::Threaded: break;
+    case RunMode::SingleThreaded:
+      if (!st) {
+        why = "package '" + name_ + "' (ABI " + abi + ") lacks " AOTRUN_PKG_SYM_RUN_SINGLE_THREADED
+              "; single_threaded runs fall back to " AOTRUN_PKG_SYM_RUN;
+      }
+      break;
+    case RunMode::Graph:
+      if (!st) {
+        why = "graph mode unavailable: package ABI " + abi + " lacks " AOTRUN_PKG_SYM_RUN_SINGLE_THREADED
+              " (package '" + name_ + "'); runs are eager through " AOTRUN_PKG_SYM_RUN;
+      }
+      break;
+  }
+  if (reason != nullptr) *reason = why;
+  return why.empty();
+}
+
+}  // namespace aotrun

@@ -1,0 +1,84 @@
+// An opened package: its library (dlopen'd, probed), its weights (mapped),
+// its manifest, and the specs read from a metadata-only container. Shared by
+// the C handle and every runner created from it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <aotrun/package_abi.h>
+
+#include "loader/library.hpp"
+#include "package/safetensors.hpp"
+
+namespace aotrun {
+
+struct TensorSpec {
+  std::string name;
+  DLDataType dtype{};
+  std::vector<int64_t> shape;  // -1 = dynamic
+};
+
+struct PackageOptions {
+  bool verify_hashes = true;
+};
+
+struct LoadTimings {
+  uint64_t open_ns = 0, verify_ns = 0, dlopen_ns = 0, weights_ns = 0, metadata_ns = 0;
+};
+
+enum class RunMode { Threaded = 0, SingleThreaded = 1, Graph = 2 };
+const char* mode_name(RunMode mode);
+
+class Package {
+ public:
+  static std::shared_ptr<Package> open(const std::string& path, const PackageOptions& options);
+
+  const std::string& name() const { return name_; }
+  const std::string& path() const { return path_; }
+  const char* format() const { return dir_.empty() ? "aotrun-so" : "aotrun-dir"; }
+  const std::string& dir() const { return dir_; }
+  DLDevice device() const { return device_; }
+  const PackageLibrary& library() const { return *lib_; }
+  uint32_t abi_version() const { return lib_->abi_version(); }
+  const std::vector<TensorSpec>& inputs() const { return inputs_; }
+  const std::vector<TensorSpec>& outputs() const { return outputs_; }
+  const std::vector<aotrun_pkg_constant>& constants() const { return constants_; }
+  uint64_t constant_bytes() const { return constant_bytes_; }
+  bool hashes_verified() const { return hashes_verified_; }
+  const LoadTimings& timings() const { return timings_; }
+
+  // Whether `mode` runs natively; if not, *reason says why (one sentence).
+  bool mode_available(RunMode mode, std::string* reason) const;
+  // Cached reasons, for the C API's borrowed strings.
+  const std::string& mode_reason(RunMode mode) const { return mode_reasons_[static_cast<int>(mode)]; }
+
+  // True the first time it is called for `mode`: fallback warnings are
+  // emitted once per opened package.
+  bool first_fallback(RunMode mode) const { return !warned_[static_cast<int>(mode)].exchange(true); }
+
+  // Message for a failed package call, read from the package on this thread.
+  std::string package_error(const char* what, int32_t rc) const;
+
+ private:
+  Package() = default;
+  void read_specs();
+
+  std::string path_, dir_, name_;
+  DLDevice device_{kDLCPU, 0};
+  std::unique_ptr<PackageLibrary> lib_;
+  std::vector<std::unique_ptr<SafetensorsFile>> weights_;
+  std::vector<aotrun_pkg_constant> constants_;
+  std::vector<std::string> constant_names_;  // storage behind constants_[i].name
+  uint64_t constant_bytes_ = 0;
+  bool hashes_verified_ = false;
+  std::vector<TensorSpec> inputs_, outputs_;
+  std::string mode_reasons_[3];
+  LoadTimings timings_;
+  mutable std::atomic<bool> warned_[3] = {};
+};
+
+}  // namespace aotrun

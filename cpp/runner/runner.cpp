@@ -1,0 +1,215 @@
+#include "runner/runner.hpp"
+
+#include <cstring>
+
+#include "device/cpu/capture.hpp"
+#include "graph/graph_executor.hpp"
+#include "log/log.hpp"
+#include "runner/validate.hpp"
+#include "util/error.hpp"
+
+namespace aotrun {
+namespace {
+
+// Output shapes of common packages fit on the stack; the hot path must not
+// allocate.
+constexpr size_t kStackDims = 64;
+
+}  // namespace
+
+std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const RunnerOptions& options) {
+  if (!pkg) fail(Code::InvalidArgument, "package is NULL");
+  if (options.num_models < 1 || options.num_models > kMaxModels) {
+    fail(Code::InvalidArgument, "num_models must be 1.." + std::to_string(kMaxModels) + ", got " + std::to_string(options.num_models));
+  }
+  std::unique_ptr<Runner> r(new Runner());
+  r->pkg_ = std::move(pkg);
+  r->options_ = options;
+  r->device_ = options.has_device ? options.device : r->pkg_->device();
+  if (r->device_.device_type != kDLCPU) {
+    fail(Code::Unsupported, "package '" + r->pkg_->name() + "': device type " + std::to_string(r->device_.device_type) +
+                                " is not supported by this aotrun build (CPU only)");
+  }
+  if (r->pkg_->device().device_type != r->device_.device_type) {
+    fail(Code::Unsupported, "package '" + r->pkg_->name() + "' was compiled for device type " +
+                                std::to_string(r->pkg_->device().device_type) + " and cannot run on device type " +
+                                std::to_string(r->device_.device_type));
+  }
+  r->settle_mode();
+  int32_t inflight = options.max_inflight > 0 ? options.max_inflight : 2 * options.num_models;
+  if (inflight > kMaxInflight) fail(Code::InvalidArgument, "max_inflight must be at most " + std::to_string(kMaxInflight));
+  r->window_ = std::make_unique<InflightWindow>(inflight);
+
+  r->stream_ = std::make_unique<cpu::Stream>(cpu::Stream::Kind::Inline);
+  r->host_ctx_.default_stream = r->stream_.get();
+  r->host_ctx_.last_error = r->pkg_->library().fn().get_last_error;
+  r->host_ctx_.package_name = r->pkg_->name();
+  r->host_ = cpu::make_host_services(&r->host_ctx_);
+
+  aotrun_pkg_create_args args{};
+  args.struct_size = sizeof(args);
+  args.num_models = options.num_models;
+  args.device = r->device_;
+  args.host = &r->host_;
+  args.constants = r->pkg_->constants().data();
+  args.num_constants = r->pkg_->constants().size();
+  args.package_dir = r->pkg_->dir().empty() ? nullptr : r->pkg_->dir().c_str();
+  int32_t rc = r->pkg_->library().fn().create(&r->container_, &args);
+  if (rc != AOTRUN_PKG_OK || r->container_ == nullptr) {
+    r->container_ = nullptr;
+    fail(rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::Package,
+         r->pkg_->package_error("container_create", rc));
+  }
+  if (r->effective_ == RunMode::Graph) {
+    r->graphs_ = std::make_unique<GraphExecutor>(*r);
+    r->graphs_->capture_upfront(options.capture_shapes);
+  }
+  return r;
+}
+
+void Runner::settle_mode() {
+  effective_ = options_.mode;
+  if (options_.mode == RunMode::Threaded) return;
+  std::string reason;
+  if (pkg_->mode_available(options_.mode, &reason)) return;
+  if (options_.strict) {
+    fail(Code::Unsupported, reason + " (strict mode forbids the fallback)");
+  }
+  effective_ = RunMode::Threaded;
+  uses_fallback_ = true;
+  fallback_reason_ = reason;
+  if (pkg_->first_fallback(options_.mode)) log(LogLevel::Warn, reason);
+}
+
+Runner::~Runner() {
+  // Asynchronous runs still reference the container: let them finish first.
+  if (window_) window_->wait_idle();
+  workers_.clear();
+  graphs_.reset();
+  if (container_ != nullptr) pkg_->library().fn().destroy(container_);
+}
+
+void Runner::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity) {
+  validate_input_shapes(*pkg_, inputs, num_inputs);
+  const size_t need = total_output_dims(*pkg_);
+  if (shapes == nullptr && need > 0) fail(Code::InvalidArgument, "shapes is NULL");
+  if (capacity < need) {
+    fail(Code::InvalidArgument, "shapes holds " + std::to_string(capacity) + " elements; the outputs of package '" +
+                                    pkg_->name() + "' need " + std::to_string(need));
+  }
+  aotrun_pkg_shape_args args{};
+  args.struct_size = sizeof(args);
+  args.inputs = inputs;
+  args.num_inputs = num_inputs;
+  args.output_shapes = shapes;
+  args.output_shapes_capacity = capacity;
+  int32_t rc = pkg_->library().fn().output_shapes(container_, &args);
+  if (rc != AOTRUN_PKG_OK) fail(cpu::from_pkg_code(rc), pkg_->package_error("get_output_shapes", rc));
+  for (size_t i = 0; i < need; ++i) {
+    if (shapes[i] < 0) fail(Code::Package, "package '" + pkg_->name() + "' reported a negative output dimension");
+  }
+}
+
+void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs) {
+  validate_inputs(*pkg_, inputs, num_inputs, device_);
+  const size_t need = total_output_dims(*pkg_);
+  int64_t stack[kStackDims];
+  std::vector<int64_t> heap;
+  int64_t* shapes = stack;
+  if (need > kStackDims) {
+    heap.resize(need);
+    shapes = heap.data();
+  }
+  output_shapes(inputs, num_inputs, shapes, need > kStackDims ? need : kStackDims);
+  validate_outputs(*pkg_, outputs, num_outputs, shapes, device_);
+}
+
+void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                          size_t num_outputs, cpu::Stream* stream) {
+  // Packages see byte_offset == 0: fold any offset into the data pointer.
+  std::vector<DLTensor> adjusted;
+  auto has_offset = [](const DLTensor* t, size_t n) {
+    for (size_t i = 0; i < n; ++i) if (t[i].byte_offset != 0) return true;
+    return false;
+  };
+  if (has_offset(inputs, num_inputs) || has_offset(outputs, num_outputs)) {
+    adjusted.assign(inputs, inputs + num_inputs);
+    adjusted.insert(adjusted.end(), outputs, outputs + num_outputs);
+    for (auto& t : adjusted) {
+      t.data = static_cast<char*>(t.data) + t.byte_offset;
+      t.byte_offset = 0;
+    }
+    inputs = adjusted.data();
+    outputs = adjusted.data() + num_inputs;
+  }
+  aotrun_pkg_run_args args{};
+  args.struct_size = sizeof(args);
+  args.inputs = inputs;
+  args.num_inputs = num_inputs;
+  args.outputs = outputs;
+  args.num_outputs = num_outputs;
+  args.stream = stream != nullptr ? stream : stream_.get();
+  const auto& f = pkg_->library().fn();
+  int32_t rc = single_threaded ? f.run_single_threaded(container_, &args) : f.run(container_, &args);
+  if (rc == AOTRUN_PKG_OK) return;
+  const char* what = single_threaded ? "run_single_threaded" : "run";
+  if (rc == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED && !cpu::capture_rules::last_violation().empty()) {
+    fail(Code::CaptureUnsupported, "package '" + pkg_->name() + "': " + what + " failed under stream capture: " +
+                                       cpu::capture_rules::last_violation() + " [package: " + pkg_->library().last_error() + "]");
+  }
+  fail(cpu::from_pkg_code(rc), pkg_->package_error(what, rc));
+}
+
+void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
+                      cpu::Stream* stream) {
+  switch (effective_) {
+    case RunMode::Threaded:
+      call_package(false, inputs, num_inputs, outputs, num_outputs, stream);
+      if (uses_fallback_) RunnerCounters::add(counters_.fallback_runs);
+      return;
+    case RunMode::SingleThreaded: {
+      std::lock_guard<std::mutex> lock(serial_);
+      call_package(true, inputs, num_inputs, outputs, num_outputs, stream);
+      return;
+    }
+    case RunMode::Graph: {
+      std::lock_guard<std::mutex> lock(serial_);
+      graphs_->run(inputs, num_inputs, outputs, num_outputs, stream);
+      return;
+    }
+  }
+}
+
+void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
+                         cpu::Stream* stream) {
+  try {
+    dispatch(inputs, num_inputs, outputs, num_outputs, stream);
+  } catch (...) {
+    RunnerCounters::add(counters_.failures);
+    throw;
+  }
+  RunnerCounters::add(counters_.runs);
+}
+
+void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream) {
+  validate_run(inputs, num_inputs, outputs, num_outputs);
+  run_counted(inputs, num_inputs, outputs, num_outputs, stream);
+}
+
+void Runner::evict_graphs() {
+  if (!graphs_) return;
+  std::lock_guard<std::mutex> lock(serial_);
+  graphs_->evict();
+}
+
+}  // namespace aotrun
+
+namespace aotrun {
+
+void Runner::freeze_graphs() {
+  if (!graphs_) return;
+  std::lock_guard<std::mutex> lock(serial_);
+  graphs_->freeze();
+}
+
+}  // namespace aotrun

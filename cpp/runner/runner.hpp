@@ -1,0 +1,100 @@
+// A runner: one container of a package's model instances on one device, run
+// in one mode (threaded, single_threaded, graph), synchronously or through the
+// bounded asynchronous window.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <aotrun/package_abi.h>
+
+#include "async/async_event.hpp"
+#include "async/window.hpp"
+#include "device/cpu/host_services.hpp"
+#include "device/cpu/stream.hpp"
+#include "package/package.hpp"
+#include "runner/options.hpp"
+#include "stats/runner_stats.hpp"
+
+namespace aotrun {
+
+class GraphExecutor;
+
+class Runner {
+ public:
+  // Creates the container and settles the mode per DESIGN.md's fallback
+  // table (warning once per package, or UNSUPPORTED when strict).
+  static std::unique_ptr<Runner> create(std::shared_ptr<Package> pkg, const RunnerOptions& options);
+  // Waits for every asynchronous run, then releases the container.
+  ~Runner();
+
+  const Package& package() const { return *pkg_; }
+  RunMode requested_mode() const { return options_.mode; }
+  RunMode effective_mode() const { return effective_; }
+  const std::string& fallback_reason() const { return fallback_reason_; }
+  const RunnerOptions& options() const { return options_; }
+  const RunnerCounters& counters() const { return counters_; }
+  DLDevice device() const { return device_; }
+  int32_t max_inflight() const { return window_->limit(); }
+
+  // Concatenated output shapes for `inputs` (shape-only validation).
+  void output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity);
+
+  // Synchronous run on the runner's own stream, or enqueued on `stream` (a
+  // caller's stream, possibly capturing). Throws Error.
+  void run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
+           cpu::Stream* stream = nullptr);
+
+  // Asynchronous run. timeout_ns: < 0 block for a slot, 0 try, > 0 bounded.
+  // Throws Error(WouldBlock / Timeout) when no slot was had; argument errors
+  // are thrown before a slot is taken. The returned event completes exactly
+  // once, with the run's status.
+  std::shared_ptr<AsyncEvent> run_async(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                                        size_t num_outputs, int64_t timeout_ns);
+  // Waits until no asynchronous run of this runner is in flight.
+  void wait_all();
+
+  // Drops every captured graph (graph mode); later runs capture again.
+  void evict_graphs();
+  // Graph mode: no capture from now on; shapes without a graph run eagerly.
+  void freeze_graphs();
+
+  // Calls into the package on the calling thread; `stream` NULL = own stream.
+  // Throws Error with the package's message.
+  void call_package(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                    size_t num_outputs, cpu::Stream* stream);
+
+ private:
+  friend class GraphExecutor;
+  Runner() = default;
+  void settle_mode();
+  void validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs);
+  void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream);
+  void run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream);
+  cpu::Stream* pick_async_stream();
+
+  std::shared_ptr<Package> pkg_;
+  RunnerOptions options_;
+  DLDevice device_{kDLCPU, 0};
+  RunMode effective_ = RunMode::Threaded;
+  std::string fallback_reason_;
+  bool uses_fallback_ = false;
+
+  std::unique_ptr<cpu::Stream> stream_;          // inline: synchronous runs
+  std::vector<std::unique_ptr<cpu::Stream>> workers_;  // asynchronous runs
+  std::atomic<size_t> next_worker_{0};
+  cpu::HostContext host_ctx_;
+  aotrun_pkg_host host_{};
+  aotrun_pkg_container* container_ = nullptr;
+
+  std::mutex serial_;  // single_threaded and graph modes: one call at a time
+  std::unique_ptr<GraphExecutor> graphs_;
+  std::unique_ptr<InflightWindow> window_;
+  std::once_flag workers_once_;
+  RunnerCounters counters_;
+};
+
+}  // namespace aotrun

@@ -1,0 +1,134 @@
+#include "runner/validate.hpp"
+
+#include "util/error.hpp"
+
+namespace aotrun {
+namespace {
+
+std::string tensor_name(const char* kind, size_t i, const TensorSpec& spec) {
+  return std::string(kind) + " " + std::to_string(i) + " ('" + spec.name + "')";
+}
+
+bool same_dtype(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
+
+bool is_compact(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expect = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
+    expect *= t.shape[d];
+  }
+  return true;
+}
+
+void check_device(const DLTensor& t, DLDevice device, const std::string& what) {
+  if (t.device.device_type != device.device_type || t.device.device_id != device.device_id) {
+    fail(Code::InvalidArgument, what + " is on device (" + std::to_string(t.device.device_type) + ", " +
+                                    std::to_string(t.device.device_id) + ") but the runner runs on (" +
+                                    std::to_string(device.device_type) + ", " + std::to_string(device.device_id) + ")");
+  }
+}
+
+void check_layout(const DLTensor& t, const std::string& what) {
+  if (!is_compact(t)) fail(Code::InvalidArgument, what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
+  if (t.data == nullptr && numel(t) != 0) fail(Code::InvalidArgument, what + " has a NULL data pointer");
+}
+
+void check_input_shape(const TensorSpec& spec, const DLTensor& t, const std::string& what) {
+  if (!same_dtype(t.dtype, spec.dtype)) {
+    fail(Code::InvalidArgument, what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(spec.dtype));
+  }
+  if (t.ndim != static_cast<int>(spec.shape.size())) {
+    fail(Code::InvalidArgument, what + " has rank " + std::to_string(t.ndim) + ", expected " +
+                                    std::to_string(spec.shape.size()) + " " + shape_string(spec.shape.data(), int(spec.shape.size())));
+  }
+  if (t.ndim > 0 && t.shape == nullptr) fail(Code::InvalidArgument, what + " has a NULL shape");
+  for (int d = 0; d < t.ndim; ++d) {
+    const int64_t want = spec.shape[d];
+    if (t.shape[d] < 0 || (want >= 0 && t.shape[d] != want)) {
+      fail(Code::InvalidArgument, what + " has shape " + shape_string(t.shape, t.ndim) + ", expected " +
+                                      shape_string(spec.shape.data(), int(spec.shape.size())) + " (-1 = any)");
+    }
+  }
+}
+
+}  // namespace
+
+std::string dtype_name(DLDataType t) {
+  std::string base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
+                     : t.code == kDLBfloat ? "bfloat" : t.code == kDLComplex ? "complex" : "code" + std::to_string(t.code);
+  std::string s = base + std::to_string(t.bits);
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+std::string shape_string(const int64_t* shape, int ndim) {
+  std::string s = "[";
+  for (int i = 0; i < ndim; ++i) s += (i ? ", " : "") + std::to_string(shape ? shape[i] : 0);
+  return s + "]";
+}
+
+uint64_t numel(const DLTensor& t) {
+  uint64_t n = 1;
+  for (int d = 0; d < t.ndim; ++d) n *= static_cast<uint64_t>(t.shape[d] < 0 ? 0 : t.shape[d]);
+  return n;
+}
+
+size_t element_bytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
+
+size_t total_output_dims(const Package& pkg) {
+  size_t n = 0;
+  for (const auto& o : pkg.outputs()) n += o.shape.size();
+  return n;
+}
+
+void validate_input_shapes(const Package& pkg, const DLTensor* inputs, size_t num_inputs) {
+  const auto& specs = pkg.inputs();
+  if (num_inputs != specs.size()) {
+    fail(Code::InvalidArgument, "package '" + pkg.name() + "' takes " + std::to_string(specs.size()) + " inputs, got " +
+                                    std::to_string(num_inputs));
+  }
+  if (num_inputs > 0 && inputs == nullptr) fail(Code::InvalidArgument, "inputs is NULL");
+  for (size_t i = 0; i < num_inputs; ++i) check_input_shape(specs[i], inputs[i], tensor_name("input", i, specs[i]));
+}
+
+void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inputs, DLDevice device) {
+  validate_input_shapes(pkg, inputs, num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const std::string what = tensor_name("input", i, pkg.inputs()[i]);
+    check_device(inputs[i], device, what);
+    check_layout(inputs[i], what);
+  }
+}
+
+void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_outputs, const int64_t* expected,
+                      DLDevice device) {
+  const auto& specs = pkg.outputs();
+  if (num_outputs != specs.size()) {
+    fail(Code::InvalidArgument, "package '" + pkg.name() + "' produces " + std::to_string(specs.size()) + " outputs, got " +
+                                    std::to_string(num_outputs) + " output tensors");
+  }
+  if (num_outputs > 0 && outputs == nullptr) fail(Code::InvalidArgument, "outputs is NULL");
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const DLTensor& t = outputs[i];
+    const std::string what = tensor_name("output", i, specs[i]);
+    const int rank = static_cast<int>(specs[i].shape.size());
+    if (!same_dtype(t.dtype, specs[i].dtype)) {
+      fail(Code::InvalidArgument, what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(specs[i].dtype));
+    }
+    if (t.ndim != rank || (rank > 0 && t.shape == nullptr)) {
+      fail(Code::InvalidArgument, what + " has rank " + std::to_string(t.ndim) + ", expected " + std::to_string(rank));
+    }
+    for (int d = 0; d < rank; ++d) {
+      if (t.shape[d] != expected[d]) {
+        fail(Code::InvalidArgument, what + " has shape " + shape_string(t.shape, t.ndim) + ", expected " +
+                                        shape_string(expected, rank) + " for these inputs");
+      }
+    }
+    expected += rank;
+    check_device(t, device, what);
+    check_layout(t, what);
+  }
+}
+
+}  // namespace aotrun

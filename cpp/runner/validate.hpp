@@ -1,0 +1,32 @@
+// Checks of caller tensors against a package's specs. Every failure is an
+// Error(InvalidArgument) that names the tensor and what is wrong with it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "package/package.hpp"
+
+namespace aotrun {
+
+std::string dtype_name(DLDataType t);
+std::string shape_string(const int64_t* shape, int ndim);
+
+// Inputs for a shape query: count, rank, dtype and dims (data not needed).
+void validate_input_shapes(const Package& pkg, const DLTensor* inputs, size_t num_inputs);
+// Inputs for a run: the above plus data, device and layout.
+void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inputs, DLDevice device);
+// Outputs: count, dtype, rank, shape == expected (concatenated), data, device, layout.
+void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_outputs, const int64_t* expected,
+                      DLDevice device);
+
+// Number of elements; bytes of one element.
+uint64_t numel(const DLTensor& t);
+size_t element_bytes(DLDataType t);
+size_t total_output_dims(const Package& pkg);
+
+}  // namespace aotrun
