@@ -45,6 +45,7 @@ std::shared_ptr<AsyncEvent> Runner::run_async(const DLTensor* inputs, size_t num
   } catch (...) {
     counters_.inflight.fetch_sub(1);
     window_->release();
+    window_->retire();
     throw;
   }
   cpu::Task task;
@@ -59,9 +60,11 @@ std::shared_ptr<AsyncEvent> Runner::run_async(const DLTensor* inputs, size_t num
     }
     RunnerCounters::add(st.ok() ? counters_.async_completed : counters_.async_failed);
     counters_.inflight.fetch_sub(1);
-    ev->complete(std::move(st));
-    // Last: once the slot is back, wait_all() and the destructor may proceed.
+    // Slot first, so a caller woken by the event finds it free; retire last,
+    // so wait_all() and the destructor see completed events and callbacks.
     window_->release();
+    ev->complete(std::move(st));
+    window_->retire();
   };
   pick_async_stream()->launch(std::move(task));
   return ev;

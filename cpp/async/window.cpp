@@ -9,6 +9,7 @@ bool InflightWindow::acquire(int64_t timeout_ns, uint64_t* blocked_ns) {
   std::unique_lock<std::mutex> lock(mu_);
   if (used_ < limit_) {
     ++used_;
+    ++outstanding_;
     return true;
   }
   if (timeout_ns == 0) return false;
@@ -23,6 +24,7 @@ bool InflightWindow::acquire(int64_t timeout_ns, uint64_t* blocked_ns) {
   *blocked_ns = now_ns() - t0;
   if (!ok) return false;
   ++used_;
+  ++outstanding_;
   return true;
 }
 
@@ -31,13 +33,20 @@ void InflightWindow::release() {
     std::lock_guard<std::mutex> lock(mu_);
     --used_;
   }
-  // Both submitters (a slot) and wait_idle (zero) may be waiting.
+  cv_.notify_all();
+}
+
+void InflightWindow::retire() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --outstanding_;
+  }
   cv_.notify_all();
 }
 
 void InflightWindow::wait_idle() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return used_ == 0; });
+  cv_.wait(lock, [this] { return outstanding_ == 0; });
 }
 
 int32_t InflightWindow::in_flight() const {

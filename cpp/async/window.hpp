@@ -18,8 +18,12 @@ class InflightWindow {
   // timeout_ns. Returns false if no slot was taken. *blocked_ns receives the
   // time spent waiting.
   bool acquire(int64_t timeout_ns, uint64_t* blocked_ns);
+  // Gives the slot back (the run finished executing)...
   void release();
-  // Blocks until no run is in flight.
+  // ...and, after its event was completed, retires the run.
+  void retire();
+  // Blocks until every acquired run has been retired: all their events are
+  // complete and their callbacks have returned.
   void wait_idle();
   int32_t in_flight() const;
   int32_t limit() const { return limit_; }
@@ -28,7 +32,8 @@ class InflightWindow {
   const int32_t limit_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  int32_t used_ = 0;
+  int32_t used_ = 0;         // slots taken
+  int64_t outstanding_ = 0;  // acquired, not yet retired
 };
 
 }  // namespace aotrun

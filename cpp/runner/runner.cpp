@@ -150,9 +150,14 @@ void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t n
   args.num_outputs = num_outputs;
   args.stream = stream != nullptr ? stream : stream_.get();
   const auto& f = pkg_->library().fn();
+  std::string& launch_failure = cpu::last_launch_failure();
+  if (!launch_failure.empty()) launch_failure.clear();
   int32_t rc = single_threaded ? f.run_single_threaded(container_, &args) : f.run(container_, &args);
   if (rc == AOTRUN_PKG_OK) return;
   const char* what = single_threaded ? "run_single_threaded" : "run";
+  if (!launch_failure.empty()) {
+    fail(cpu::from_pkg_code(rc), "package '" + pkg_->name() + "': " + what + " failed in launched work: " + launch_failure);
+  }
   if (rc == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED && !cpu::capture_rules::last_violation().empty()) {
     fail(Code::CaptureUnsupported, "package '" + pkg_->name() + "': " + what + " failed under stream capture: " +
                                        cpu::capture_rules::last_violation() + " [package: " + pkg_->library().last_error() + "]");

@@ -69,7 +69,9 @@ int32_t host_launch(void* c, aotrun_pkg_stream s, aotrun_pkg_host_fn fn, void* c
   t.destroy = destroy;
   t.last_error = ctx_of(c)->last_error;
   Status st = stream_of(c, s)->launch(std::move(t));
-  return st.ok() ? AOTRUN_PKG_OK : to_pkg_code(st.code);
+  if (st.ok()) return AOTRUN_PKG_OK;
+  last_launch_failure() = st.message;
+  return to_pkg_code(st.code);
 }
 
 int32_t host_event_create(void*, aotrun_pkg_event* out) {
@@ -125,6 +127,11 @@ int32_t host_stream_is_capturing(void* c, aotrun_pkg_stream s, int32_t* out) {
 }
 
 }  // namespace
+
+std::string& last_launch_failure() {
+  thread_local std::string message;
+  return message;
+}
 
 int32_t to_pkg_code(Code code) {
   switch (code) {

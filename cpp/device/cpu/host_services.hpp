@@ -22,6 +22,12 @@ struct HostContext {
 
 aotrun_pkg_host make_host_services(HostContext* ctx);
 
+// Message of the last launched work that failed inline on this thread. A
+// package passes only the status number up (and may overwrite its own last
+// error while doing so), so the runner reports this text instead. Cleared
+// by the runner before each call into the package.
+std::string& last_launch_failure();
+
 // Status <-> package status codes.
 int32_t to_pkg_code(Code code);
 Code from_pkg_code(int32_t rc);
