@@ -65,6 +65,8 @@ aotrun_api make_table() {
     t.graph_num_nodes = &aotrun_graph_num_nodes;
     t.graph_free = &aotrun_graph_free;
     t.runner_run_on_stream = &aotrun_runner_run_on_stream;
+  t.package_options_set_expected_sha256 = &aotrun_package_options_set_expected_sha256;
+  t.package_options_set_allow_untrusted_files = &aotrun_package_options_set_allow_untrusted_files;
   return t;
 }
 

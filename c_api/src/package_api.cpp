@@ -54,6 +54,29 @@ aotrun_status* aotrun_package_options_set_verify_hashes(aotrun_package_options* 
   });
 }
 
+aotrun_status* aotrun_package_options_set_expected_sha256(aotrun_package_options* options, const char* sha256_hex) {
+  return guarded([&] {
+    require(options, "options");
+    if (sha256_hex == nullptr) {
+      options->options.expected_sha256.clear();
+      return;
+    }
+    std::string hex(sha256_hex);
+    if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+      fail(Code::InvalidArgument, "expected sha256 must be 64 hex digits, got '" + hex + "'");
+    }
+    for (auto& c : hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    options->options.expected_sha256 = hex;
+  });
+}
+
+aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotrun_package_options* options, int allow) {
+  return guarded([&] {
+    require(options, "options");
+    options->options.allow_untrusted_files = allow != 0;
+  });
+}
+
 aotrun_status* aotrun_package_open(const char* path, const aotrun_package_options* options, aotrun_package** out) {
   return guarded([&] {
     require(path, "path");

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "device/cpu/host_services.hpp"
 #include "package/manifest.hpp"
@@ -39,6 +40,31 @@ void verify_hash(const std::string& dir, const std::string& file, const std::str
   if (actual != expected) {
     fail(Code::Integrity, "sha256 of '" + path + "' is " + actual + " but the manifest says " + expected +
                               " (file modified or corrupted)");
+  }
+}
+
+// Loading a package runs its code: a file that someone else could have
+// replaced is refused unless the caller opted in.
+void check_trusted(const std::string& path, const PackageOptions& options) {
+  if (options.allow_untrusted_files) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // absence is reported where the file is needed
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    fail(Code::Integrity, "'" + path + "' is writable by group or others; refusing to load it "
+                              "(fix its permissions, or allow untrusted files in the package options)");
+  }
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    fail(Code::Integrity, "'" + path + "' is owned by uid " + std::to_string(st.st_uid) +
+                              ", neither this process's user nor root; refusing to load it "
+                              "(or allow untrusted files in the package options)");
+  }
+}
+
+void check_pin(const std::string& path, const PackageOptions& options) {
+  if (options.expected_sha256.empty()) return;
+  const std::string actual = sha256_file_hex(path);
+  if (actual != options.expected_sha256) {
+    fail(Code::Integrity, "sha256 of '" + path + "' is " + actual + " but the caller pinned " + options.expected_sha256);
   }
 }
 
@@ -87,12 +113,18 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
   Manifest manifest;
   if (S_ISDIR(st.st_mode)) {
     p->dir_ = path;
+    check_trusted(path, options);
+    check_trusted(path + "/manifest.json", options);
+    check_pin(path + "/manifest.json", options);
     manifest = read_manifest(path);
     p->name_ = manifest.name;
     p->device_ = DLDevice{manifest.device == "cuda" ? kDLCUDA : kDLCPU, 0};
     expected_abi = manifest.abi_version;
     lib_path = path + "/" + manifest.library;
-    if (options.verify_hashes) {
+    check_trusted(lib_path, options);
+    for (const auto& w : manifest.weights) check_trusted(path + "/" + w, options);
+    // A pinned manifest is only worth something if the files match it.
+    if (options.verify_hashes || !options.expected_sha256.empty()) {
       const uint64_t tv = now_ns();
       for (const auto& [file, hex] : manifest.sha256) verify_hash(path, file, hex);
       p->hashes_verified_ = true;
@@ -101,6 +133,8 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
   } else if (S_ISREG(st.st_mode)) {
     p->name_ = stem(base_name(path));
     lib_path = path;
+    check_trusted(path, options);
+    check_pin(path, options);
   } else {
     fail(Code::LoadFailed, "package path '" + path + "' is neither a regular file nor a directory");
   }

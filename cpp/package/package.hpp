@@ -24,6 +24,8 @@ struct TensorSpec {
 
 struct PackageOptions {
   bool verify_hashes = true;
+  std::string expected_sha256;        // of the .so, or of manifest.json; "" = none
+  bool allow_untrusted_files = false; // group/world-writable or foreign-owned files
 };
 
 struct LoadTimings {

@@ -1,6 +1,7 @@
 // Package opening: probing of 1.1 and 1.0 packages, manifest and weights
 // checks, and every bad-package case with its status code.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -215,4 +216,50 @@ TEST(Api, VersionAndTable) {
   EXPECT_EQ(aotrun_get_api(AOTRUN_MAKE_VERSION(2, 0, 0)), nullptr);
   EXPECT_STREQ(aotrun_code_name(AOTRUN_ERR_WOULD_BLOCK), "WOULD_BLOCK");
   EXPECT_STREQ(aotrun_code_name(static_cast<aotrun_code>(999)), "UNKNOWN");
+}
+
+TEST(Loader, PinnedSha256IsCheckedBeforeLoading) {
+  aotrun_package_options* opts = nullptr;
+  AOTRUN_ASSERT_OK(aotrun_package_options_create(&opts));
+  EXPECT_EQ(outcome(aotrun_package_options_set_expected_sha256(opts, "abc")).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  const std::string wrong(64, '0');
+  AOTRUN_ASSERT_OK(aotrun_package_options_set_expected_sha256(opts, wrong.c_str()));
+  for (const std::string& path : {bare_so("noop"), pkg_path("mlp")}) {
+    aotrun_package* p = nullptr;
+    Outcome o = outcome(aotrun_package_open(path.c_str(), opts, &p));
+    EXPECT_EQ(o.code, AOTRUN_ERR_INTEGRITY) << path;
+    EXPECT_NE(o.message.find("pinned"), std::string::npos) << o.message;
+  }
+  // The right pin loads (sha256sum computes it independently).
+  char hex[65] = {};
+  FILE* f = popen(("sha256sum '" + bare_so("noop") + "'").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fread(hex, 1, 64, f), 64u);
+  pclose(f);
+  AOTRUN_ASSERT_OK(aotrun_package_options_set_expected_sha256(opts, hex));
+  {
+    Package pkg(bare_so("noop"), opts);
+    EXPECT_NE(pkg.p, nullptr);
+  }
+  aotrun_package_options_free(opts);
+}
+
+TEST(Loader, WorldWritablePackageFilesAreRefusedUnlessAllowed) {
+  const std::string dir = testing::TempDir() + "/aotrun_ww_pkg";
+  const std::string so = dir + "/libnoop.so";
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "' && cp '" + bare_so("noop") + "' '" + so +
+                         "' && chmod 666 '" + so + "'").c_str()),
+            0);
+  auto o = open_outcome(so);
+  EXPECT_EQ(o.code, AOTRUN_ERR_INTEGRITY);
+  EXPECT_NE(o.message.find("writable by group or others"), std::string::npos) << o.message;
+  aotrun_package_options* opts = nullptr;
+  AOTRUN_ASSERT_OK(aotrun_package_options_create(&opts));
+  AOTRUN_ASSERT_OK(aotrun_package_options_set_allow_untrusted_files(opts, 1));
+  {
+    Package pkg(so, opts);
+    EXPECT_NE(pkg.p, nullptr);
+  }
+  aotrun_package_options_free(opts);
+  std::system(("rm -rf '" + dir + "'").c_str());
 }

@@ -156,12 +156,27 @@ AOTRUN_API void aotrun_package_options_free(aotrun_package_options* options);
 AOTRUN_API aotrun_status* aotrun_package_options_set_verify_hashes(aotrun_package_options* options,
                                                                    int verify);
 
+/* Pins the package's identity: lower-case or upper-case hex sha256 of the
+ * bare .so, or of manifest.json for a package directory (which in turn pins
+ * every file's hash; those are then verified whatever verify_hashes says).
+ * Checked before any code of the package is loaded. NULL clears the pin.
+ * Errors: INVALID_ARGUMENT (not 64 hex digits). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_expected_sha256(aotrun_package_options* options,
+                                                                     const char* sha256_hex);
+/* Loading a package runs its code, so by default aotrun refuses package files
+ * (and the package directory) that are group- or world-writable or owned by a
+ * user other than the caller's effective user or root (INTEGRITY). 1 allows
+ * them (default 0). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotrun_package_options* options,
+                                                                          int allow);
+
 /* Opens the package at `path`. `options` may be NULL (defaults); it is not
  * retained. On success *out owns the package; close it with
  * aotrun_package_close(). Any thread.
  * Errors: INVALID_ARGUMENT (path/out NULL), NOT_FOUND, LOAD_FAILED (not an ELF
  * shared object, dlopen error), ABI_MISMATCH (other major), MISSING_SYMBOL,
- * INTEGRITY (hash mismatch), BAD_PACKAGE (manifest or weights malformed or
+ * INTEGRITY (hash mismatch, expected_sha256 mismatch, untrusted file
+ * permissions or owner), BAD_PACKAGE (manifest or weights malformed or
  * missing), PACKAGE (the package failed to report its specs). */
 AOTRUN_API aotrun_status* aotrun_package_open(const char* path, const aotrun_package_options* options,
                                               aotrun_package** out);
@@ -592,6 +607,8 @@ typedef struct aotrun_api {
   void (*graph_free)(aotrun_graph*);
   aotrun_status* (*runner_run_on_stream)(aotrun_runner*, aotrun_stream*, const DLTensor*, size_t,
                                          DLTensor*, size_t);
+  aotrun_status* (*package_options_set_expected_sha256)(aotrun_package_options*, const char*);
+  aotrun_status* (*package_options_set_allow_untrusted_files)(aotrun_package_options*, int);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -629,7 +646,7 @@ AOTRUN_STATIC_ASSERT(sizeof(aotrun_symbol_info) == AOTRUN_SYMBOL_INFO_STRUCT_SIZ
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_runner_stats) == AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0,
                      "aotrun_runner_stats layout changed");
 /* Last slot of each API version. */
-AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_run_on_stream) == 59 * sizeof(void*),
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_allow_untrusted_files) == 61 * sizeof(void*),
                      "aotrun_api 1.0 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */
