@@ -1,0 +1,305 @@
+//! Packages: open, inspect, make runners.
+
+use std::ffi::{c_char, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::ptr::{self, NonNull};
+
+use aotrun_sys as sys;
+
+use crate::dtype::{DataType, Device};
+use crate::error::{check, Error, Result};
+use crate::runner::{Mode, RunnerBuilder};
+
+/// An opened model package (`aotrun_package`).
+///
+/// `Send + Sync`: every C function that reads a package is documented "any
+/// thread", including `aotrun_runner_create`. Closing needs exclusive access,
+/// which `Drop` has. Runners keep the package loaded, so a `Package` may be
+/// dropped while its runners live on.
+pub struct Package {
+    raw: NonNull<sys::aotrun_package>,
+}
+
+unsafe impl Send for Package {}
+unsafe impl Sync for Package {}
+
+/// Options for [`Package::open_with`] (`aotrun_package_options`).
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    verify_hashes: bool,
+    expected_sha256: Option<String>,
+    allow_untrusted_files: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { verify_hashes: true, expected_sha256: None, allow_untrusted_files: false }
+    }
+}
+
+impl OpenOptions {
+    pub fn new() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// Check each file's sha256 against the manifest before loading it
+    /// (default true).
+    pub fn verify_hashes(mut self, verify: bool) -> OpenOptions {
+        self.verify_hashes = verify;
+        self
+    }
+
+    /// Pins the package's identity: hex sha256 of the bare `.so`, or of
+    /// `manifest.json` for a directory (which pins every file, verified
+    /// whatever `verify_hashes` says). Checked before any package code is
+    /// loaded; a mismatch is [`ErrorCode::Integrity`](crate::ErrorCode),
+    /// a malformed digest InvalidArgument (at open).
+    pub fn expected_sha256(mut self, sha256_hex: impl Into<String>) -> OpenOptions {
+        self.expected_sha256 = Some(sha256_hex.into());
+        self
+    }
+
+    /// Loading a package runs its code, so by default files (and the
+    /// package directory) writable by group or others, or owned by another
+    /// user than the caller or root, are refused with Integrity. `true`
+    /// allows them.
+    pub fn allow_untrusted_files(mut self, allow: bool) -> OpenOptions {
+        self.allow_untrusted_files = allow;
+        self
+    }
+
+    /// Opens `path` with these options.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Package> {
+        Package::open_with(path, self)
+    }
+}
+
+/// Owns an `aotrun_package_options` for the duration of an open.
+struct RawOpenOptions(*mut sys::aotrun_package_options);
+
+impl Drop for RawOpenOptions {
+    fn drop(&mut self) {
+        unsafe { sys::aotrun_package_options_free(self.0) };
+    }
+}
+
+pub(crate) fn path_cstring(path: &Path) -> Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::invalid(format!("path {} contains a NUL byte", path.display())))
+}
+
+/// Copies a library-owned C string (NULL → "").
+pub(crate) fn owned(s: *const c_char) -> String {
+    if s.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+    }
+}
+
+/// What [`Package::info`] reports (`aotrun_package_info`), copied out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PackageInfo {
+    pub name: String,
+    pub path: PathBuf,
+    /// `"aotrun-dir"` or `"aotrun-so"`.
+    pub format: String,
+    /// The package's ABI version as (major, minor).
+    pub abi_version: (u32, u32),
+    pub device: Device,
+    pub num_inputs: usize,
+    pub num_outputs: usize,
+    pub num_constants: usize,
+    pub constant_bytes: u64,
+    pub num_symbols: usize,
+    pub hashes_verified: bool,
+    /// Load-phase timings in nanoseconds.
+    pub open_ns: u64,
+    pub verify_ns: u64,
+    pub dlopen_ns: u64,
+    pub weights_ns: u64,
+    pub metadata_ns: u64,
+}
+
+/// An input or output of a package (`aotrun_tensor_info`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    pub name: String,
+    pub dtype: DataType,
+    /// -1 marks a dynamic dimension.
+    pub shape: Vec<i64>,
+}
+
+/// A package entry point the loader looked for (`aotrun_symbol_info`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolInfo {
+    pub name: String,
+    pub required: bool,
+    pub found: bool,
+    /// ABI version that introduced it, (major, minor).
+    pub since: (u32, u32),
+}
+
+fn abi_pair(v: u32) -> (u32, u32) {
+    (v >> 16, v & 0xFFFF)
+}
+
+impl Package {
+    /// Opens the package at `path` (a package directory or a bare `.so`)
+    /// with default options.
+    ///
+    /// Errors: NotFound, LoadFailed, AbiMismatch, MissingSymbol, Integrity,
+    /// BadPackage, Package, InvalidArgument (path with a NUL byte).
+    pub fn open(path: impl AsRef<Path>) -> Result<Package> {
+        let path = path_cstring(path.as_ref())?;
+        Self::open_raw(&path, ptr::null())
+    }
+
+    /// Opens with `options`; errors as [`Package::open`].
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Package> {
+        let path = path_cstring(path.as_ref())?;
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::aotrun_package_options_create(&mut raw) })?;
+        let raw = RawOpenOptions(raw);
+        check(unsafe { sys::aotrun_package_options_set_verify_hashes(raw.0, options.verify_hashes as i32) })?;
+        if let Some(pin) = &options.expected_sha256 {
+            let pin = CString::new(pin.as_str()).map_err(|_| Error::invalid("expected_sha256 contains a NUL byte"))?;
+            check(unsafe { sys::aotrun_package_options_set_expected_sha256(raw.0, pin.as_ptr()) })?;
+        }
+        if options.allow_untrusted_files {
+            check(unsafe { sys::aotrun_package_options_set_allow_untrusted_files(raw.0, 1) })?;
+        }
+        Self::open_raw(&path, raw.0)
+    }
+
+    fn open_raw(path: &CStr, options: *const sys::aotrun_package_options) -> Result<Package> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::aotrun_package_open(path.as_ptr(), options, &mut out) })?;
+        let raw = NonNull::new(out)
+            .ok_or_else(|| Error::new(crate::ErrorCode::Internal, "aotrun_package_open succeeded without a package"))?;
+        Ok(Package { raw })
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut sys::aotrun_package {
+        self.raw.as_ptr()
+    }
+
+    /// Name, path, format, ABI version, device, counts and load timings.
+    pub fn info(&self) -> Result<PackageInfo> {
+        let mut i: sys::aotrun_package_info = unsafe { std::mem::zeroed() };
+        i.struct_size = std::mem::size_of::<sys::aotrun_package_info>();
+        check(unsafe { sys::aotrun_package_get_info(self.as_ptr(), &mut i) })?;
+        Ok(PackageInfo {
+            name: owned(i.name),
+            path: PathBuf::from(owned(i.path)),
+            format: owned(i.format),
+            abi_version: abi_pair(i.abi_version),
+            device: Device::from_raw(i.device),
+            num_inputs: i.num_inputs,
+            num_outputs: i.num_outputs,
+            num_constants: i.num_constants,
+            constant_bytes: i.constant_bytes,
+            num_symbols: i.num_symbols,
+            hashes_verified: i.hashes_verified != 0,
+            open_ns: i.open_ns,
+            verify_ns: i.verify_ns,
+            dlopen_ns: i.dlopen_ns,
+            weights_ns: i.weights_ns,
+            metadata_ns: i.metadata_ns,
+        })
+    }
+
+    /// The package's name (manifest name, or the file name without extension).
+    pub fn name(&self) -> Result<String> {
+        self.info().map(|i| i.name)
+    }
+
+    /// Input `index`. Errors: InvalidArgument (out of range).
+    pub fn input(&self, index: usize) -> Result<TensorInfo> {
+        self.tensor_info(index, sys::aotrun_package_get_input)
+    }
+
+    /// Output `index`. Errors: InvalidArgument (out of range).
+    pub fn output(&self, index: usize) -> Result<TensorInfo> {
+        self.tensor_info(index, sys::aotrun_package_get_output)
+    }
+
+    pub fn inputs(&self) -> Result<Vec<TensorInfo>> {
+        (0..self.info()?.num_inputs).map(|i| self.input(i)).collect()
+    }
+
+    pub fn outputs(&self) -> Result<Vec<TensorInfo>> {
+        (0..self.info()?.num_outputs).map(|i| self.output(i)).collect()
+    }
+
+    fn tensor_info(
+        &self,
+        index: usize,
+        f: unsafe extern "C" fn(
+            *const sys::aotrun_package,
+            usize,
+            *mut sys::aotrun_tensor_info,
+        ) -> *mut sys::aotrun_status,
+    ) -> Result<TensorInfo> {
+        let mut t: sys::aotrun_tensor_info = unsafe { std::mem::zeroed() };
+        t.struct_size = std::mem::size_of::<sys::aotrun_tensor_info>();
+        check(unsafe { f(self.as_ptr(), index, &mut t) })?;
+        let shape = if t.ndim > 0 && !t.shape.is_null() {
+            unsafe { std::slice::from_raw_parts(t.shape, t.ndim as usize) }.to_vec()
+        } else {
+            Vec::new()
+        };
+        Ok(TensorInfo { name: owned(t.name), dtype: DataType::from_raw(t.dtype), shape })
+    }
+
+    /// The entry points the loader looked for, found or not.
+    pub fn symbols(&self) -> Result<Vec<SymbolInfo>> {
+        (0..self.info()?.num_symbols)
+            .map(|i| {
+                let mut s: sys::aotrun_symbol_info = unsafe { std::mem::zeroed() };
+                s.struct_size = std::mem::size_of::<sys::aotrun_symbol_info>();
+                check(unsafe { sys::aotrun_package_get_symbol(self.as_ptr(), i, &mut s) })?;
+                Ok(SymbolInfo {
+                    name: owned(s.name),
+                    required: s.required != 0,
+                    found: s.found != 0,
+                    since: abi_pair(s.since),
+                })
+            })
+            .collect()
+    }
+
+    /// `Ok(())` if `mode` runs natively with this package; otherwise the
+    /// library's sentence saying why it would fall back.
+    pub fn mode_available(&self, mode: Mode) -> std::result::Result<(), String> {
+        let mut reason: *const c_char = ptr::null();
+        let ok = unsafe { sys::aotrun_package_mode_available(self.as_ptr(), mode.to_raw(), &mut reason) };
+        if ok != 0 {
+            Ok(())
+        } else {
+            Err(owned(reason))
+        }
+    }
+
+    /// Starts building a runner (mode, number of model instances, ...).
+    pub fn runner(&self) -> RunnerBuilder<'_> {
+        RunnerBuilder::new(self)
+    }
+}
+
+impl Drop for Package {
+    fn drop(&mut self) {
+        unsafe { sys::aotrun_package_close(self.raw.as_ptr()) };
+    }
+}
+
+impl std::fmt::Debug for Package {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.info() {
+            Ok(i) => write!(f, "Package({} from {})", i.name, i.path.display()),
+            Err(_) => write!(f, "Package({:p})", self.raw),
+        }
+    }
+}
