@@ -14,16 +14,16 @@ namespace {
 
 // Refuse anything that is not an ELF shared object before dlopen sees it, so
 // the user gets "not an ELF shared object" rather than a linker riddle.
-void check_elf(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+void check_elf(const std::string& path, int given_fd) {
+  int fd = given_fd >= 0 ? given_fd : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     fail(err == ENOENT ? Code::NotFound : Code::LoadFailed,
          "cannot open package library '" + path + "': " + std::strerror(err));
   }
   unsigned char ident[EI_NIDENT + 4] = {};
-  ssize_t n = ::read(fd, ident, sizeof(ident));
-  ::close(fd);
+  ssize_t n = ::pread(fd, ident, sizeof(ident), 0);
+  if (given_fd < 0) ::close(fd);
   if (n < static_cast<ssize_t>(EI_NIDENT + 2) || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
     fail(Code::LoadFailed, "'" + path + "' is not an ELF shared object (bad magic)");
   }
@@ -39,9 +39,12 @@ std::string abi_version_string(uint32_t v) {
   return std::to_string(AOTRUN_PKG_VERSION_MAJOR(v)) + "." + std::to_string(AOTRUN_PKG_VERSION_MINOR(v));
 }
 
-PackageLibrary::PackageLibrary(const std::string& path, uint32_t expected_abi) : path_(path) {
-  check_elf(path);
-  // dlopen needs a slash to avoid a search of the library path.
+PackageLibrary::PackageLibrary(const std::string& path, uint32_t expected_abi, int fd) : path_(path) {
+  check_elf(path, fd);
+  // dlopen needs a slash to avoid a search of the library path. It is not
+  // given /proc/self/fd/<fd>: glibc identifies loaded objects by name first,
+  // and a C++ package with unique symbols is never unloaded, so a reused
+  // descriptor number would alias another package.
   std::string load_path = path.find('/') == std::string::npos ? "./" + path : path;
   handle_ = ::dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {

@@ -32,7 +32,8 @@ class PackageLibrary {
   // one MISSING_SYMBOL error), probes the optional ones and refuses another
   // ABI major (ABI_MISMATCH). `expected_abi` (0 = none) is the manifest's
   // claim, which must agree with what the library reports.
-  PackageLibrary(const std::string& path, uint32_t expected_abi);
+  // `fd` >= 0 is an open descriptor of `path` used for the ELF check.
+  PackageLibrary(const std::string& path, uint32_t expected_abi, int fd = -1);
   ~PackageLibrary();
   PackageLibrary(const PackageLibrary&) = delete;
   PackageLibrary& operator=(const PackageLibrary&) = delete;

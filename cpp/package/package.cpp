@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "device/cpu/host_services.hpp"
@@ -28,11 +29,12 @@ std::string stem(const std::string& file) {
   return s.empty() ? file : s;
 }
 
-void verify_hash(const std::string& dir, const std::string& file, const std::string& expected) {
+// `fd` >= 0: hash that open descriptor instead of opening the path again.
+void verify_hash(const std::string& dir, const std::string& file, const std::string& expected, int fd = -1) {
   const std::string path = dir + "/" + file;
   std::string actual;
   try {
-    actual = sha256_file_hex(path);
+    actual = fd >= 0 ? sha256_fd_hex(fd, path) : sha256_file_hex(path);
   } catch (const Error& e) {
     if (e.code() == Code::NotFound) fail(Code::BadPackage, "manifest lists '" + file + "' but " + path + " is missing");
     throw;
@@ -45,10 +47,10 @@ void verify_hash(const std::string& dir, const std::string& file, const std::str
 
 // Loading a package runs its code: a file that someone else could have
 // replaced is refused unless the caller opted in.
-void check_trusted(const std::string& path, const PackageOptions& options) {
+void check_trusted(const std::string& path, const PackageOptions& options, int fd = -1) {
   if (options.allow_untrusted_files) return;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return;  // absence is reported where the file is needed
+  if ((fd >= 0 ? ::fstat(fd, &st) : ::stat(path.c_str(), &st)) != 0) return;  // absence is reported where needed
   if (st.st_mode & (S_IWGRP | S_IWOTH)) {
     fail(Code::Integrity, "'" + path + "' is writable by group or others; refusing to load it "
                               "(fix its permissions, or allow untrusted files in the package options)");
@@ -60,13 +62,30 @@ void check_trusted(const std::string& path, const PackageOptions& options) {
   }
 }
 
-void check_pin(const std::string& path, const PackageOptions& options) {
+void check_pin(const std::string& path, const PackageOptions& options, int fd = -1) {
   if (options.expected_sha256.empty()) return;
-  const std::string actual = sha256_file_hex(path);
+  const std::string actual = fd >= 0 ? sha256_fd_hex(fd, path) : sha256_file_hex(path);
   if (actual != options.expected_sha256) {
     fail(Code::Integrity, "sha256 of '" + path + "' is " + actual + " but the caller pinned " + options.expected_sha256);
   }
 }
+
+// One descriptor of the library serves the trust check, the hash and the ELF
+// check. dlopen itself opens the path again: the window in between is closed
+// by refusing package files others can write (check_trusted).
+struct LibraryFd {
+  int fd = -1;
+  ~LibraryFd() {
+    if (fd >= 0) ::close(fd);
+  }
+  void open(const std::string& path, bool in_directory) {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) return;
+    int err = errno;
+    if (err == ENOENT && in_directory) fail(Code::BadPackage, "the package library " + path + " is missing");
+    fail(err == ENOENT ? Code::NotFound : Code::LoadFailed, "cannot open '" + path + "': " + std::strerror(err));
+  }
+};
 
 // Host table for the metadata-only container that reads specs at open:
 // it never runs anything, but packages may log or create events.
@@ -109,6 +128,7 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
   std::shared_ptr<Package> p(new Package());
   p->path_ = path;
   std::string lib_path;
+  LibraryFd lib_fd;
   uint32_t expected_abi = 0;
   Manifest manifest;
   if (S_ISDIR(st.st_mode)) {
@@ -121,26 +141,30 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
     p->device_ = DLDevice{manifest.device == "cuda" ? kDLCUDA : kDLCPU, 0};
     expected_abi = manifest.abi_version;
     lib_path = path + "/" + manifest.library;
-    check_trusted(lib_path, options);
+    lib_fd.open(lib_path, true);
+    check_trusted(lib_path, options, lib_fd.fd);
     for (const auto& w : manifest.weights) check_trusted(path + "/" + w, options);
     // A pinned manifest is only worth something if the files match it.
     if (options.verify_hashes || !options.expected_sha256.empty()) {
       const uint64_t tv = now_ns();
-      for (const auto& [file, hex] : manifest.sha256) verify_hash(path, file, hex);
+      for (const auto& [file, hex] : manifest.sha256) {
+        verify_hash(path, file, hex, file == manifest.library ? lib_fd.fd : -1);
+      }
       p->hashes_verified_ = true;
       p->timings_.verify_ns = now_ns() - tv;
     }
   } else if (S_ISREG(st.st_mode)) {
     p->name_ = stem(base_name(path));
     lib_path = path;
-    check_trusted(path, options);
-    check_pin(path, options);
+    lib_fd.open(path, false);
+    check_trusted(path, options, lib_fd.fd);
+    check_pin(path, options, lib_fd.fd);
   } else {
     fail(Code::LoadFailed, "package path '" + path + "' is neither a regular file nor a directory");
   }
 
   uint64_t t = now_ns();
-  p->lib_ = std::make_unique<PackageLibrary>(lib_path, expected_abi);
+  p->lib_ = std::make_unique<PackageLibrary>(lib_path, expected_abi, lib_fd.fd);
   p->timings_.dlopen_ns = now_ns() - t;
 
   t = now_ns();

@@ -85,6 +85,24 @@ std::string to_hex(const uint8_t* data, size_t len) {
   return s;
 }
 
+std::string sha256_fd_hex(int fd, const std::string& what) {
+  Sha256 h;
+  uint8_t buf[1 << 16];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buf, sizeof(buf), off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(Code::LoadFailed, "cannot read '" + what + "': " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    h.update(buf, static_cast<size_t>(n));
+    off += n;
+  }
+  auto d = h.finish();
+  return to_hex(d.data(), d.size());
+}
+
 std::string sha256_file_hex(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -92,22 +110,14 @@ std::string sha256_file_hex(const std::string& path) {
     fail(err == ENOENT ? Code::NotFound : Code::LoadFailed,
          "cannot open '" + path + "': " + std::strerror(err));
   }
-  Sha256 h;
-  uint8_t buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      fail(Code::LoadFailed, "cannot read '" + path + "': " + std::strerror(err));
-    }
-    if (n == 0) break;
-    h.update(buf, static_cast<size_t>(n));
+  try {
+    std::string hex = sha256_fd_hex(fd, path);
+    ::close(fd);
+    return hex;
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  ::close(fd);
-  auto d = h.finish();
-  return to_hex(d.data(), d.size());
 }
 
 }  // namespace aotrun

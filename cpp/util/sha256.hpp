@@ -26,6 +26,9 @@ class Sha256 {
 
 // Lower-case hex digest of a whole file. Throws Error(NotFound/LoadFailed).
 std::string sha256_file_hex(const std::string& path);
+// Digest of everything readable from `fd` starting at offset 0 (pread; the
+// file offset is not moved). `what` names the file in errors.
+std::string sha256_fd_hex(int fd, const std::string& what);
 std::string to_hex(const uint8_t* data, size_t len);
 
 }  // namespace aotrun
