@@ -137,7 +137,10 @@ typedef struct aotrun_pkg_host {
   int32_t (*event_destroy)(void* host_ctx, aotrun_pkg_event event);
   /* Marks the point in `stream` after all work enqueued so far. */
   int32_t (*event_record)(void* host_ctx, aotrun_pkg_event event, aotrun_pkg_stream stream);
-  /* AOTRUN_PKG_OK when complete (or never recorded), AOTRUN_PKG_NOT_READY when not. */
+  /* AOTRUN_PKG_OK when complete (or never recorded), AOTRUN_PKG_NOT_READY when not.
+   * Events report completion only: a failure of work enqueued before the
+   * event is not reported by event_query / event_synchronize but to the host's
+   * waiter of that work (so a package never inherits another run's failure). */
   int32_t (*event_query)(void* host_ctx, aotrun_pkg_event event);
   int32_t (*event_synchronize)(void* host_ctx, aotrun_pkg_event event);
   int32_t (*stream_synchronize)(void* host_ctx, aotrun_pkg_stream stream);
