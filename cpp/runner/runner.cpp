@@ -35,6 +35,7 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
                                 std::to_string(r->pkg_->device().device_type) + " and cannot run on device type " +
                                 std::to_string(r->device_.device_type));
   }
+  r->out_dims_ = total_output_dims(*r->pkg_);
   r->settle_mode();
   int32_t inflight = options.max_inflight > 0 ? options.max_inflight : 2 * options.num_models;
   if (inflight > kMaxInflight) fail(Code::InvalidArgument, "max_inflight must be at most " + std::to_string(kMaxInflight));
@@ -91,12 +92,17 @@ Runner::~Runner() {
 
 void Runner::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity) {
   validate_input_shapes(*pkg_, inputs, num_inputs);
-  const size_t need = total_output_dims(*pkg_);
+  const size_t need = out_dims_;
   if (shapes == nullptr && need > 0) fail(Code::InvalidArgument, "shapes is NULL");
   if (capacity < need) {
     fail(Code::InvalidArgument, "shapes holds " + std::to_string(capacity) + " elements; the outputs of package '" +
                                     pkg_->name() + "' need " + std::to_string(need));
   }
+  compute_output_shapes(inputs, num_inputs, shapes, capacity);
+}
+
+void Runner::compute_output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity) {
+  const size_t need = out_dims_;
   aotrun_pkg_shape_args args{};
   args.struct_size = sizeof(args);
   args.inputs = inputs;
@@ -112,7 +118,7 @@ void Runner::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* s
 
 void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs) {
   validate_inputs(*pkg_, inputs, num_inputs, device_);
-  const size_t need = total_output_dims(*pkg_);
+  const size_t need = out_dims_;
   int64_t stack[kStackDims];
   std::vector<int64_t> heap;
   int64_t* shapes = stack;
@@ -120,7 +126,7 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
     heap.resize(need);
     shapes = heap.data();
   }
-  output_shapes(inputs, num_inputs, shapes, need > kStackDims ? need : kStackDims);
+  compute_output_shapes(inputs, num_inputs, shapes, need > kStackDims ? need : kStackDims);
   validate_outputs(*pkg_, outputs, num_outputs, shapes, device_);
 }
 

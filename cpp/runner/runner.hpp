@@ -71,6 +71,8 @@ class Runner {
   friend class GraphExecutor;
   Runner() = default;
   void settle_mode();
+  // The package's shape function, inputs already validated.
+  void compute_output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity);
   void validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs);
   void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream);
   void run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream);
@@ -80,6 +82,7 @@ class Runner {
   RunnerOptions options_;
   DLDevice device_{kDLCPU, 0};
   RunMode effective_ = RunMode::Threaded;
+  size_t out_dims_ = 0;  // total output rank, the size of a shape query's result
   std::string fallback_reason_;
   bool uses_fallback_ = false;
 

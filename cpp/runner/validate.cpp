@@ -5,9 +5,15 @@
 namespace aotrun {
 namespace {
 
-std::string tensor_name(const char* kind, size_t i, const TensorSpec& spec) {
-  return std::string(kind) + " " + std::to_string(i) + " ('" + spec.name + "')";
-}
+// Names a tensor in messages. Built only on failure: the checks run on every
+// call and must not allocate.
+struct Name {
+  const char* kind;
+  size_t index;
+  const TensorSpec& spec;
+  std::string str() const { return std::string(kind) + " " + std::to_string(index) + " ('" + spec.name + "')"; }
+};
+std::string operator+(const Name& n, const char* s) { return n.str() + s; }
 
 bool same_dtype(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
 
@@ -21,7 +27,7 @@ bool is_compact(const DLTensor& t) {
   return true;
 }
 
-void check_device(const DLTensor& t, DLDevice device, const std::string& what) {
+void check_device(const DLTensor& t, DLDevice device, const Name& what) {
   if (t.device.device_type != device.device_type || t.device.device_id != device.device_id) {
     fail(Code::InvalidArgument, what + " is on device (" + std::to_string(t.device.device_type) + ", " +
                                     std::to_string(t.device.device_id) + ") but the runner runs on (" +
@@ -29,12 +35,12 @@ void check_device(const DLTensor& t, DLDevice device, const std::string& what) {
   }
 }
 
-void check_layout(const DLTensor& t, const std::string& what) {
+void check_layout(const DLTensor& t, const Name& what) {
   if (!is_compact(t)) fail(Code::InvalidArgument, what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
   if (t.data == nullptr && numel(t) != 0) fail(Code::InvalidArgument, what + " has a NULL data pointer");
 }
 
-void check_input_shape(const TensorSpec& spec, const DLTensor& t, const std::string& what) {
+void check_input_shape(const TensorSpec& spec, const DLTensor& t, const Name& what) {
   if (!same_dtype(t.dtype, spec.dtype)) {
     fail(Code::InvalidArgument, what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(spec.dtype));
   }
@@ -89,13 +95,13 @@ void validate_input_shapes(const Package& pkg, const DLTensor* inputs, size_t nu
                                     std::to_string(num_inputs));
   }
   if (num_inputs > 0 && inputs == nullptr) fail(Code::InvalidArgument, "inputs is NULL");
-  for (size_t i = 0; i < num_inputs; ++i) check_input_shape(specs[i], inputs[i], tensor_name("input", i, specs[i]));
+  for (size_t i = 0; i < num_inputs; ++i) check_input_shape(specs[i], inputs[i], Name{"input", i, specs[i]});
 }
 
 void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inputs, DLDevice device) {
   validate_input_shapes(pkg, inputs, num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
-    const std::string what = tensor_name("input", i, pkg.inputs()[i]);
+    const Name what{"input", i, pkg.inputs()[i]};
     check_device(inputs[i], device, what);
     check_layout(inputs[i], what);
   }
@@ -111,7 +117,7 @@ void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_ou
   if (num_outputs > 0 && outputs == nullptr) fail(Code::InvalidArgument, "outputs is NULL");
   for (size_t i = 0; i < num_outputs; ++i) {
     const DLTensor& t = outputs[i];
-    const std::string what = tensor_name("output", i, specs[i]);
+    const Name what{"output", i, specs[i]};
     const int rank = static_cast<int>(specs[i].shape.size());
     if (!same_dtype(t.dtype, specs[i].dtype)) {
       fail(Code::InvalidArgument, what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(specs[i].dtype));

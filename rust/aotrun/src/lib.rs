@@ -6,6 +6,9 @@
 //! every status becomes an [`Error`] with an [`ErrorCode`] and the library's
 //! message; `Send`/`Sync` are implemented exactly where the C header promises
 //! thread safety (see [`runner`] for the one deliberate tightening).
+//! Asynchronous runs happen inside a [`Scope`] (`runner.scope(|s| ..)`),
+//! which keeps their tensors borrowed and waits for them before it returns
+//! (see [`scope`]); caller streams and captured graphs are in [`stream`].
 //!
 //! ```no_run
 //! use aotrun::{Package, TensorMut, TensorRef};
@@ -36,6 +39,8 @@ mod error;
 pub mod log;
 mod package;
 pub mod runner;
+pub mod scope;
+pub mod stream;
 mod tensor;
 
 pub use dtype::{DataType, Device, DeviceType, Element};
@@ -43,6 +48,8 @@ pub use error::{Error, ErrorCode, Result};
 pub use log::{clear_log_handler, log_level, set_log_handler, set_log_level, Level, LevelFilter};
 pub use package::{OpenOptions, Package, PackageInfo, SymbolInfo, TensorInfo};
 pub use runner::{Mode, RunnerBuilder, RunnerStats, SerialRunner, ThreadedRunner};
+pub use scope::{AsyncOutputs, Event, Scope};
+pub use stream::{Capture, CaptureMode, CaptureRunner, Graph, Stream};
 pub use tensor::{OwnedTensor, TensorMut, TensorRef};
 
 /// Version of the loaded libaotrun as (major, minor, patch).

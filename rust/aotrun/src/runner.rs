@@ -46,13 +46,11 @@
 //! Destroying a runner must not overlap other calls on it; `Drop` takes it by
 //! value, so the borrow checker guarantees that.
 //!
-//! Asynchronous runs (`aotrun_runner_run_async` and its event, bounded by
-//! `max_inflight`) and caller streams are not wrapped yet; they are reachable
-//! through [`aotrun_sys`] with [`ThreadedRunner::as_raw`]. A safe `Event`
-//! needs the tensors' data to stay borrowed until the run completes even if
-//! the event is leaked (`mem::forget`), so it will come as a scope
-//! (`runner.scope(|s| s.run_async(..))`, waiting in `wait_all` at the end)
-//! rather than as a free-standing `Event<'a>`; see docs/RUST.md.
+//! Asynchronous runs (`aotrun_runner_run_async`, bounded by `max_inflight`)
+//! happen inside a scope, [`ThreadedRunner::scope`] / [`SerialRunner::scope`],
+//! which keeps the tensors borrowed and waits for its runs when it ends (see
+//! [`crate::scope`]). Runs on a caller's stream and captures of them are in
+//! [`crate::stream`].
 
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -63,6 +61,8 @@ use aotrun_sys as sys;
 use crate::dtype::Device;
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::package::{owned, Package};
+use crate::scope::{run_scope, Scope};
+use crate::stream::Stream;
 use crate::tensor::{OwnedTensor, TensorMut, TensorRef};
 
 /// How a runner executes the package.
@@ -146,7 +146,10 @@ pub struct RunnerStats {
     pub eager_frozen: u64,
     pub eager_capture_failed: u64,
     pub eager_caller_capturing: u64,
-    /// Asynchronous runs (the C API's run_async; not wrapped yet).
+    /// Asynchronous runs ([`ThreadedRunner::scope`], [`SerialRunner::scope`]):
+    /// queued or executing now, most at once, submitted, completed
+    /// successfully, failed, time submitters waited for a slot (ns), and
+    /// `try_run_async` calls refused.
     pub inflight: u64,
     pub peak_inflight: u64,
     pub async_submitted: u64,
@@ -175,6 +178,7 @@ pub struct RunnerBuilder<'p> {
     graph_cache_limit: Option<i32>,
     graph_frozen: bool,
     capture_shapes: Vec<Vec<Vec<i64>>>,
+    max_inflight: Option<i32>,
 }
 
 /// Owns an `aotrun_runner_options` while a runner is created.
@@ -197,6 +201,7 @@ impl<'p> RunnerBuilder<'p> {
             graph_cache_limit: None,
             graph_frozen: false,
             capture_shapes: Vec::new(),
+            max_inflight: None,
         }
     }
 
@@ -248,6 +253,15 @@ impl<'p> RunnerBuilder<'p> {
         self
     }
 
+    /// Asynchronous runs: most runs queued or executing at once, 1..=65536
+    /// (default 2 x `num_models` on CPU). A full window blocks
+    /// [`Scope::run_async`], fails [`Scope::try_run_async`] with
+    /// [`ErrorCode::WouldBlock`].
+    pub fn max_inflight(mut self, n: i32) -> Self {
+        self.max_inflight = Some(n);
+        self
+    }
+
     /// A runner in threaded mode, shareable across threads.
     pub fn threaded(&self) -> Result<ThreadedRunner> {
         Ok(ThreadedRunner { inner: self.build(Mode::Threaded)? })
@@ -283,6 +297,9 @@ impl<'p> RunnerBuilder<'p> {
         }
         if self.graph_frozen {
             check(unsafe { sys::aotrun_runner_options_set_graph_frozen(opts.0, 1) })?;
+        }
+        if let Some(n) = self.max_inflight {
+            check(unsafe { sys::aotrun_runner_options_set_max_inflight(opts.0, n) })?;
         }
         for set in &self.capture_shapes {
             let ndims = set
@@ -414,7 +431,8 @@ impl RawRunner {
 
 impl Drop for RawRunner {
     fn drop(&mut self) {
-        // Synchronous runs have all completed: each one returned.
+        // Synchronous runs have all completed: each one returned; every
+        // scope waited for its asynchronous runs before releasing the borrow.
         unsafe { sys::aotrun_runner_destroy(self.raw.as_ptr()) };
     }
 }
@@ -464,6 +482,10 @@ macro_rules! common_runner_methods {
         pub fn as_raw(&self) -> *mut sys::aotrun_runner {
             self.inner.as_ptr()
         }
+
+        pub(crate) fn raw_nonnull(&self) -> NonNull<sys::aotrun_runner> {
+            self.inner.raw
+        }
     };
 }
 
@@ -485,6 +507,51 @@ impl ThreadedRunner {
         self.inner.run_alloc(inputs)
     }
 
+    /// Runs `f` with a [`Scope`] for asynchronous runs and returns what it
+    /// returns, after every run started in the scope has completed (also
+    /// when `f` panics, and for forgotten events). Tensors given to a run
+    /// stay borrowed until then.
+    ///
+    /// `&self`: several threads may each hold a scope of one runner, and run
+    /// synchronously meanwhile; a scope waits for its own runs only. All
+    /// scopes share the runner's in-flight window (`max_inflight`).
+    ///
+    /// ```no_run
+    /// # fn f(runner: &aotrun::ThreadedRunner) -> aotrun::Result<()> {
+    /// use aotrun::{TensorMut, TensorRef};
+    /// let shape = [1i64, 4];
+    /// let xs = vec![vec![0.5f32; 4]; 8];
+    /// let mut ys = vec![vec![0.0f32; 4]; 8];
+    /// runner.scope(|s| {
+    ///     let events = xs
+    ///         .iter()
+    ///         .zip(ys.iter_mut())
+    ///         .map(|(x, y)| s.run_async(&[TensorRef::new(x, &shape)?], [TensorMut::new(y, &shape)?]))
+    ///         .collect::<aotrun::Result<Vec<_>>>()?;
+    ///     events.iter().try_for_each(|e| e.wait())
+    /// })?;
+    /// // every ys[i] holds its result here
+    /// # Ok(()) }
+    /// ```
+    pub fn scope<'env, F, T>(&'env self, f: F) -> T
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+    {
+        run_scope(self.inner.raw, f)
+    }
+
+    /// Runs on the caller's inline `stream` (synchronous, like
+    /// [`run`](Self::run)); the package's work is launched on that stream.
+    /// Errors as `run`; CaptureUnsupported if the stream was left capturing.
+    pub fn run_on_stream(
+        &self,
+        stream: &mut Stream,
+        inputs: &[TensorRef<'_>],
+        outputs: &mut [TensorMut<'_>],
+    ) -> Result<()> {
+        stream.run_on(self.inner.raw, inputs, outputs)
+    }
+
     common_runner_methods!();
 }
 
@@ -499,6 +566,27 @@ impl SerialRunner {
     /// Runs with outputs allocated by aotrun; see [`ThreadedRunner::run_alloc`].
     pub fn run_alloc(&mut self, inputs: &[TensorRef<'_>]) -> Result<Vec<OwnedTensor>> {
         self.inner.run_alloc(inputs)
+    }
+
+    /// Asynchronous runs in a [`Scope`]; see [`ThreadedRunner::scope`].
+    /// `&mut self`: no synchronous run overlaps the scope. The runner
+    /// executes its asynchronous runs one at a time, in order, on one worker.
+    pub fn scope<'env, F, T>(&'env mut self, f: F) -> T
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+    {
+        run_scope(self.inner.raw, f)
+    }
+
+    /// Runs on the caller's inline `stream`; see
+    /// [`ThreadedRunner::run_on_stream`].
+    pub fn run_on_stream(
+        &mut self,
+        stream: &mut Stream,
+        inputs: &[TensorRef<'_>],
+        outputs: &mut [TensorMut<'_>],
+    ) -> Result<()> {
+        stream.run_on(self.inner.raw, inputs, outputs)
     }
 
     /// Graph mode: drops every captured graph and its buffers; later runs

@@ -1,0 +1,652 @@
+/*
+ * aotrun — host C API of libaotrun.so.1.
+ *
+ * aotrun loads ahead-of-time compiled model packages and runs them on CPU or
+ * CUDA devices, threaded, single-threaded, or captured into graphs.
+ *
+ * Conventions (they hold for every function below unless its comment says
+ * otherwise):
+ *   - Functions that can fail return `aotrun_status*`: NULL means success; a
+ *     non-NULL status carries a code and a message, and the caller owns it and
+ *     releases it with aotrun_status_free(). When a function fails, its out
+ *     parameters are left untouched.
+ *   - Handles are opaque. Every object created by `*_create` / `*_open` is
+ *     released by the matching `*_free` / `*_close` / `*_destroy`; passing NULL
+ *     to those is a no-op.
+ *   - Strings returned by the library are owned by the object they came from
+ *     and stay valid until that object is released.
+ *   - Structs passed across the boundary start with `size_t struct_size`. The
+ *     caller sets it to sizeof(the struct) as its header declares it; the
+ *     library reads or writes only min(struct_size, its own size) bytes.
+ *     Fields are only ever appended.
+ *   - Tensors are DLPack DLTensor. Input and output tensors must be on the
+ *     runner's device, compact row-major (strides NULL or matching), and are
+ *     owned by the caller.
+ *   - No C++ exception crosses this API; an internal failure becomes
+ *     AOTRUN_ERR_INTERNAL.
+ *   - Thread safety is stated per object: "any thread" means any thread may
+ *     call it concurrently with any other "any thread" function on the same
+ *     object; "serialised" means the caller must not overlap such calls on
+ *     the same object.
+ *
+ * ABI: symbols carry GNU version nodes (AOTRUN_1.0, ...). Programs that dlopen
+ * the library can use the single entry point aotrun_get_api() instead of
+ * resolving each symbol.
+ */
+#ifndef AOTRUN_AOTRUN_H_
+#define AOTRUN_AOTRUN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(AOTRUN_BUILDING_LIBRARY)
+#define AOTRUN_API __attribute__((visibility("default")))
+#else
+#define AOTRUN_API
+#endif
+
+/* ===========================================================================
+ * Versions
+ * ========================================================================= */
+
+#define AOTRUN_VERSION_MAJOR 1
+#define AOTRUN_VERSION_MINOR 0
+#define AOTRUN_VERSION_PATCH 0
+/* (major << 16) | (minor << 8) | patch */
+#define AOTRUN_MAKE_VERSION(major, minor, patch) \
+  ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch)))
+#define AOTRUN_VERSION \
+  AOTRUN_MAKE_VERSION(AOTRUN_VERSION_MAJOR, AOTRUN_VERSION_MINOR, AOTRUN_VERSION_PATCH)
+
+/* Version of the library actually loaded (AOTRUN_MAKE_VERSION encoding).
+ * Compare with AOTRUN_VERSION to detect header/library skew. Any thread. */
+AOTRUN_API uint32_t aotrun_version(void);
+/* The same as a static string, e.g. "1.0.0". Any thread. */
+AOTRUN_API const char* aotrun_version_string(void);
+
+/* ===========================================================================
+ * Status
+ * ========================================================================= */
+
+typedef enum aotrun_code {
+  AOTRUN_OK = 0,
+  AOTRUN_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, bad count, dtype, shape, device, option */
+  AOTRUN_ERR_NOT_FOUND = 2,        /* a path that does not exist */
+  AOTRUN_ERR_LOAD_FAILED = 3,      /* not an ELF, dlopen failed, unreadable file */
+  AOTRUN_ERR_ABI_MISMATCH = 4,     /* package built for another ABI major */
+  AOTRUN_ERR_MISSING_SYMBOL = 5,   /* required package entry points absent (all listed) */
+  AOTRUN_ERR_INTEGRITY = 6,        /* a file's sha256 differs from the manifest */
+  AOTRUN_ERR_BAD_PACKAGE = 7,      /* malformed manifest, weights missing or malformed */
+  AOTRUN_ERR_UNSUPPORTED = 8,      /* mode or feature unavailable (e.g. strict fallback) */
+  AOTRUN_ERR_PACKAGE = 9,          /* the package's own code returned an error */
+  AOTRUN_ERR_OUT_OF_MEMORY = 10,
+  AOTRUN_ERR_WOULD_BLOCK = 11,     /* try-variant: the in-flight window is full */
+  AOTRUN_ERR_TIMEOUT = 12,
+  AOTRUN_ERR_CAPTURE_UNSUPPORTED = 13, /* operation not permitted when stream is capturing */
+  AOTRUN_ERR_CAPTURE_INVALIDATED = 14, /* capture was invalidated by an illegal operation */
+  AOTRUN_ERR_DEVICE = 15,          /* device or driver failure, no device present */
+  AOTRUN_ERR_INTERNAL = 16         /* a bug in aotrun */
+} aotrun_code;
+
+typedef struct aotrun_status aotrun_status;
+
+/* Code of `status`; AOTRUN_OK for NULL. Any thread. */
+AOTRUN_API aotrun_code aotrun_status_code(const aotrun_status* status);
+/* Message of `status` ("" for NULL), owned by the status. Any thread. */
+AOTRUN_API const char* aotrun_status_message(const aotrun_status* status);
+/* Releases a status. NULL is a no-op. */
+AOTRUN_API void aotrun_status_free(aotrun_status* status);
+/* Stable name of a code, e.g. "INVALID_ARGUMENT"; "UNKNOWN" for others. */
+AOTRUN_API const char* aotrun_code_name(aotrun_code code);
+
+/* ===========================================================================
+ * Logging
+ *
+ * Messages (warnings such as a fallback to an older package entry point) go to
+ * the callback if one is set, else to stderr as "aotrun: <level>: <message>".
+ * The level is taken from the AOTRUN_LOG environment variable at load
+ * (error|warn|info|debug|off; default warn) and can be changed at run time.
+ * ========================================================================= */
+
+typedef enum aotrun_log_level {
+  AOTRUN_LOG_ERROR = 0,
+  AOTRUN_LOG_WARN = 1,
+  AOTRUN_LOG_INFO = 2,
+  AOTRUN_LOG_DEBUG = 3,
+  AOTRUN_LOG_OFF = -1
+} aotrun_log_level;
+
+/* Receives one message. `message` is valid only during the call. May be called
+ * from any thread, including aotrun's worker threads, concurrently; it must
+ * not call back into aotrun. */
+typedef void (*aotrun_log_fn)(void* user_data, aotrun_log_level level, const char* message);
+
+/* Installs a process-wide log callback (NULL restores stderr). The previous
+ * callback is never called after this function returns. Any thread. */
+AOTRUN_API void aotrun_set_log_callback(aotrun_log_fn fn, void* user_data);
+/* Sets the most verbose level that is emitted. Any thread. */
+AOTRUN_API void aotrun_set_log_level(aotrun_log_level level);
+AOTRUN_API aotrun_log_level aotrun_get_log_level(void);
+
+/* ===========================================================================
+ * Packages
+ *
+ * A package is either a bare shared library exporting the package ABI
+ * (package_abi.h), or a directory holding manifest.json, that library and
+ * its weights (.safetensors). Opening one dlopens it, checks its ABI version,
+ * resolves its required entry points (all missing ones are reported in one
+ * error), probes the optional ones, verifies the manifest's sha256 hashes,
+ * maps the weights, and reads the input/output specs.
+ * ========================================================================= */
+
+typedef struct aotrun_package aotrun_package;
+typedef struct aotrun_package_options aotrun_package_options;
+
+/* Options for aotrun_package_open. Serialised per object; free with
+ * aotrun_package_options_free. Errors: INVALID_ARGUMENT (out NULL). */
+AOTRUN_API aotrun_status* aotrun_package_options_create(aotrun_package_options** out);
+AOTRUN_API void aotrun_package_options_free(aotrun_package_options* options);
+/* Check the manifest's sha256 for each file before loading it (default 1). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_verify_hashes(aotrun_package_options* options,
+                                                                   int verify);
+
+/* Pins the package's identity: lower-case or upper-case hex sha256 of the
+ * bare .so, or of manifest.json for a package directory (which in turn pins
+ * every file's hash; those are then verified whatever verify_hashes says).
+ * Checked before any code of the package is loaded. NULL clears the pin.
+ * Errors: INVALID_ARGUMENT (not 64 hex digits). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_expected_sha256(aotrun_package_options* options,
+                                                                     const char* sha256_hex);
+/* Loading a package runs its code, so by default aotrun refuses package files
+ * (and the package directory) that are group- or world-writable or owned by a
+ * user other than the caller's effective user or root (INTEGRITY). 1 allows
+ * them (default 0). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotrun_package_options* options,
+                                                                          int allow);
+
+/* Opens the package at `path`. `options` may be NULL (defaults); it is not
+ * retained. On success *out owns the package; close it with
+ * aotrun_package_close(). Any thread.
+ * Errors: INVALID_ARGUMENT (path/out NULL), NOT_FOUND, LOAD_FAILED (not an ELF
+ * shared object, dlopen error), ABI_MISMATCH (other major), MISSING_SYMBOL,
+ * INTEGRITY (hash mismatch, expected_sha256 mismatch, untrusted file
+ * permissions or owner), BAD_PACKAGE (manifest or weights malformed or
+ * missing), PACKAGE (the package failed to report its specs). */
+AOTRUN_API aotrun_status* aotrun_package_open(const char* path, const aotrun_package_options* options,
+                                              aotrun_package** out);
+
+/* Releases the caller's reference. Runners created from the package keep it
+ * loaded until they are destroyed, so closing early is safe. Not concurrently
+ * with other calls on the same package. */
+AOTRUN_API void aotrun_package_close(aotrun_package* package);
+
+typedef enum aotrun_mode {
+  AOTRUN_MODE_THREADED = 0,        /* thread-safe `run`, N model instances */
+  AOTRUN_MODE_SINGLE_THREADED = 1, /* `run_single_threaded`, callers serialised */
+  AOTRUN_MODE_GRAPH = 2            /* capture per input shape, replay */
+} aotrun_mode;
+
+/* Name of a mode: "threaded", "single_threaded", "graph"; "unknown" else. */
+AOTRUN_API const char* aotrun_mode_name(aotrun_mode mode);
+
+typedef struct aotrun_package_info {
+  size_t struct_size;
+  const char* name;        /* manifest name, or the file name without extension */
+  const char* path;        /* as opened */
+  const char* format;      /* "aotrun-dir" or "aotrun-so" */
+  uint32_t abi_version;    /* the package's (major << 16) | minor */
+  DLDevice device;         /* device the package was compiled for */
+  size_t num_inputs;
+  size_t num_outputs;
+  size_t num_constants;
+  uint64_t constant_bytes;
+  size_t num_symbols;      /* entries for aotrun_package_get_symbol */
+  int hashes_verified;     /* 1 if every manifest hash was checked */
+  /* Load-phase timings, nanoseconds. */
+  uint64_t open_ns;        /* whole aotrun_package_open */
+  uint64_t verify_ns;      /* hashing */
+  uint64_t dlopen_ns;      /* dlopen + symbol resolution */
+  uint64_t weights_ns;     /* mapping and indexing the weights */
+  uint64_t metadata_ns;    /* metadata container create + spec reads */
+} aotrun_package_info;
+
+/* Fills *info (set info->struct_size first). Any thread.
+ * Errors: INVALID_ARGUMENT. */
+AOTRUN_API aotrun_status* aotrun_package_get_info(const aotrun_package* package,
+                                                  aotrun_package_info* info);
+
+typedef struct aotrun_tensor_info {
+  size_t struct_size;
+  const char* name;
+  DLDataType dtype;
+  int32_t ndim;
+  const int64_t* shape; /* ndim entries; -1 = dynamic dimension */
+} aotrun_tensor_info;
+
+/* Describes input / output `index`. Any thread.
+ * Errors: INVALID_ARGUMENT (NULL, index out of range). */
+AOTRUN_API aotrun_status* aotrun_package_get_input(const aotrun_package* package, size_t index,
+                                                   aotrun_tensor_info* info);
+AOTRUN_API aotrun_status* aotrun_package_get_output(const aotrun_package* package, size_t index,
+                                                    aotrun_tensor_info* info);
+
+typedef struct aotrun_symbol_info {
+  size_t struct_size;
+  const char* name;
+  int required;        /* 1 if the package cannot load without it */
+  int found;           /* 1 if the package exports it */
+  uint32_t since;      /* ABI version that introduced it, (major << 16) | minor */
+} aotrun_symbol_info;
+
+/* Describes the package entry point `index` (< info.num_symbols) that the
+ * loader looked for. Any thread. Errors: INVALID_ARGUMENT. */
+AOTRUN_API aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t index,
+                                                    aotrun_symbol_info* info);
+
+/* Returns 1 if `mode` runs natively with this package, 0 if it would fall
+ * back (or is unknown). If `reason` is non-NULL it receives a sentence saying
+ * why not ("" when available), owned by the package. Any thread. */
+AOTRUN_API int aotrun_package_mode_available(const aotrun_package* package, aotrun_mode mode,
+                                             const char** reason);
+
+/* ===========================================================================
+ * Runners
+ *
+ * A runner owns a container of the package's model instances on one device
+ * and runs them in one mode.
+ * ========================================================================= */
+
+typedef struct aotrun_runner aotrun_runner;
+typedef struct aotrun_runner_options aotrun_runner_options;
+
+/* Options for aotrun_runner_create. Serialised per object.
+ * Errors: INVALID_ARGUMENT. */
+AOTRUN_API aotrun_status* aotrun_runner_options_create(aotrun_runner_options** out);
+AOTRUN_API void aotrun_runner_options_free(aotrun_runner_options* options);
+/* Default AOTRUN_MODE_THREADED. */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_mode(aotrun_runner_options* options,
+                                                         aotrun_mode mode);
+/* Model instances in the container, 1..1024 (default 1). */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_num_models(aotrun_runner_options* options,
+                                                               int32_t num_models);
+/* 1: a mode the package cannot run natively fails with UNSUPPORTED instead of
+ * falling back with a warning (default 0). */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_strict(aotrun_runner_options* options,
+                                                           int strict);
+/* Device to run on (default: the package's device). */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_device(aotrun_runner_options* options,
+                                                           DLDevice device);
+
+/* Graph mode: eager runs of each new input-shape set before it is captured
+ * (default 1, 0..1000). */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_warmup_runs(aotrun_runner_options* options,
+                                                                      int32_t runs);
+/* Graph mode: most input-shape sets kept captured (default 16, 1..4096).
+ * Shapes beyond it run eagerly, counted in stats.eager_cache_full. */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_cache_limit(aotrun_runner_options* options,
+                                                                      int32_t limit);
+/* Graph mode, for production: capture only the shape sets given with
+ * aotrun_runner_options_add_capture_shapes (at runner creation, largest
+ * first); never capture afterwards. Unseen shapes run eagerly, counted in
+ * stats.eager_frozen. Default 0. */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_frozen(aotrun_runner_options* options,
+                                                                 int frozen);
+/* Graph mode: one input-shape set to warm up and capture when the runner is
+ * created. `ndims[i]` and the concatenated `dims` give input i's shape; the
+ * arrays are copied. Call once per set. */
+AOTRUN_API aotrun_status* aotrun_runner_options_add_capture_shapes(aotrun_runner_options* options,
+                                                                   const int32_t* ndims, size_t num_inputs,
+                                                                   const int64_t* dims);
+/* Asynchronous runs: most runs queued or executing at once (default
+ * 2 x num_models on CPU, 1..65536). */
+AOTRUN_API aotrun_status* aotrun_runner_options_set_max_inflight(aotrun_runner_options* options,
+                                                                 int32_t max_inflight);
+
+/* Creates a runner. `options` may be NULL and is not retained. The runner
+ * holds a reference to `package`. Any thread.
+ * Errors: INVALID_ARGUMENT, UNSUPPORTED (strict and mode unavailable, device
+ * type unsupported), DEVICE, PACKAGE (container creation failed),
+ * OUT_OF_MEMORY. */
+AOTRUN_API aotrun_status* aotrun_runner_create(aotrun_package* package,
+                                               const aotrun_runner_options* options,
+                                               aotrun_runner** out);
+
+/* Destroys a runner. Waits for every asynchronous run still in flight (their
+ * events complete normally), then releases the container. Must not overlap
+ * other calls on the same runner and must not be called from an event
+ * callback of this runner. NULL is a no-op. */
+AOTRUN_API void aotrun_runner_destroy(aotrun_runner* runner);
+
+/* The mode the runner actually uses (after any fallback). Any thread. */
+AOTRUN_API aotrun_mode aotrun_runner_mode(const aotrun_runner* runner);
+
+/* Output shapes for the given inputs (only ndim, shape and dtype are read).
+ * Writes all output shapes concatenated in output order into `shapes`
+ * (capacity `capacity` elements; output i has the ndim of its info). Any
+ * thread. Errors: INVALID_ARGUMENT (count, dtype, rank, shape, capacity),
+ * PACKAGE. */
+AOTRUN_API aotrun_status* aotrun_runner_get_output_shapes(aotrun_runner* runner,
+                                                          const DLTensor* inputs, size_t num_inputs,
+                                                          int64_t* shapes, size_t capacity);
+
+/* Runs the model synchronously: when it returns, outputs hold the results.
+ * Inputs and outputs are caller-owned; outputs must have the shapes
+ * aotrun_runner_get_output_shapes reports.
+ * Threads: threaded mode — any thread, concurrently (up to num_models run at
+ * once, others wait for a free instance). single_threaded and graph modes —
+ * any thread; calls are serialised by the runner.
+ * Errors: INVALID_ARGUMENT (NULL, count, dtype, rank, shape, device,
+ * non-contiguous), PACKAGE (the model failed; the runner stays usable),
+ * CAPTURE_UNSUPPORTED, DEVICE. */
+AOTRUN_API aotrun_status* aotrun_runner_run(aotrun_runner* runner, const DLTensor* inputs,
+                                            size_t num_inputs, DLTensor* outputs,
+                                            size_t num_outputs);
+
+/* Like aotrun_runner_run, but aotrun allocates the outputs: outputs[i]
+ * receives a DLManagedTensor the caller owns and releases by calling its
+ * deleter. On failure no output is handed over. Same threads and errors,
+ * plus OUT_OF_MEMORY. */
+AOTRUN_API aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* inputs,
+                                                  size_t num_inputs, DLManagedTensor** outputs,
+                                                  size_t num_outputs);
+
+typedef struct aotrun_runner_stats {
+  size_t struct_size;
+  aotrun_mode requested_mode;
+  aotrun_mode effective_mode;
+  int32_t num_models;
+  int32_t max_inflight;
+  const char* fallback_reason; /* "" when none; owned by the runner */
+  uint64_t runs;               /* completed successfully (sync and async) */
+  uint64_t failures;           /* failed in the package (argument errors not counted) */
+  uint64_t fallback_runs;      /* runs executed through a fallback entry point */
+  /* Graph mode. */
+  uint64_t graph_captures;
+  uint64_t graph_replays;
+  uint64_t graph_warmups;          /* eager warm-up runs before a capture */
+  uint64_t graph_capture_ns;       /* total time spent capturing */
+  uint64_t graph_pool_bytes;       /* static buffers + memory held by graphs */
+  uint64_t graphs_cached;
+  uint64_t eager_cache_full;       /* eager: graph_cache_limit reached */
+  uint64_t eager_frozen;           /* eager: frozen and shape not captured */
+  uint64_t eager_capture_failed;   /* eager: this shape's capture failed */
+  uint64_t eager_caller_capturing; /* recorded into the caller's capturing stream */
+  /* Asynchronous runs. */
+  uint64_t inflight;               /* queued or executing now */
+  uint64_t peak_inflight;
+  uint64_t async_submitted;
+  uint64_t async_completed;        /* completed successfully */
+  uint64_t async_failed;
+  uint64_t submit_blocked_ns;      /* total time submitters waited for a slot */
+  uint64_t would_block;            /* try-submissions refused */
+} aotrun_runner_stats;
+
+/* Snapshot of the runner's counters (set stats->struct_size first). Any
+ * thread. Errors: INVALID_ARGUMENT. */
+AOTRUN_API aotrun_status* aotrun_runner_get_stats(const aotrun_runner* runner,
+                                                  aotrun_runner_stats* stats);
+
+/* Graph mode: drops every captured graph and its static buffers; later runs
+ * warm up and capture again. Serialised with runs by the runner. No-op in
+ * other modes. Errors: INVALID_ARGUMENT. */
+AOTRUN_API aotrun_status* aotrun_runner_evict_graphs(aotrun_runner* runner);
+/* Graph mode: from now on no capture happens; shapes without a graph run
+ * eagerly (stats.eager_frozen). No-op in other modes. */
+AOTRUN_API aotrun_status* aotrun_runner_freeze_graphs(aotrun_runner* runner);
+
+/* ===========================================================================
+ * Asynchronous runs with a bounded in-flight window
+ *
+ * run_async validates its arguments, takes one of the runner's max_inflight
+ * slots, enqueues the run and returns an event. The slot is given back when
+ * the run completes (successfully or not), never when enqueueing returns, so
+ * at most max_inflight runs are queued or executing per runner.
+ *
+ * The caller must keep the DATA of every input and output tensor alive and
+ * unmodified (inputs) / untouched (outputs) until the event completes. The
+ * DLTensor structs and shape arrays are copied and may be released at once.
+ * ========================================================================= */
+
+typedef struct aotrun_event aotrun_event;
+
+/* Enqueues a run. Blocks while the window is full. On success *event is the
+ * caller's to free. Any thread, concurrently.
+ * Errors: those of aotrun_runner_run for arguments (no slot is taken); the
+ * run's own failure is reported by its event, not here. */
+AOTRUN_API aotrun_status* aotrun_runner_run_async(aotrun_runner* runner, const DLTensor* inputs,
+                                                  size_t num_inputs, DLTensor* outputs,
+                                                  size_t num_outputs, aotrun_event** event);
+/* Like run_async but never blocks: WOULD_BLOCK when the window is full. */
+AOTRUN_API aotrun_status* aotrun_runner_try_run_async(aotrun_runner* runner, const DLTensor* inputs,
+                                                      size_t num_inputs, DLTensor* outputs,
+                                                      size_t num_outputs, aotrun_event** event);
+/* Like run_async but waits at most timeout_ns for a slot: TIMEOUT after. */
+AOTRUN_API aotrun_status* aotrun_runner_run_async_timeout(aotrun_runner* runner,
+                                                          const DLTensor* inputs, size_t num_inputs,
+                                                          DLTensor* outputs, size_t num_outputs,
+                                                          uint64_t timeout_ns, aotrun_event** event);
+/* Waits until no asynchronous run of THIS runner is in flight; other runners
+ * are unaffected. Returns at once when idle. Any thread.
+ * Errors: INVALID_ARGUMENT. */
+AOTRUN_API aotrun_status* aotrun_runner_wait_all(aotrun_runner* runner);
+
+/* 1 if the run has completed (successfully or not), else 0. Any thread. */
+AOTRUN_API int aotrun_event_is_ready(const aotrun_event* event);
+/* Waits for completion and returns the run's outcome: NULL on success, else
+ * its status (PACKAGE, ...). Any thread, any number of times. */
+AOTRUN_API aotrun_status* aotrun_event_wait(aotrun_event* event);
+/* Waits at most timeout_ns: TIMEOUT if still running, else like wait. */
+AOTRUN_API aotrun_status* aotrun_event_wait_timeout(aotrun_event* event, uint64_t timeout_ns);
+
+/* Receives the outcome of a run: code AOTRUN_OK or the failure's code and
+ * message (valid during the call only). Runs on an aotrun worker thread, or
+ * on the registering thread if the run already completed. It must not block
+ * for long and must not destroy the runner. */
+typedef void (*aotrun_event_callback)(void* user_data, aotrun_code code, const char* message);
+/* Registers the completion callback (at most one per event; it fires exactly
+ * once, even if the event is freed first). Errors: INVALID_ARGUMENT (NULL,
+ * already set). */
+AOTRUN_API aotrun_status* aotrun_event_set_callback(aotrun_event* event, aotrun_event_callback fn,
+                                                    void* user_data);
+/* Releases the caller's handle. The run itself is unaffected: it completes
+ * and frees its slot whether or not the event was freed. NULL is a no-op. */
+AOTRUN_API void aotrun_event_free(aotrun_event* event);
+
+/* ===========================================================================
+ * Streams and graphs (caller-driven capture)
+ *
+ * An aotrun_stream is a CPU stream that behaves like a CUDA stream under
+ * capture: between begin_capture and end_capture, work launched on it is
+ * recorded, not executed, and prohibited calls (event query / synchronize,
+ * stream synchronize; in global mode on any thread) fail with
+ * CAPTURE_UNSUPPORTED ("operation not permitted when stream is capturing")
+ * and invalidate the capture; end_capture then fails with
+ * CAPTURE_INVALIDATED. A graph replays the recorded work with the buffers
+ * fixed at capture.
+ * ========================================================================= */
+
+typedef struct aotrun_stream aotrun_stream;
+typedef struct aotrun_graph aotrun_graph;
+
+typedef enum aotrun_stream_kind {
+  AOTRUN_STREAM_INLINE = 0, /* work runs on the launching thread */
+  AOTRUN_STREAM_WORKER = 1  /* work runs in order on the stream's own thread */
+} aotrun_stream_kind;
+
+typedef enum aotrun_capture_mode {
+  AOTRUN_CAPTURE_GLOBAL = 0,       /* cudaStreamCaptureModeGlobal */
+  AOTRUN_CAPTURE_THREAD_LOCAL = 1, /* cudaStreamCaptureModeThreadLocal */
+  AOTRUN_CAPTURE_RELAXED = 2       /* cudaStreamCaptureModeRelaxed */
+} aotrun_capture_mode;
+
+/* Creates a CPU stream. Errors: INVALID_ARGUMENT. */
+AOTRUN_API aotrun_status* aotrun_stream_create(aotrun_stream_kind kind, aotrun_stream** out);
+/* Finishes the stream's queued work, then frees it. A capture still open is
+ * discarded. NULL is a no-op. */
+AOTRUN_API void aotrun_stream_free(aotrun_stream* stream);
+/* Waits for all work on the stream and returns the first failure of that work
+ * since the last synchronize (NULL if none). Prohibited while capturing.
+ * Errors: CAPTURE_UNSUPPORTED, PACKAGE. */
+AOTRUN_API aotrun_status* aotrun_stream_synchronize(aotrun_stream* stream);
+/* Errors: INVALID_ARGUMENT (already capturing). */
+AOTRUN_API aotrun_status* aotrun_stream_begin_capture(aotrun_stream* stream, aotrun_capture_mode mode);
+/* Ends the capture (on the thread that began it, except in relaxed mode).
+ * On success *graph is the caller's. Errors: CAPTURE_INVALIDATED,
+ * INVALID_ARGUMENT (not capturing, wrong thread). */
+AOTRUN_API aotrun_status* aotrun_stream_end_capture(aotrun_stream* stream, aotrun_graph** graph);
+/* 1 while capturing, else 0. Any thread. */
+AOTRUN_API int aotrun_stream_is_capturing(const aotrun_stream* stream);
+/* Replays `graph` on `stream` (inline: before returning; worker: enqueued).
+ * The graph may be freed right after. Errors: CAPTURE_UNSUPPORTED (stream
+ * capturing), PACKAGE (recorded work failed, inline streams). */
+AOTRUN_API aotrun_status* aotrun_graph_launch(aotrun_graph* graph, aotrun_stream* stream);
+/* Number of recorded operations. */
+AOTRUN_API size_t aotrun_graph_num_nodes(const aotrun_graph* graph);
+/* NULL is a no-op. Work already enqueued keeps the graph alive. */
+AOTRUN_API void aotrun_graph_free(aotrun_graph* graph);
+
+/* Runs on the caller's stream instead of the runner's own: the package's
+ * work is enqueued on `stream` (and recorded, if it is capturing). Mode rules:
+ *  - threaded: the package's thread-safe run; under capture it fails with
+ *    CAPTURE_UNSUPPORTED as soon as it must query an instance's event (second
+ *    call of a num_models = 1 runner), exactly as with CUDA;
+ *  - single_threaded: no locks or events, legal under capture;
+ *  - graph: if `stream` is capturing, the run is recorded into the caller's
+ *    graph (no graph of the runner is launched into it); otherwise the runner's
+ *    graph logic runs after the stream's earlier work, before returning.
+ * On a worker stream the run's failure may surface at aotrun_stream_synchronize.
+ * Same threads and errors as aotrun_runner_run. */
+AOTRUN_API aotrun_status* aotrun_runner_run_on_stream(aotrun_runner* runner, aotrun_stream* stream,
+                                                      const DLTensor* inputs, size_t num_inputs,
+                                                      DLTensor* outputs, size_t num_outputs);
+
+/* ===========================================================================
+ * Function table for dlopen users (ONNX Runtime's OrtGetApiBase pattern).
+ *
+ * dlsym one symbol, `aotrun_get_api`, and call it with the API version your
+ * header declares (AOTRUN_API_VERSION). It returns NULL if the loaded library
+ * is older than that version. The table is append-only: slots of an older
+ * version never move, so a client built against 1.0 works with any 1.x.
+ * ========================================================================= */
+
+#define AOTRUN_API_VERSION_1_0 AOTRUN_MAKE_VERSION(1, 0, 0)
+#define AOTRUN_API_VERSION AOTRUN_API_VERSION_1_0
+
+typedef struct aotrun_api {
+  uint32_t version; /* the version of the table actually returned */
+  /* 1.0 */
+  uint32_t (*version_number)(void);
+  const char* (*version_string)(void);
+  aotrun_code (*status_code)(const aotrun_status*);
+  const char* (*status_message)(const aotrun_status*);
+  void (*status_free)(aotrun_status*);
+  const char* (*code_name)(aotrun_code);
+  void (*set_log_callback)(aotrun_log_fn, void*);
+  void (*set_log_level)(aotrun_log_level);
+  aotrun_log_level (*get_log_level)(void);
+  aotrun_status* (*package_options_create)(aotrun_package_options**);
+  void (*package_options_free)(aotrun_package_options*);
+  aotrun_status* (*package_options_set_verify_hashes)(aotrun_package_options*, int);
+  aotrun_status* (*package_open)(const char*, const aotrun_package_options*, aotrun_package**);
+  void (*package_close)(aotrun_package*);
+  const char* (*mode_name)(aotrun_mode);
+  aotrun_status* (*package_get_info)(const aotrun_package*, aotrun_package_info*);
+  aotrun_status* (*package_get_input)(const aotrun_package*, size_t, aotrun_tensor_info*);
+  aotrun_status* (*package_get_output)(const aotrun_package*, size_t, aotrun_tensor_info*);
+  aotrun_status* (*package_get_symbol)(const aotrun_package*, size_t, aotrun_symbol_info*);
+  int (*package_mode_available)(const aotrun_package*, aotrun_mode, const char**);
+  aotrun_status* (*runner_options_create)(aotrun_runner_options**);
+  void (*runner_options_free)(aotrun_runner_options*);
+  aotrun_status* (*runner_options_set_mode)(aotrun_runner_options*, aotrun_mode);
+  aotrun_status* (*runner_options_set_num_models)(aotrun_runner_options*, int32_t);
+  aotrun_status* (*runner_options_set_strict)(aotrun_runner_options*, int);
+  aotrun_status* (*runner_options_set_device)(aotrun_runner_options*, DLDevice);
+  aotrun_status* (*runner_create)(aotrun_package*, const aotrun_runner_options*, aotrun_runner**);
+  void (*runner_destroy)(aotrun_runner*);
+  aotrun_mode (*runner_mode)(const aotrun_runner*);
+  aotrun_status* (*runner_get_output_shapes)(aotrun_runner*, const DLTensor*, size_t, int64_t*,
+                                             size_t);
+  aotrun_status* (*runner_run)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t);
+  aotrun_status* (*runner_run_alloc)(aotrun_runner*, const DLTensor*, size_t, DLManagedTensor**,
+                                     size_t);
+  aotrun_status* (*runner_get_stats)(const aotrun_runner*, aotrun_runner_stats*);
+  aotrun_status* (*runner_options_set_graph_warmup_runs)(aotrun_runner_options*, int32_t);
+  aotrun_status* (*runner_options_set_graph_cache_limit)(aotrun_runner_options*, int32_t);
+  aotrun_status* (*runner_options_set_graph_frozen)(aotrun_runner_options*, int);
+  aotrun_status* (*runner_options_add_capture_shapes)(aotrun_runner_options*, const int32_t*, size_t,
+                                                      const int64_t*);
+  aotrun_status* (*runner_options_set_max_inflight)(aotrun_runner_options*, int32_t);
+  aotrun_status* (*runner_evict_graphs)(aotrun_runner*);
+  aotrun_status* (*runner_freeze_graphs)(aotrun_runner*);
+  aotrun_status* (*runner_run_async)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t,
+                                     aotrun_event**);
+  aotrun_status* (*runner_try_run_async)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t,
+                                         aotrun_event**);
+  aotrun_status* (*runner_run_async_timeout)(aotrun_runner*, const DLTensor*, size_t, DLTensor*,
+                                             size_t, uint64_t, aotrun_event**);
+  aotrun_status* (*runner_wait_all)(aotrun_runner*);
+  int (*event_is_ready)(const aotrun_event*);
+  aotrun_status* (*event_wait)(aotrun_event*);
+  aotrun_status* (*event_wait_timeout)(aotrun_event*, uint64_t);
+  aotrun_status* (*event_set_callback)(aotrun_event*, aotrun_event_callback, void*);
+  void (*event_free)(aotrun_event*);
+  aotrun_status* (*stream_create)(aotrun_stream_kind, aotrun_stream**);
+  void (*stream_free)(aotrun_stream*);
+  aotrun_status* (*stream_synchronize)(aotrun_stream*);
+  aotrun_status* (*stream_begin_capture)(aotrun_stream*, aotrun_capture_mode);
+  aotrun_status* (*stream_end_capture)(aotrun_stream*, aotrun_graph**);
+  int (*stream_is_capturing)(const aotrun_stream*);
+  aotrun_status* (*graph_launch)(aotrun_graph*, aotrun_stream*);
+  size_t (*graph_num_nodes)(const aotrun_graph*);
+  void (*graph_free)(aotrun_graph*);
+  aotrun_status* (*runner_run_on_stream)(aotrun_runner*, aotrun_stream*, const DLTensor*, size_t,
+                                         DLTensor*, size_t);
+  aotrun_status* (*package_options_set_expected_sha256)(aotrun_package_options*, const char*);
+  aotrun_status* (*package_options_set_allow_untrusted_files)(aotrun_package_options*, int);
+} aotrun_api;
+
+/* Returns the function table for API `version`, or NULL if this library does
+ * not provide it (newer than the library, or another major). The table is
+ * static; never free it. Any thread. */
+AOTRUN_API const aotrun_api* aotrun_get_api(uint32_t version);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* Layout pins: a failure here is an ABI break, not a build problem. */
+#if defined(__cplusplus)
+#define AOTRUN_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define AOTRUN_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+#define AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0 \
+  (offsetof(aotrun_package_info, metadata_ns) + sizeof(uint64_t))
+#define AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0 \
+  (offsetof(aotrun_tensor_info, shape) + sizeof(const int64_t*))
+/* Rounds n up to the alignment a (a power of two): the size of a struct whose
+ * last field ends at n and whose strictest member has alignment a. */
+#define AOTRUN_ALIGN_UP(n, a) (((n) + (a)-1) & ~((size_t)(a)-1))
+#define AOTRUN_SYMBOL_INFO_STRUCT_SIZE_1_0 \
+  AOTRUN_ALIGN_UP(offsetof(aotrun_symbol_info, since) + sizeof(uint32_t), sizeof(size_t))
+#define AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0 \
+  (offsetof(aotrun_runner_stats, would_block) + sizeof(uint64_t))
+AOTRUN_STATIC_ASSERT(sizeof(aotrun_package_info) == AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0,
+                     "aotrun_package_info layout changed");
+AOTRUN_STATIC_ASSERT(sizeof(aotrun_tensor_info) == AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0,
+                     "aotrun_tensor_info layout changed");
+AOTRUN_STATIC_ASSERT(sizeof(aotrun_symbol_info) == AOTRUN_SYMBOL_INFO_STRUCT_SIZE_1_0,
+                     "aotrun_symbol_info layout changed");
+AOTRUN_STATIC_ASSERT(sizeof(aotrun_runner_stats) == AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0,
+                     "aotrun_runner_stats layout changed");
+/* Last slot of each API version. */
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_allow_untrusted_files) == 61 * sizeof(void*),
+                     "aotrun_api 1.0 table changed");
+
+#endif /* AOTRUN_AOTRUN_H_ */
