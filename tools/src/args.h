@@ -1,0 +1,54 @@
+// Command-line parsing for the aotrun subcommands.
+//
+// Options are GNU style: `--name value`, `--name=value`, or `--flag`; `--`
+// ends the options; everything else is positional. Unknown options, missing
+// values and repeated single-use options throw UsageError (exit code 2).
+#ifndef AOTRUN_TOOLS_ARGS_H_
+#define AOTRUN_TOOLS_ARGS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace aotrun_cli {
+
+struct OptionSpec {
+  std::string name;          // without the leading "--"
+  bool takes_value = false;  // false: a flag
+  bool repeatable = false;   // may be given more than once (values accumulate)
+};
+
+class Args {
+ public:
+  // Parses argv[begin, end) of subcommand `command` against `specs`.
+  static Args parse(const std::string& command, const std::vector<OptionSpec>& specs,
+                    int argc, char** argv, int begin);
+
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  // Last value of an option, or `fallback` when absent.
+  std::string get(const std::string& name, const std::string& fallback = "") const;
+  // All values of a repeatable option, in command-line order.
+  std::vector<std::string> all(const std::string& name) const;
+  const std::vector<std::string>& positionals() const { return positionals_; }
+
+  // Typed accessors; a value that does not parse or is outside [lo, hi]
+  // throws UsageError naming the option.
+  int64_t get_int(const std::string& name, int64_t fallback, int64_t lo, int64_t hi) const;
+  double get_double(const std::string& name, double fallback, double lo, double hi) const;
+  uint64_t get_u64(const std::string& name, uint64_t fallback) const;
+
+  // Exactly one positional argument (the package path), else UsageError.
+  std::string single_positional(const std::string& what) const;
+
+  const std::string& command() const { return command_; }
+
+ private:
+  std::string command_;
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> positionals_;
+};
+
+}  // namespace aotrun_cli
+
+#endif  // AOTRUN_TOOLS_ARGS_H_

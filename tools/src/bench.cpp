@@ -1,0 +1,177 @@
+// `aotrun bench`: latency and throughput of a package under a runner mode.
+#include <unistd.h>
+
+#include <cstdint>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_loop.h"
+#include "commands.h"
+#include "describe.h"
+#include "error.h"
+#include "handles.h"
+#include "inputs.h"
+#include "report.h"
+#include "table.h"
+
+namespace aotrun_cli {
+
+namespace {
+
+const char kHelp[] =
+    "Usage: aotrun bench [OPTIONS] PKG\n"
+    "\n"
+    "Measure per-call latency (min, p50, p90, p99, max) and throughput of PKG.\n"
+    "THREADS caller threads run one runner; each warms up, then all start\n"
+    "together and call aotrun_runner_run in a loop on fixed random inputs.\n"
+    "Also reports the package's load timings and the runner's counters. A\n"
+    "progress line is drawn on stderr when it is a terminal and the run lasts\n"
+    "longer than a second.\n"
+    "\n"
+    "Options:\n"
+    "  --mode MODE         threaded (default), single_threaded or graph\n"
+    "  --strict            fail with UNSUPPORTED instead of falling back\n"
+    "  --threads N         caller threads (default 1)\n"
+    "  --num-models N      model instances in the runner (default: THREADS)\n"
+    "  --batch N           size of dynamic dimensions (default 1)\n"
+    "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
+    "  --seed S            seed of the random inputs (default 0)\n"
+    "  --warmup W          unmeasured calls per thread first (default 10)\n"
+    "  --iters I           measured calls per thread\n"
+    "  --duration S        measure for S seconds instead (default 2)\n"
+    "  --json              print one JSON object instead of text\n"
+    "  --no-verify         skip checking the manifest's sha256 hashes\n"
+    "  --log LEVEL         library log level: error, warn, info, debug, off\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 success, 1 the package or a call failed, 2 usage error.\n";
+
+struct BenchConfig {
+  RunnerConfig runner;
+  LoopConfig loop;
+  int64_t batch = 1;
+};
+
+std::string latency_line(const Percentiles& p) {
+  auto d = [](double ns) { return duration_text(ns); };
+  return "min " + d(static_cast<double>(p.min)) + "  p50 " + d(static_cast<double>(p.p50)) +
+         "  p90 " + d(static_cast<double>(p.p90)) + "  p99 " + d(static_cast<double>(p.p99)) +
+         "  max " + d(static_cast<double>(p.max)) + "  mean " + d(p.mean);
+}
+
+std::string fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
+  return buf;
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv, int begin) {
+  auto specs = common_options();
+  for (const char* name : {"mode", "threads", "num-models", "batch", "seed", "warmup", "iters",
+                           "duration"}) {
+    specs.push_back({name, true, false});
+  }
+  specs.push_back({"input", true, true});
+  specs.push_back({"strict", false, false});
+  specs.push_back({"json", false, false});
+  const Args args = Args::parse("bench", specs, argc, argv, begin);
+  if (args.has("help")) {
+    std::cout << kHelp;
+    return kExitOk;
+  }
+  apply_log_option(args);
+  const std::string path = args.single_positional("package path (PKG)");
+  if (args.has("iters") && args.has("duration")) {
+    throw UsageError("bench", "--iters and --duration exclude each other");
+  }
+  BenchConfig config;
+  config.loop.threads = static_cast<int>(args.get_int("threads", 1, 1, 1024));
+  config.runner.mode = mode_option(args);
+  config.runner.strict = args.has("strict");
+  config.runner.num_models =
+      static_cast<int32_t>(args.get_int("num-models", config.loop.threads, 1, 1024));
+  config.loop.warmup = static_cast<int>(args.get_int("warmup", 10, 0, INT32_MAX));
+  if (args.has("iters")) config.loop.iters = static_cast<uint64_t>(args.get_int("iters", 0, 1, INT64_MAX));
+  config.loop.duration_s = args.get_double("duration", 2.0, 0.001, 1e6);
+  config.loop.progress = isatty(STDERR_FILENO) != 0;
+  InputPlan plan;
+  plan.files = parse_input_options("bench", args.all("input"));
+  if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
+  plan.seed = args.get_u64("seed", 0);
+
+  PackagePtr package = open_package(path, !args.has("no-verify"));
+  const aotrun_package_info info = package_info(package.get());
+  BuiltInputs built = build_inputs(package_inputs(package.get()), plan);
+  config.batch = built.batch;
+  const std::vector<DLTensor> input_views = views(built.tensors);
+  RunnerPtr runner = create_runner(package.get(), config.runner);
+
+  const LoopResult result =
+      run_loop(runner.get(), input_views, package_outputs(package.get()), config.loop);
+  const aotrun_runner_stats stats = runner_stats(runner.get());
+  const Percentiles p = percentiles(result.latencies_ns);
+  const double calls = static_cast<double>(result.latencies_ns.size());
+  const double wall_s = result.wall_ns / 1e9;
+  const double calls_per_s = wall_s > 0 ? calls / wall_s : 0;
+  const double samples_per_s = calls_per_s * static_cast<double>(config.batch);
+
+  if (args.has("json")) {
+    nlohmann::ordered_json j;
+    j["package"] = {{"name", info.name != nullptr ? info.name : ""},
+                    {"format", info.format != nullptr ? info.format : ""},
+                    {"abi_version", abi_version_string(info.abi_version)},
+                    {"device", device_type_name(info.device.device_type)}};
+    j["load_ns"] = load_ns_json(info);
+    j["config"] = {{"mode", aotrun_mode_name(config.runner.mode)},
+                   {"strict", config.runner.strict},
+                   {"threads", config.loop.threads},
+                   {"num_models", config.runner.num_models},
+                   {"batch", config.batch},
+                   {"warmup", config.loop.warmup},
+                   {"iters", config.loop.iters ? nlohmann::ordered_json(*config.loop.iters) : nlohmann::ordered_json()},
+                   {"duration_s", config.loop.iters ? nlohmann::ordered_json() : nlohmann::ordered_json(config.loop.duration_s)}};
+    j["effective_mode"] = aotrun_mode_name(aotrun_runner_mode(runner.get()));
+    j["calls"] = result.latencies_ns.size();
+    j["wall_s"] = wall_s;
+    j["throughput"] = {{"calls_per_s", calls_per_s}, {"samples_per_s", samples_per_s}};
+    j["latency_ns"] = {{"min", p.min}, {"p50", p.p50}, {"p90", p.p90},
+                       {"p99", p.p99}, {"max", p.max}, {"mean", p.mean}};
+    j["stats"] = stats_json(stats);
+    std::cout << j.dump(2) << '\n';
+    return kExitOk;
+  }
+
+  std::string mode = aotrun_mode_name(aotrun_runner_mode(runner.get()));
+  if (stats.requested_mode != stats.effective_mode) {
+    mode += std::string(" (requested ") + aotrun_mode_name(stats.requested_mode) +
+            "; fallback: " + (stats.fallback_reason != nullptr ? stats.fallback_reason : "") + ")";
+  }
+  Table t;
+  t.add({"package", package_line(info)});
+  t.add({"load", load_text(info)});
+  t.add({"mode", mode});
+  auto count = [](int64_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  t.add({"config", count(config.loop.threads, "thread") + ", " +
+                       count(config.runner.num_models, "model") + ", batch " +
+                       std::to_string(config.batch) + ", warmup " +
+                       std::to_string(config.loop.warmup) + " per thread"});
+  t.add({"calls", std::to_string(result.latencies_ns.size()) + " in " + fixed(wall_s, 3) + " s"});
+  t.add({"throughput",
+         fixed(calls_per_s, 1) + " calls/s, " + fixed(samples_per_s, 1) + " samples/s"});
+  t.add({"latency", latency_line(p)});
+  t.add({"stats", "runs " + std::to_string(stats.runs) + ", failures " +
+                      std::to_string(stats.failures) + ", fallback runs " +
+                      std::to_string(stats.fallback_runs)});
+  if (stats.requested_mode == AOTRUN_MODE_GRAPH || stats.effective_mode == AOTRUN_MODE_GRAPH) {
+    t.add({"graph", graph_stats_text(stats)});
+  }
+  t.print(std::cout);
+  return kExitOk;
+}
+
+}  // namespace aotrun_cli

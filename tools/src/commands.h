@@ -1,0 +1,31 @@
+// The subcommands of the aotrun tool and what they share.
+//
+// Each command parses argv[begin, argc) itself, writes its report to stdout,
+// and returns the process exit code; errors are thrown (see error.h).
+#ifndef AOTRUN_TOOLS_COMMANDS_H_
+#define AOTRUN_TOOLS_COMMANDS_H_
+
+#include <vector>
+
+#include <aotrun/aotrun.h>
+
+#include "args.h"
+
+namespace aotrun_cli {
+
+int inspect_main(int argc, char** argv, int begin);
+int run_main(int argc, char** argv, int begin);
+int bench_main(int argc, char** argv, int begin);
+
+// Options every subcommand accepts: --help, --log LEVEL, --no-verify.
+std::vector<OptionSpec> common_options();
+// Applies --log (if given) to the library's log level; UsageError on an
+// unknown level name.
+void apply_log_option(const Args& args);
+
+// Parses --mode (default threaded); UsageError on an unknown name.
+aotrun_mode mode_option(const Args& args);
+
+}  // namespace aotrun_cli
+
+#endif  // AOTRUN_TOOLS_COMMANDS_H_

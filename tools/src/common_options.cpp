@@ -1,0 +1,50 @@
+// Options shared by all subcommands.
+#include <aotrun/aotrun.h>
+
+#include "commands.h"
+#include "describe.h"
+#include "error.h"
+
+namespace aotrun_cli {
+
+std::vector<OptionSpec> common_options() {
+  return {
+      {"help", false, true},
+      {"log", true, false},
+      {"no-verify", false, false},
+  };
+}
+
+void apply_log_option(const Args& args) {
+  if (!args.has("log")) return;
+  const std::string level = args.get("log");
+  struct Named {
+    const char* name;
+    aotrun_log_level level;
+  };
+  static const Named kLevels[] = {{"error", AOTRUN_LOG_ERROR},
+                                  {"warn", AOTRUN_LOG_WARN},
+                                  {"info", AOTRUN_LOG_INFO},
+                                  {"debug", AOTRUN_LOG_DEBUG},
+                                  {"off", AOTRUN_LOG_OFF}};
+  for (const Named& named : kLevels) {
+    if (level == named.name) {
+      aotrun_set_log_level(named.level);
+      return;
+    }
+  }
+  throw UsageError(args.command(),
+                   "unknown log level '" + level + "' (error, warn, info, debug, off)");
+}
+
+aotrun_mode mode_option(const Args& args) {
+  const std::string text = args.get("mode", "threaded");
+  const auto mode = parse_mode(text);
+  if (!mode) {
+    throw UsageError(args.command(),
+                     "unknown mode '" + text + "' (threaded, single_threaded, graph)");
+  }
+  return *mode;
+}
+
+}  // namespace aotrun_cli

@@ -1,0 +1,74 @@
+#include "report.h"
+
+#include "describe.h"
+
+namespace aotrun_cli {
+
+namespace {
+
+const char* str(const char* s) { return s != nullptr ? s : ""; }
+
+std::string count(uint64_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+nlohmann::ordered_json load_ns_json(const aotrun_package_info& info) {
+  return {{"open", info.open_ns},
+          {"verify", info.verify_ns},
+          {"dlopen", info.dlopen_ns},
+          {"weights", info.weights_ns},
+          {"metadata", info.metadata_ns}};
+}
+
+std::string load_text(const aotrun_package_info& info) {
+  return "open " + duration_text(static_cast<double>(info.open_ns)) + " (verify " +
+         duration_text(static_cast<double>(info.verify_ns)) + ", dlopen " +
+         duration_text(static_cast<double>(info.dlopen_ns)) + ", weights " +
+         duration_text(static_cast<double>(info.weights_ns)) + ", metadata " +
+         duration_text(static_cast<double>(info.metadata_ns)) + ")";
+}
+
+nlohmann::ordered_json tensor_spec_json(const TensorSpec& spec) {
+  return {{"name", spec.name}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}};
+}
+
+std::string package_line(const aotrun_package_info& info) {
+  return std::string(str(info.name)) + " (" + str(info.format) + ", ABI " +
+         abi_version_string(info.abi_version) + ", " + device_name(info.device) + ")";
+}
+
+nlohmann::ordered_json stats_json(const aotrun_runner_stats& stats) {
+  return {{"requested_mode", aotrun_mode_name(stats.requested_mode)},
+          {"effective_mode", aotrun_mode_name(stats.effective_mode)},
+          {"num_models", stats.num_models},
+          {"fallback_reason", str(stats.fallback_reason)},
+          {"runs", stats.runs},
+          {"failures", stats.failures},
+          {"fallback_runs", stats.fallback_runs},
+          {"graph",
+           {{"captures", stats.graph_captures},
+            {"replays", stats.graph_replays},
+            {"warmups", stats.graph_warmups},
+            {"capture_ns", stats.graph_capture_ns},
+            {"pool_bytes", stats.graph_pool_bytes},
+            {"cached", stats.graphs_cached},
+            {"eager_cache_full", stats.eager_cache_full},
+            {"eager_frozen", stats.eager_frozen},
+            {"eager_capture_failed", stats.eager_capture_failed},
+            {"eager_caller_capturing", stats.eager_caller_capturing}}}};
+}
+
+std::string graph_stats_text(const aotrun_runner_stats& stats) {
+  return count(stats.graph_captures, "capture") + " (" +
+         duration_text(static_cast<double>(stats.graph_capture_ns)) + "), " +
+         count(stats.graph_replays, "replay") + ", " + count(stats.graph_warmups, "warm-up") +
+         ", " + std::to_string(stats.graphs_cached) + " cached, pool " +
+         bytes_text(stats.graph_pool_bytes) + "; eager: cache full " +
+         std::to_string(stats.eager_cache_full) + ", frozen " + std::to_string(stats.eager_frozen) +
+         ", capture failed " + std::to_string(stats.eager_capture_failed) +
+         ", caller capturing " + std::to_string(stats.eager_caller_capturing);
+}
+
+}  // namespace aotrun_cli

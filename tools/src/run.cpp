@@ -1,0 +1,255 @@
+// `aotrun run`: one run of a package on given or random inputs.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "describe.h"
+#include "error.h"
+#include "handles.h"
+#include "inputs.h"
+#include "npy.h"
+#include "outputs.h"
+#include "report.h"
+#include "table.h"
+
+namespace aotrun_cli {
+
+namespace {
+
+const char kHelp[] =
+    "Usage: aotrun run [OPTIONS] PKG\n"
+    "\n"
+    "Run the package PKG once and summarise its outputs (shape, dtype, min, max,\n"
+    "mean, first values). Inputs not given with --input are random with a fixed\n"
+    "seed: floats uniform in [-1, 1), integers in [0, 10). Dynamic dimensions get\n"
+    "the --batch size, or the size an --input file gives them.\n"
+    "\n"
+    "Options:\n"
+    "  --mode MODE           threaded (default), single_threaded or graph\n"
+    "  --strict              fail with UNSUPPORTED instead of falling back when\n"
+    "                        the package cannot run MODE natively\n"
+    "  --batch N             size of dynamic dimensions of random inputs (default 1)\n"
+    "  --num-models N        model instances in the runner (default 1)\n"
+    "  --input NAME=FILE     read input NAME from a .npy file (repeatable)\n"
+    "  --seed S              seed of the random inputs (default 0)\n"
+    "  --output-dir DIR      write each output to DIR/<name>.npy\n"
+    "  --save-inputs DIR     write the inputs used to DIR/<name>.npy\n"
+    "  --values N            first values shown per output (default 6)\n"
+    "  --json                print one JSON object instead of text\n"
+    "  --no-verify           skip checking the manifest's sha256 hashes\n"
+    "  --log LEVEL           library log level: error, warn, info, debug, off\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Exit status: 0 success, 1 the package, runtime or a file failed, 2 usage error.\n";
+
+// A file name for a tensor: characters outside [A-Za-z0-9._-] become '_'.
+std::string file_stem(const std::string& name, size_t index, std::set<std::string>& used) {
+  std::string stem;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    stem += ok ? c : '_';
+  }
+  if (stem.empty() || stem == "." || stem == "..") stem = "tensor" + std::to_string(index);
+  if (!used.insert(stem).second) {
+    stem += "_" + std::to_string(index);
+    used.insert(stem);
+  }
+  return stem;
+}
+
+std::vector<std::string> write_all(const std::string& dir, const std::vector<HostTensor>& tensors) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Failure("IO_ERROR", "cannot create directory '" + dir + "': " + ec.message());
+  std::set<std::string> used;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const std::string path =
+        (std::filesystem::path(dir) / (file_stem(tensors[i].name(), i, used) + ".npy")).string();
+    write_npy(path, tensors[i]);
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+bool integral(DLDataType dtype) { return dtype.code == kDLInt || dtype.code == kDLUInt; }
+
+std::vector<double> first_values(const HostTensor& t, size_t count) {
+  std::vector<double> values;
+  if (!dtype_supported(t.dtype())) return values;
+  for (size_t i = 0; i < t.numel() && i < count; ++i) values.push_back(t.element(i));
+  return values;
+}
+
+struct RunReport {
+  aotrun_package_info info{};
+  aotrun_runner_stats stats{};
+  aotrun_mode effective = AOTRUN_MODE_THREADED;
+  double run_ns = 0;
+  int64_t batch = 1;
+  std::vector<std::string> input_sources;
+  std::vector<std::string> input_files;   // written with --save-inputs
+  std::vector<std::string> output_files;  // written with --output-dir
+};
+
+void print_text(const RunReport& r, const std::vector<HostTensor>& inputs,
+                const std::vector<HostTensor>& outputs, size_t values, std::ostream& out) {
+  Table head;
+  head.add({"package", package_line(r.info)});
+  std::string mode = aotrun_mode_name(r.effective);
+  if (r.stats.requested_mode != r.effective) {
+    mode += std::string(" (requested ") + aotrun_mode_name(r.stats.requested_mode) +
+            "; fallback: " + (r.stats.fallback_reason != nullptr ? r.stats.fallback_reason : "") +
+            ")";
+  }
+  head.add({"mode", mode});
+  head.add({"run", duration_text(r.run_ns)});
+  head.print(out);
+
+  out << "\ninputs\n";
+  Table in_table(2);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<std::string> row = {inputs[i].name(), dtype_name(inputs[i].dtype()),
+                                    shape_text(inputs[i].shape()), r.input_sources[i]};
+    if (i < r.input_files.size()) row.push_back("-> " + r.input_files[i]);
+    in_table.add(std::move(row));
+  }
+  in_table.print(out);
+
+  out << "\noutputs\n";
+  Table out_table(2);
+  out_table.add({"NAME", "DTYPE", "SHAPE", "MIN", "MAX", "MEAN", "FIRST VALUES"});
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const HostTensor& t = outputs[i];
+    std::vector<std::string> row = {t.name(), dtype_name(t.dtype()), shape_text(t.shape())};
+    if (!dtype_supported(t.dtype())) {
+      row.push_back("(no summary for " + dtype_name(t.dtype()) + ")");
+    } else {
+      const Summary s = summarize(t);
+      const bool ints = integral(t.dtype());
+      row.push_back(s.counted ? number_text(s.min, ints) : "-");
+      row.push_back(s.counted ? number_text(s.max, ints) : "-");
+      row.push_back(s.counted ? number_text(s.mean, false) : "-");
+      std::string first;
+      for (double v : first_values(t, values)) first += (first.empty() ? "" : " ") + number_text(v, ints);
+      if (t.numel() > values) first += " ...";
+      if (t.numel() == 0) first = "(empty)";
+      if (s.nan_count) first += "  (" + std::to_string(s.nan_count) + " NaN)";
+      row.push_back(first);
+    }
+    out_table.add(std::move(row));
+  }
+  out_table.print(out);
+  for (const std::string& path : r.output_files) out << "wrote " << path << '\n';
+}
+
+nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>& inputs,
+                       const std::vector<HostTensor>& outputs, size_t values) {
+  nlohmann::ordered_json j;
+  j["package"] = {{"name", r.info.name != nullptr ? r.info.name : ""},
+                  {"format", r.info.format != nullptr ? r.info.format : ""},
+                  {"abi_version", abi_version_string(r.info.abi_version)},
+                  {"device", device_type_name(r.info.device.device_type)}};
+  j["mode"] = aotrun_mode_name(r.effective);
+  j["stats"] = stats_json(r.stats);
+  j["run_ns"] = r.run_ns;
+  j["batch"] = r.batch;
+  nlohmann::ordered_json in = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    nlohmann::ordered_json e = {{"name", inputs[i].name()},
+                        {"dtype", dtype_name(inputs[i].dtype())},
+                        {"shape", inputs[i].shape()},
+                        {"source", r.input_sources[i]}};
+    if (i < r.input_files.size()) e["file"] = r.input_files[i];
+    in.push_back(e);
+  }
+  j["inputs"] = in;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const HostTensor& t = outputs[i];
+    nlohmann::ordered_json e = {{"name", t.name()}, {"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}};
+    if (dtype_supported(t.dtype())) {
+      const Summary s = summarize(t);
+      e["min"] = s.min;
+      e["max"] = s.max;
+      e["mean"] = s.mean;
+      e["nan_count"] = s.nan_count;
+      e["first_values"] = first_values(t, values);
+    }
+    if (i < r.output_files.size()) e["file"] = r.output_files[i];
+    out.push_back(e);
+  }
+  j["outputs"] = out;
+  return j;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv, int begin) {
+  auto specs = common_options();
+  for (const char* name : {"mode", "batch", "num-models", "seed", "output-dir", "save-inputs",
+                           "values"}) {
+    specs.push_back({name, true, false});
+  }
+  specs.push_back({"input", true, true});
+  specs.push_back({"strict", false, false});
+  specs.push_back({"json", false, false});
+  const Args args = Args::parse("run", specs, argc, argv, begin);
+  if (args.has("help")) {
+    std::cout << kHelp;
+    return kExitOk;
+  }
+  apply_log_option(args);
+  const std::string path = args.single_positional("package path (PKG)");
+  RunnerConfig config;
+  config.mode = mode_option(args);
+  config.strict = args.has("strict");
+  config.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
+  InputPlan plan;
+  plan.files = parse_input_options("run", args.all("input"));
+  if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
+  plan.seed = args.get_u64("seed", 0);
+  const size_t values = static_cast<size_t>(args.get_int("values", 6, 0, 1000000));
+
+  PackagePtr package = open_package(path, !args.has("no-verify"));
+  RunReport report;
+  report.info = package_info(package.get());
+  const std::vector<TensorSpec> input_specs = package_inputs(package.get());
+  const std::vector<TensorSpec> output_specs = package_outputs(package.get());
+  BuiltInputs built = build_inputs(input_specs, plan);
+  report.batch = built.batch;
+  report.input_sources = built.sources;
+  std::vector<DLTensor> input_views = views(built.tensors);
+
+  RunnerPtr runner = create_runner(package.get(), config);
+  std::vector<HostTensor> outputs = allocate_outputs(runner.get(), input_views, output_specs);
+  std::vector<DLTensor> output_views = views(outputs);
+
+  const auto start = std::chrono::steady_clock::now();
+  check(aotrun_runner_run(runner.get(), input_views.data(), input_views.size(),
+                          output_views.data(), output_views.size()),
+        "running '" + std::string(report.info.name != nullptr ? report.info.name : path) + "'");
+  report.run_ns = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+  report.effective = aotrun_runner_mode(runner.get());
+  report.stats = runner_stats(runner.get());
+
+  if (args.has("save-inputs")) report.input_files = write_all(args.get("save-inputs"), built.tensors);
+  if (args.has("output-dir")) report.output_files = write_all(args.get("output-dir"), outputs);
+
+  if (args.has("json")) {
+    std::cout << to_json(report, built.tensors, outputs, values).dump(2) << '\n';
+  } else {
+    print_text(report, built.tensors, outputs, values, std::cout);
+  }
+  return kExitOk;
+}
+
+}  // namespace aotrun_cli

@@ -1,0 +1,30 @@
+// Plain-text output: aligned tables and number formatting.
+#ifndef AOTRUN_TOOLS_TABLE_H_
+#define AOTRUN_TOOLS_TABLE_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace aotrun_cli {
+
+// Rows of cells printed with each column padded to its widest cell, two
+// spaces between columns, and `indent` spaces before each row.
+class Table {
+ public:
+  explicit Table(size_t indent = 0) : indent_(indent) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  bool empty() const { return rows_.empty(); }
+  void print(std::ostream& out) const;
+
+ private:
+  size_t indent_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "%.6g" for floating values, exact digits for integral dtypes.
+std::string number_text(double value, bool integral);
+
+}  // namespace aotrun_cli
+
+#endif  // AOTRUN_TOOLS_TABLE_H_
