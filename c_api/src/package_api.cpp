@@ -94,6 +94,7 @@ const char* aotrun_mode_name(aotrun_mode mode) {
     case AOTRUN_MODE_THREADED: return "threaded";
     case AOTRUN_MODE_SINGLE_THREADED: return "single_threaded";
     case AOTRUN_MODE_GRAPH: return "graph";
+    default: break;
   }
   return "unknown";
 }

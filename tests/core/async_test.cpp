@@ -251,6 +251,8 @@ TEST(Async, AllModesRunAsync) {
       EXPECT_EQ(outs[i]->data, expect.data) << aotrun_mode_name(m) << " run " << i;
       aotrun_event_free(evs[i]);
     }
-    if (m == AOTRUN_MODE_GRAPH) EXPECT_GE(r.stats().graph_replays, 4u);
+    if (m == AOTRUN_MODE_GRAPH) {
+      EXPECT_GE(r.stats().graph_replays, 4u);
+    }
   }
 }

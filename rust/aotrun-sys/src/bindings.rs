@@ -392,6 +392,7 @@ pub const AOTRUN_ERR_CAPTURE_UNSUPPORTED: aotrun_code = 13;
 pub const AOTRUN_ERR_CAPTURE_INVALIDATED: aotrun_code = 14;
 pub const AOTRUN_ERR_DEVICE: aotrun_code = 15;
 pub const AOTRUN_ERR_INTERNAL: aotrun_code = 16;
+pub const AOTRUN_CODE_MAX_ENUM: aotrun_code = 2147483647;
 pub type aotrun_code = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -415,6 +416,7 @@ pub const AOTRUN_LOG_WARN: aotrun_log_level = 1;
 pub const AOTRUN_LOG_INFO: aotrun_log_level = 2;
 pub const AOTRUN_LOG_DEBUG: aotrun_log_level = 3;
 pub const AOTRUN_LOG_OFF: aotrun_log_level = -1;
+pub const AOTRUN_LOG_MAX_ENUM: aotrun_log_level = 2147483647;
 pub type aotrun_log_level = ::std::os::raw::c_int;
 pub type aotrun_log_fn = ::std::option::Option<
     unsafe extern "C" fn(
@@ -481,6 +483,7 @@ extern "C" {
 pub const AOTRUN_MODE_THREADED: aotrun_mode = 0;
 pub const AOTRUN_MODE_SINGLE_THREADED: aotrun_mode = 1;
 pub const AOTRUN_MODE_GRAPH: aotrun_mode = 2;
+pub const AOTRUN_MODE_MAX_ENUM: aotrun_mode = 2147483647;
 pub type aotrun_mode = ::std::os::raw::c_uint;
 extern "C" {
     pub fn aotrun_mode_name(mode: aotrun_mode) -> *const ::std::os::raw::c_char;
@@ -1746,10 +1749,12 @@ pub struct aotrun_graph {
 }
 pub const AOTRUN_STREAM_INLINE: aotrun_stream_kind = 0;
 pub const AOTRUN_STREAM_WORKER: aotrun_stream_kind = 1;
+pub const AOTRUN_STREAM_KIND_MAX_ENUM: aotrun_stream_kind = 2147483647;
 pub type aotrun_stream_kind = ::std::os::raw::c_uint;
 pub const AOTRUN_CAPTURE_GLOBAL: aotrun_capture_mode = 0;
 pub const AOTRUN_CAPTURE_THREAD_LOCAL: aotrun_capture_mode = 1;
 pub const AOTRUN_CAPTURE_RELAXED: aotrun_capture_mode = 2;
+pub const AOTRUN_CAPTURE_MODE_MAX_ENUM: aotrun_capture_mode = 2147483647;
 pub type aotrun_capture_mode = ::std::os::raw::c_uint;
 extern "C" {
     pub fn aotrun_stream_create(

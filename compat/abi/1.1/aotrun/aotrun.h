@@ -91,7 +91,10 @@ typedef enum aotrun_code {
   AOTRUN_ERR_CAPTURE_UNSUPPORTED = 13, /* operation not permitted when stream is capturing */
   AOTRUN_ERR_CAPTURE_INVALIDATED = 14, /* capture was invalidated by an illegal operation */
   AOTRUN_ERR_DEVICE = 15,          /* device or driver failure, no device present */
-  AOTRUN_ERR_INTERNAL = 16         /* a bug in aotrun */
+  AOTRUN_ERR_INTERNAL = 16,        /* a bug in aotrun */
+  /* Not a code: makes every int32_t value a valid aotrun_code, so a value
+   * from a newer library or a careless caller is never undefined behaviour. */
+  AOTRUN_CODE_MAX_ENUM = 0x7FFFFFFF
 } aotrun_code;
 
 typedef struct aotrun_status aotrun_status;
@@ -119,7 +122,8 @@ typedef enum aotrun_log_level {
   AOTRUN_LOG_WARN = 1,
   AOTRUN_LOG_INFO = 2,
   AOTRUN_LOG_DEBUG = 3,
-  AOTRUN_LOG_OFF = -1
+  AOTRUN_LOG_OFF = -1,
+  AOTRUN_LOG_MAX_ENUM = 0x7FFFFFFF /* not a level; see AOTRUN_CODE_MAX_ENUM */
 } aotrun_log_level;
 
 /* Receives one message. `message` is valid only during the call. May be called
@@ -189,7 +193,8 @@ AOTRUN_API void aotrun_package_close(aotrun_package* package);
 typedef enum aotrun_mode {
   AOTRUN_MODE_THREADED = 0,        /* thread-safe `run`, N model instances */
   AOTRUN_MODE_SINGLE_THREADED = 1, /* `run_single_threaded`, callers serialised */
-  AOTRUN_MODE_GRAPH = 2            /* capture per input shape, replay */
+  AOTRUN_MODE_GRAPH = 2,           /* capture per input shape, replay */
+  AOTRUN_MODE_MAX_ENUM = 0x7FFFFFFF /* not a mode; see AOTRUN_CODE_MAX_ENUM */
 } aotrun_mode;
 
 /* Name of a mode: "threaded", "single_threaded", "graph"; "unknown" else. */
@@ -476,13 +481,15 @@ typedef struct aotrun_graph aotrun_graph;
 
 typedef enum aotrun_stream_kind {
   AOTRUN_STREAM_INLINE = 0, /* work runs on the launching thread */
-  AOTRUN_STREAM_WORKER = 1  /* work runs in order on the stream's own thread */
+  AOTRUN_STREAM_WORKER = 1, /* work runs in order on the stream's own thread */
+  AOTRUN_STREAM_KIND_MAX_ENUM = 0x7FFFFFFF
 } aotrun_stream_kind;
 
 typedef enum aotrun_capture_mode {
   AOTRUN_CAPTURE_GLOBAL = 0,       /* cudaStreamCaptureModeGlobal */
   AOTRUN_CAPTURE_THREAD_LOCAL = 1, /* cudaStreamCaptureModeThreadLocal */
-  AOTRUN_CAPTURE_RELAXED = 2       /* cudaStreamCaptureModeRelaxed */
+  AOTRUN_CAPTURE_RELAXED = 2,      /* cudaStreamCaptureModeRelaxed */
+  AOTRUN_CAPTURE_MODE_MAX_ENUM = 0x7FFFFFFF
 } aotrun_capture_mode;
 
 /* Creates a CPU stream. Errors: INVALID_ARGUMENT. */

@@ -182,7 +182,9 @@ typedef struct aotrun_pkg_create_args {
 
 /* ---------------------------------------------------------------------------
  * Tensor specs. shape[i] == -1 marks a dynamic dimension. Pointers are owned
- * by the container and valid until it is destroyed.
+ * by the container and valid until it is destroyed. A package fills at least
+ * the 1.0 layout (AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0 bytes); the host
+ * refuses a package that reports less.
  * ------------------------------------------------------------------------- */
 typedef struct aotrun_pkg_tensor_spec {
   size_t struct_size;
