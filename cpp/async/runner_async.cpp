@@ -1,5 +1,6 @@
 // Runner::run_async and the worker streams behind it.
 #include <algorithm>
+#include <cstdint>
 
 #include "runner/runner.hpp"
 #include "runner/validate.hpp"
@@ -14,7 +15,21 @@ cpu::Stream* Runner::pick_async_stream() {
     const int n = effective_ == RunMode::Threaded ? options_.num_models : 1;
     for (int i = 0; i < n; ++i) workers_.push_back(std::make_unique<cpu::Stream>(cpu::Stream::Kind::Worker));
   });
-  return workers_[next_worker_.fetch_add(1, std::memory_order_relaxed) % workers_.size()].get();
+  // The least busy worker, so a run never queues behind a busy worker while
+  // another is idle; ties go round-robin to spread the start.
+  const size_t n = workers_.size();
+  const size_t start = next_worker_.fetch_add(1, std::memory_order_relaxed);
+  cpu::Stream* best = nullptr;
+  uint64_t best_backlog = UINT64_MAX;
+  for (size_t k = 0; k < n && best_backlog != 0; ++k) {
+    cpu::Stream* w = workers_[(start + k) % n].get();
+    const uint64_t backlog = w->backlog();
+    if (backlog < best_backlog) {
+      best = w;
+      best_backlog = backlog;
+    }
+  }
+  return best;
 }
 
 std::shared_ptr<AsyncEvent> Runner::run_async(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,

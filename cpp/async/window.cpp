@@ -17,9 +17,9 @@ bool InflightWindow::acquire(int64_t timeout_ns, uint64_t* blocked_ns) {
   auto has_slot = [this] { return used_ < limit_; };
   bool ok = true;
   if (timeout_ns < 0) {
-    cv_.wait(lock, has_slot);
+    slot_cv_.wait(lock, has_slot);
   } else {
-    ok = cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns), has_slot);
+    ok = slot_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns), has_slot);
   }
   *blocked_ns = now_ns() - t0;
   if (!ok) return false;
@@ -33,20 +33,21 @@ void InflightWindow::release() {
     std::lock_guard<std::mutex> lock(mu_);
     --used_;
   }
-  cv_.notify_all();
+  slot_cv_.notify_one();  // one slot: one submitter can use it
 }
 
 void InflightWindow::retire() {
+  bool idle;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    --outstanding_;
+    idle = --outstanding_ == 0;
   }
-  cv_.notify_all();
+  if (idle) idle_cv_.notify_all();
 }
 
 void InflightWindow::wait_idle() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return outstanding_ == 0; });
+  idle_cv_.wait(lock, [this] { return outstanding_ == 0; });
 }
 
 int32_t InflightWindow::in_flight() const {

@@ -43,6 +43,12 @@ class Stream {
   uint64_t mark() const { return enqueued_.load(std::memory_order_acquire); }
   bool reached(uint64_t point) const { return completed_.load(std::memory_order_acquire) >= point; }
   void wait(uint64_t point);
+  // Work enqueued and not yet completed (worker streams; 0 on inline ones).
+  uint64_t backlog() const {
+    const uint64_t done = completed_.load(std::memory_order_acquire);
+    const uint64_t queued = enqueued_.load(std::memory_order_acquire);
+    return queued > done ? queued - done : 0;
+  }
 
   // First failure of worker-executed work since the last call (Ok if none).
   Status take_error();
