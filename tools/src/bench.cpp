@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_async.h"
 #include "bench_loop.h"
 #include "commands.h"
 #include "describe.h"
@@ -25,12 +26,20 @@ const char kHelp[] =
     "Measure per-call latency (min, p50, p90, p99, max) and throughput of PKG.\n"
     "THREADS caller threads run one runner; each warms up, then all start\n"
     "together and call aotrun_runner_run in a loop on fixed random inputs.\n"
+    "With --mode async each thread instead submits with aotrun_runner_run_async,\n"
+    "keeping up to DEPTH runs of its own in flight (a ring of events, the oldest\n"
+    "waited when the ring is full); latency is from submission to completion.\n"
     "Also reports the package's load timings and the runner's counters. A\n"
     "progress line is drawn on stderr when it is a terminal and the run lasts\n"
     "longer than a second.\n"
     "\n"
     "Options:\n"
-    "  --mode MODE         threaded (default), single_threaded or graph\n"
+    "  --mode MODE         threaded (default), single_threaded, graph or async\n"
+    "  --async-mode MODE   runner mode under --mode async (default threaded)\n"
+    "  --inflight K        --mode async: the runner's in-flight window\n"
+    "                      (max_inflight; default 2 x models)\n"
+    "  --depth D           --mode async: runs each thread keeps in flight\n"
+    "                      (default: the window size)\n"
     "  --strict            fail with UNSUPPORTED instead of falling back\n"
     "  --threads N         caller threads (default 1)\n"
     "  --num-models N      model instances in the runner (default: THREADS)\n"
@@ -51,6 +60,8 @@ struct BenchConfig {
   RunnerConfig runner;
   LoopConfig loop;
   int64_t batch = 1;
+  bool async = false;
+  int depth = 0;  // async ring per thread; 0 = the window size
 };
 
 std::string latency_line(const Percentiles& p) {
@@ -71,7 +82,7 @@ std::string fixed(double value, int digits) {
 int bench_main(int argc, char** argv, int begin) {
   auto specs = common_options();
   for (const char* name : {"mode", "threads", "num-models", "batch", "seed", "warmup", "iters",
-                           "duration"}) {
+                           "duration", "async-mode", "inflight", "depth"}) {
     specs.push_back({name, true, false});
   }
   specs.push_back({"input", true, true});
@@ -89,7 +100,15 @@ int bench_main(int argc, char** argv, int begin) {
   }
   BenchConfig config;
   config.loop.threads = static_cast<int>(args.get_int("threads", 1, 1, 1024));
-  config.runner.mode = mode_option(args);
+  config.async = args.get("mode") == "async";
+  for (const char* name : {"async-mode", "inflight", "depth"}) {
+    if (!config.async && args.has(name)) {
+      throw UsageError("bench", "--" + std::string(name) + " needs --mode async");
+    }
+  }
+  config.runner.mode = config.async ? mode_option(args, "async-mode") : mode_option(args, "mode", ", async");
+  config.runner.max_inflight = static_cast<int32_t>(args.get_int("inflight", 0, 1, 65536));
+  config.depth = static_cast<int>(args.get_int("depth", 0, 1, 65536));
   config.runner.strict = args.has("strict");
   config.runner.num_models =
       static_cast<int32_t>(args.get_int("num-models", config.loop.threads, 1, 1024));
@@ -109,8 +128,13 @@ int bench_main(int argc, char** argv, int begin) {
   const std::vector<DLTensor> input_views = views(built.tensors);
   RunnerPtr runner = create_runner(package.get(), config.runner);
 
-  const LoopResult result =
-      run_loop(runner.get(), input_views, package_outputs(package.get()), config.loop);
+  const std::vector<TensorSpec> output_specs = package_outputs(package.get());
+  if (config.async && config.depth == 0) config.depth = runner_stats(runner.get()).max_inflight;
+  WorkFactory make_work = [&](int) {
+    return config.async ? make_async_work(runner.get(), input_views, output_specs, config.depth)
+                        : make_sync_work(runner.get(), input_views, output_specs);
+  };
+  const LoopResult result = run_loop(make_work, config.loop);
   const aotrun_runner_stats stats = runner_stats(runner.get());
   const Percentiles p = percentiles(result.latencies_ns);
   const double calls = static_cast<double>(result.latencies_ns.size());
@@ -125,7 +149,7 @@ int bench_main(int argc, char** argv, int begin) {
                     {"abi_version", abi_version_string(info.abi_version)},
                     {"device", device_type_name(info.device.device_type)}};
     j["load_ns"] = load_ns_json(info);
-    j["config"] = {{"mode", aotrun_mode_name(config.runner.mode)},
+    j["config"] = {{"mode", config.async ? "async" : aotrun_mode_name(config.runner.mode)},
                    {"strict", config.runner.strict},
                    {"threads", config.loop.threads},
                    {"num_models", config.runner.num_models},
@@ -133,6 +157,11 @@ int bench_main(int argc, char** argv, int begin) {
                    {"warmup", config.loop.warmup},
                    {"iters", config.loop.iters ? nlohmann::ordered_json(*config.loop.iters) : nlohmann::ordered_json()},
                    {"duration_s", config.loop.iters ? nlohmann::ordered_json() : nlohmann::ordered_json(config.loop.duration_s)}};
+    if (config.async) {
+      j["config"]["async_mode"] = aotrun_mode_name(config.runner.mode);
+      j["config"]["max_inflight"] = stats.max_inflight;
+      j["config"]["depth"] = config.depth;
+    }
     j["effective_mode"] = aotrun_mode_name(aotrun_runner_mode(runner.get()));
     j["calls"] = result.latencies_ns.size();
     j["wall_s"] = wall_s;
@@ -152,6 +181,10 @@ int bench_main(int argc, char** argv, int begin) {
   Table t;
   t.add({"package", package_line(info)});
   t.add({"load", load_text(info)});
+  if (config.async) {
+    mode = "async over " + mode + " (window " + std::to_string(stats.max_inflight) + ", " +
+           std::to_string(config.depth) + " in flight per thread)";
+  }
   t.add({"mode", mode});
   auto count = [](int64_t n, const char* what) {
     return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
@@ -163,13 +196,14 @@ int bench_main(int argc, char** argv, int begin) {
   t.add({"calls", std::to_string(result.latencies_ns.size()) + " in " + fixed(wall_s, 3) + " s"});
   t.add({"throughput",
          fixed(calls_per_s, 1) + " calls/s, " + fixed(samples_per_s, 1) + " samples/s"});
-  t.add({"latency", latency_line(p)});
+  t.add({"latency", latency_line(p) + (config.async ? "  (submit to completion)" : "")});
   t.add({"stats", "runs " + std::to_string(stats.runs) + ", failures " +
                       std::to_string(stats.failures) + ", fallback runs " +
                       std::to_string(stats.fallback_runs)});
   if (stats.requested_mode == AOTRUN_MODE_GRAPH || stats.effective_mode == AOTRUN_MODE_GRAPH) {
     t.add({"graph", graph_stats_text(stats)});
   }
+  if (config.async) t.add({"async", async_stats_text(stats)});
   t.print(std::cout);
   return kExitOk;
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "error.h"
+#include "inputs.h"
 #include "outputs.h"
 #include "tensor.h"
 
@@ -19,16 +20,12 @@ namespace aotrun_cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// One caller thread's buffers and results. Aligned so that the `done`
+// One caller thread's work and results. Aligned so that the `done`
 // counters the progress line reads do not share cache lines between threads.
 struct alignas(64) Worker {
-  std::vector<HostTensor> outputs;
-  std::vector<DLTensor> output_views;
+  std::unique_ptr<CallerWork> work;
   std::vector<uint64_t> latencies;
   std::atomic<uint64_t> done{0};
-  Clock::time_point end;
 };
 
 // State shared by the caller threads and the coordinating thread.
@@ -41,7 +38,9 @@ struct Shared {
   std::atomic<bool> stop{false};
   aotrun_status* error = nullptr;  // first failure; guarded by mu
 
-  void fail(aotrun_status* status) {
+  // Takes `status` (NULL: nothing happened); returns whether it failed.
+  bool fail(aotrun_status* status) {
+    if (status == nullptr) return false;
     std::lock_guard<std::mutex> lock(mu);
     if (error == nullptr) {
       error = status;
@@ -49,46 +48,75 @@ struct Shared {
       aotrun_status_free(status);
     }
     stop.store(true);
+    return true;
   }
 };
 
-void worker_main(aotrun_runner* runner, const std::vector<DLTensor>& inputs, Worker& w,
-                 Shared& shared, const LoopConfig& config) {
-  auto call = [&] {
-    return aotrun_runner_run(runner, inputs.data(), inputs.size(), w.output_views.data(),
-                             w.output_views.size());
-  };
-  for (int i = 0; i < config.warmup && !shared.stop.load(std::memory_order_relaxed); ++i) {
-    if (aotrun_status* status = call()) {
-      shared.fail(status);
-      break;
-    }
-  }
+void worker_main(Worker& w, Shared& shared, const LoopConfig& config) {
+  bool failed = !shared.stop.load() && shared.fail(w.work->warm_up(config.warmup));
   {
     std::unique_lock<std::mutex> lock(shared.mu);
     ++shared.ready;
     shared.cv.notify_all();
     shared.cv.wait(lock, [&] { return shared.go; });
   }
-  uint64_t n = 0;
+  uint64_t started = 0;
   const uint64_t limit = config.iters.value_or(UINT64_MAX);
-  while (n < limit && !shared.stop.load(std::memory_order_relaxed)) {
-    const auto t0 = Clock::now();
-    aotrun_status* status = call();
-    const auto t1 = Clock::now();
-    if (status != nullptr) {
-      shared.fail(status);
-      break;
-    }
-    w.latencies.push_back(
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-    w.done.store(++n, std::memory_order_relaxed);
+  while (!failed && started < limit && !shared.stop.load(std::memory_order_relaxed)) {
+    failed = shared.fail(w.work->start_run(w.latencies));
+    ++started;
+    w.done.store(w.latencies.size(), std::memory_order_relaxed);
   }
-  w.end = Clock::now();
+  // Always: outstanding asynchronous runs still write into this thread's
+  // buffers, so they must complete before the buffers go away.
+  shared.fail(w.work->finish(w.latencies));
+  w.done.store(w.latencies.size(), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(shared.mu);
   ++shared.finished;
   shared.cv.notify_all();
 }
+
+// Synchronous runs: the latency is the duration of aotrun_runner_run.
+class SyncWork : public CallerWork {
+ public:
+  SyncWork(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
+           const std::vector<TensorSpec>& output_specs)
+      : runner_(runner), inputs_(inputs), outputs_(allocate_outputs(runner, inputs, output_specs)),
+        output_views_(views(outputs_)) {}
+
+  aotrun_status* warm_up(int runs) override {
+    for (int i = 0; i < runs; ++i) {
+      if (aotrun_status* status = call()) return status;
+    }
+    return nullptr;
+  }
+
+  aotrun_status* start_run(std::vector<uint64_t>& latencies) override {
+    const auto t0 = Clock::now();
+    aotrun_status* status = call();
+    const auto t1 = Clock::now();
+    if (status != nullptr) return status;
+    latencies.push_back(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    last_ = t1;
+    return nullptr;
+  }
+
+  aotrun_status* finish(std::vector<uint64_t>&) override { return nullptr; }
+  Clock::time_point last_completion() const override { return last_; }
+
+ private:
+  aotrun_status* call() {
+    return aotrun_runner_run(runner_, inputs_.data(), inputs_.size(), output_views_.data(),
+                             output_views_.size());
+  }
+
+  aotrun_runner* runner_;
+  const std::vector<DLTensor>& inputs_;
+  std::vector<HostTensor> outputs_;
+  std::vector<DLTensor> output_views_;
+  Clock::time_point last_{};
+};
 
 void draw_progress(const std::vector<std::unique_ptr<Worker>>& workers, const LoopConfig& config,
                    double elapsed_s) {
@@ -110,13 +138,16 @@ void draw_progress(const std::vector<std::unique_ptr<Worker>>& workers, const Lo
 
 }  // namespace
 
-LoopResult run_loop(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
-                    const std::vector<TensorSpec>& output_specs, const LoopConfig& config) {
+std::unique_ptr<CallerWork> make_sync_work(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
+                                           const std::vector<TensorSpec>& output_specs) {
+  return std::make_unique<SyncWork>(runner, inputs, output_specs);
+}
+
+LoopResult run_loop(const WorkFactory& make_work, const LoopConfig& config) {
   std::vector<std::unique_ptr<Worker>> workers;
   for (int t = 0; t < config.threads; ++t) {
     auto w = std::make_unique<Worker>();
-    w->outputs = allocate_outputs(runner, inputs, output_specs);
-    for (HostTensor& out : w->outputs) w->output_views.push_back(out.view());
+    w->work = make_work(t);
     // Reserve up front so the measured loop rarely reallocates.
     w->latencies.reserve(config.iters ? static_cast<size_t>(std::min<uint64_t>(*config.iters, 1u << 20))
                                       : size_t{1} << 16);
@@ -126,8 +157,7 @@ LoopResult run_loop(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
   Shared shared;
   std::vector<std::thread> threads;
   for (auto& w : workers) {
-    threads.emplace_back(worker_main, runner, std::cref(inputs), std::ref(*w), std::ref(shared),
-                         std::cref(config));
+    threads.emplace_back(worker_main, std::ref(*w), std::ref(shared), std::cref(config));
   }
 
   Clock::time_point start;
@@ -170,7 +200,7 @@ LoopResult run_loop(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
   Clock::time_point end = start;
   size_t total = 0;
   for (const auto& w : workers) {
-    end = std::max(end, w->end);
+    end = std::max(end, w->work->last_completion());
     total += w->latencies.size();
   }
   result.latencies_ns.reserve(total);

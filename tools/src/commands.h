@@ -16,6 +16,7 @@ namespace aotrun_cli {
 int inspect_main(int argc, char** argv, int begin);
 int run_main(int argc, char** argv, int begin);
 int bench_main(int argc, char** argv, int begin);
+int check_main(int argc, char** argv, int begin);
 
 // Options every subcommand accepts: --help, --log LEVEL, --no-verify.
 std::vector<OptionSpec> common_options();
@@ -23,8 +24,11 @@ std::vector<OptionSpec> common_options();
 // unknown level name.
 void apply_log_option(const Args& args);
 
-// Parses --mode (default threaded); UsageError on an unknown name.
-aotrun_mode mode_option(const Args& args);
+// Parses the runner mode given with --`option` (default threaded);
+// UsageError on an unknown name. `also` lists other names the caller
+// handles itself, for the message (", async").
+aotrun_mode mode_option(const Args& args, const std::string& option = "mode",
+                        const std::string& also = "");
 
 }  // namespace aotrun_cli
 

@@ -51,6 +51,9 @@ RunnerPtr create_runner(aotrun_package* package, const RunnerConfig& config) {
   check(aotrun_runner_options_set_mode(options.get(), config.mode));
   check(aotrun_runner_options_set_num_models(options.get(), config.num_models));
   check(aotrun_runner_options_set_strict(options.get(), config.strict ? 1 : 0));
+  if (config.max_inflight > 0) {
+    check(aotrun_runner_options_set_max_inflight(options.get(), config.max_inflight));
+  }
   aotrun_runner* runner = nullptr;
   check(aotrun_runner_create(package, options.get(), &runner));
   return RunnerPtr(runner);

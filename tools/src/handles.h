@@ -28,6 +28,7 @@ struct RunnerConfig {
   aotrun_mode mode = AOTRUN_MODE_THREADED;
   int32_t num_models = 1;
   bool strict = false;
+  int32_t max_inflight = 0;  // asynchronous window; 0 = the library's default
 };
 RunnerPtr create_runner(aotrun_package* package, const RunnerConfig& config);
 

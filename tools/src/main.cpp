@@ -23,7 +23,8 @@ const char kHelp[] =
     "Commands:\n"
     "  inspect   describe a package: ABI, symbols, modes, inputs, outputs, timings\n"
     "  run       run a package once on random or .npy inputs and summarise outputs\n"
-    "  bench     measure latency and throughput\n"
+    "  bench     measure latency and throughput (synchronous or asynchronous runs)\n"
+    "  check     compare outputs of every run mode bit for bit\n"
     "  help CMD  show the help of CMD\n"
     "\n"
     "Global options:\n"
@@ -34,8 +35,9 @@ const char kHelp[] =
     "\n"
     "Exit status:\n"
     "  0  success\n"
-    "  1  the package, the runtime or a named file failed; stderr says\n"
-    "     \"aotrun: <CODE>: <message>\" with CODE such as NOT_FOUND or UNSUPPORTED\n"
+    "  1  the package, the runtime or a named file failed, or 'check' found\n"
+    "     differing outputs; stderr says \"aotrun: <CODE>: <message>\" with CODE\n"
+    "     such as NOT_FOUND, UNSUPPORTED or MISMATCH\n"
     "  2  usage error (unknown command or option, bad option value)\n"
     "\n"
     "Run 'aotrun COMMAND --help' for the options of a command.\n";
@@ -46,6 +48,7 @@ CommandFn find_command(const std::string& name) {
   if (name == "inspect") return inspect_main;
   if (name == "run") return run_main;
   if (name == "bench") return bench_main;
+  if (name == "check") return check_main;
   return nullptr;
 }
 
@@ -77,7 +80,7 @@ int dispatch(int argc, char** argv) {
     std::cout << kHelp;
     return kExitOk;
   }
-  if (i >= argc) throw UsageError("", "missing command (inspect, run or bench)");
+  if (i >= argc) throw UsageError("", "missing command (inspect, run, bench or check)");
   const std::string command = argv[i];
   if (command == "help") {
     if (i + 1 >= argc) {

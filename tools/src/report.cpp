@@ -43,6 +43,7 @@ nlohmann::ordered_json stats_json(const aotrun_runner_stats& stats) {
   return {{"requested_mode", aotrun_mode_name(stats.requested_mode)},
           {"effective_mode", aotrun_mode_name(stats.effective_mode)},
           {"num_models", stats.num_models},
+          {"max_inflight", stats.max_inflight},
           {"fallback_reason", str(stats.fallback_reason)},
           {"runs", stats.runs},
           {"failures", stats.failures},
@@ -57,7 +58,15 @@ nlohmann::ordered_json stats_json(const aotrun_runner_stats& stats) {
             {"eager_cache_full", stats.eager_cache_full},
             {"eager_frozen", stats.eager_frozen},
             {"eager_capture_failed", stats.eager_capture_failed},
-            {"eager_caller_capturing", stats.eager_caller_capturing}}}};
+            {"eager_caller_capturing", stats.eager_caller_capturing}}},
+          {"async",
+           {{"inflight", stats.inflight},
+            {"peak_inflight", stats.peak_inflight},
+            {"submitted", stats.async_submitted},
+            {"completed", stats.async_completed},
+            {"failed", stats.async_failed},
+            {"submit_blocked_ns", stats.submit_blocked_ns},
+            {"would_block", stats.would_block}}}};
 }
 
 std::string graph_stats_text(const aotrun_runner_stats& stats) {
@@ -69,6 +78,15 @@ std::string graph_stats_text(const aotrun_runner_stats& stats) {
          std::to_string(stats.eager_cache_full) + ", frozen " + std::to_string(stats.eager_frozen) +
          ", capture failed " + std::to_string(stats.eager_capture_failed) +
          ", caller capturing " + std::to_string(stats.eager_caller_capturing);
+}
+
+std::string async_stats_text(const aotrun_runner_stats& stats) {
+  return "submitted " + std::to_string(stats.async_submitted) + ", completed " +
+         std::to_string(stats.async_completed) + ", failed " + std::to_string(stats.async_failed) +
+         ", peak in-flight " + std::to_string(stats.peak_inflight) + " of " +
+         std::to_string(stats.max_inflight) + ", submit blocked " +
+         duration_text(static_cast<double>(stats.submit_blocked_ns)) + ", would block " +
+         std::to_string(stats.would_block);
 }
 
 }  // namespace aotrun_cli

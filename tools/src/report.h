@@ -29,6 +29,9 @@ std::string package_line(const aotrun_package_info& info);
 nlohmann::ordered_json stats_json(const aotrun_runner_stats& stats);
 // One line of graph-mode counters: captures, replays, cache, eager reasons.
 std::string graph_stats_text(const aotrun_runner_stats& stats);
+// One line of asynchronous-run counters: submitted, completed, failed, peak
+// in-flight against the window, time submitters were blocked, refusals.
+std::string async_stats_text(const aotrun_runner_stats& stats);
 
 }  // namespace aotrun_cli
 

@@ -1,9 +1,7 @@
 // `aotrun run`: one run of a package on given or random inputs.
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
 #include <iostream>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +14,7 @@
 #include "outputs.h"
 #include "report.h"
 #include "table.h"
+#include "tensor_files.h"
 
 namespace aotrun_cli {
 
@@ -46,37 +45,6 @@ const char kHelp[] =
     "  -h, --help            show this help\n"
     "\n"
     "Exit status: 0 success, 1 the package, runtime or a file failed, 2 usage error.\n";
-
-// A file name for a tensor: characters outside [A-Za-z0-9._-] become '_'.
-std::string file_stem(const std::string& name, size_t index, std::set<std::string>& used) {
-  std::string stem;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    stem += ok ? c : '_';
-  }
-  if (stem.empty() || stem == "." || stem == "..") stem = "tensor" + std::to_string(index);
-  if (!used.insert(stem).second) {
-    stem += "_" + std::to_string(index);
-    used.insert(stem);
-  }
-  return stem;
-}
-
-std::vector<std::string> write_all(const std::string& dir, const std::vector<HostTensor>& tensors) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Failure("IO_ERROR", "cannot create directory '" + dir + "': " + ec.message());
-  std::set<std::string> used;
-  std::vector<std::string> paths;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const std::string path =
-        (std::filesystem::path(dir) / (file_stem(tensors[i].name(), i, used) + ".npy")).string();
-    write_npy(path, tensors[i]);
-    paths.push_back(path);
-  }
-  return paths;
-}
 
 bool integral(DLDataType dtype) { return dtype.code == kDLInt || dtype.code == kDLUInt; }
 
@@ -241,8 +209,8 @@ int run_main(int argc, char** argv, int begin) {
   report.effective = aotrun_runner_mode(runner.get());
   report.stats = runner_stats(runner.get());
 
-  if (args.has("save-inputs")) report.input_files = write_all(args.get("save-inputs"), built.tensors);
-  if (args.has("output-dir")) report.output_files = write_all(args.get("output-dir"), outputs);
+  if (args.has("save-inputs")) report.input_files = write_tensors(args.get("save-inputs"), built.tensors);
+  if (args.has("output-dir")) report.output_files = write_tensors(args.get("output-dir"), outputs);
 
   if (args.has("json")) {
     std::cout << to_json(report, built.tensors, outputs, values).dump(2) << '\n';

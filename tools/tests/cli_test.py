@@ -51,17 +51,19 @@ def check(cond, what, *context):
         raise TestFailure(what + ("\n" + details if details else ""))
 
 
-def env():
+def env(extra=None):
     e = dict(os.environ)
     e.pop("AOTRUN_LOG", None)  # the default level (warn) is part of what is tested
     e.pop("AOTRUN_TEST_FAULT_EVERY", None)  # fault_sync must fail on its default run
+    e.pop("AOTRUN_TEST_SPIN_US", None)
+    e.update(extra or {})
     return e
 
 
-def cli(*args, expect=None):
+def cli(*args, expect=None, extra_env=None):
     """Runs the CLI; returns (rc, stdout, stderr). Checks rc if expect is set."""
-    proc = subprocess.run([ARGS.cli, *args], capture_output=True, text=True, env=env(),
-                          timeout=100)
+    proc = subprocess.run([ARGS.cli, *args], capture_output=True, text=True,
+                          env=env(extra_env), timeout=100)
     if expect is not None:
         check(proc.returncode == expect,
               f"aotrun {' '.join(args)}: exit {proc.returncode}, expected {expect}",
@@ -69,8 +71,8 @@ def cli(*args, expect=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def cli_json(*args):
-    _, out, err = cli(*args, expect=0)
+def cli_json(*args, expect=0, extra_env=None):
+    _, out, err = cli(*args, expect=expect, extra_env=extra_env)
     try:
         return json.loads(out)
     except json.JSONDecodeError as e:
@@ -187,6 +189,14 @@ def case_usage_errors():
         (["--log", "loud", "inspect", "x"], "unknown log level 'loud'"),
         (["inspect", "--log", "loud", "x"], "unknown log level 'loud'"),
         (["--bogus"], "unknown option '--bogus'"),
+        (["bench", "--inflight", "2", "x"], "--inflight needs --mode async"),
+        (["bench", "--depth", "2", "x"], "--depth needs --mode async"),
+        (["bench", "--mode", "async", "--inflight", "0", "x"], "--inflight"),
+        (["bench", "--mode", "async", "--async-mode", "async", "x"], "unknown --async-mode 'async'"),
+        (["bench", "--mode", "turbo", "x"], "graph, async)"),
+        (["check", "--runs", "0", "x"], "--runs"),
+        (["check", "--mode", "graph", "x"], "unknown option '--mode'"),
+        (["check"], "missing package path"),
     ]
     for args, needle in cases:
         _, out, err = cli(*args, expect=2)
@@ -198,7 +208,7 @@ def case_usage_errors():
 def case_help():
     _, out, _ = cli("--help", expect=0)
     check("Usage: aotrun" in out and "Exit status" in out, "tool help incomplete", out)
-    for cmd in ("inspect", "run", "bench"):
+    for cmd in ("inspect", "run", "bench", "check"):
         _, out, _ = cli(cmd, "--help", expect=0)
         check(f"Usage: aotrun {cmd}" in out, f"{cmd} --help", out)
         _, out2, _ = cli("help", cmd, expect=0)
@@ -550,6 +560,196 @@ def case_bench_piped_no_progress():
     check(proc.returncode == 0, "bench on a terminal failed", tty)
     check("bench:" in tty and "\r" in tty, "no progress line on a terminal", repr(tty))
     check("latency" in out.decode(), "bench output missing with a terminal stderr")
+
+
+# --- asynchronous bench ------------------------------------------------------
+
+SPIN = {"AOTRUN_TEST_SPIN_US": "200"}
+
+
+def check_async_counts(j, what):
+    a = j["stats"]["async"]
+    total = j["calls"] + j["config"]["warmup"] * j["config"]["threads"]
+    check(a["submitted"] == a["completed"] == total and a["failed"] == 0 and a["inflight"] == 0,
+          f"{what}: every submitted run (measured + warm-up) completes", a, j["calls"])
+    check(j["stats"]["runs"] == total, f"{what}: runner runs", j["stats"])
+    check(a["would_block"] == 0, f"{what}: blocking submissions are never refused", a)
+
+
+def case_bench_async_window():
+    """counting spins 200 us per run: the window bounds what is in flight."""
+    j = cli_json("bench", "--json", "--mode", "async", "--inflight", "2", "--threads", "2",
+                 "--iters", "40", "--warmup", "3", pkg("counting"), extra_env=SPIN)
+    c = j["config"]
+    check(c["mode"] == "async" and c["async_mode"] == "threaded" and c["max_inflight"] == 2
+          and c["depth"] == 2, "async config", c)
+    check(j["calls"] == 80, "measured runs", j)
+    check_async_counts(j, "counting")
+    a = j["stats"]["async"]
+    check(j["stats"]["max_inflight"] == 2, "window size in stats", j["stats"])
+    # Two threads keep two runs each: the window (2) is what limits, and it is reached.
+    check(1 <= a["peak_inflight"] <= 2, "peak in-flight exceeds --inflight", a)
+    check(a["submit_blocked_ns"] > 0, "4 wanted in flight, 2 allowed: submitters must block", a)
+    lat = j["latency_ns"]
+    # Submit to completion can be no shorter than the package's 200 us spin.
+    check(200_000 <= lat["min"] <= lat["p50"] <= lat["p99"] <= lat["max"], "async latency", lat)
+    # The default window is 2 x models and the ring follows it.
+    d = cli_json("bench", "--json", "--mode", "async", "--num-models", "3", "--iters", "20",
+                 "--warmup", "0", pkg("counting"), extra_env=SPIN)
+    check(d["stats"]["max_inflight"] == 6 and d["config"]["depth"] == 6, "default window", d["config"])
+    check(d["stats"]["async"]["peak_inflight"] <= 6, "peak within the default window", d["stats"])
+    check_async_counts(d, "default window")
+    _, out, _ = cli("bench", "--mode", "async", "--inflight", "2", "--iters", "20", pkg("counting"),
+                    expect=0, extra_env=SPIN)
+    for needle in ("async over threaded (window 2, 2 in flight per thread)", "submit to completion",
+                   "completed 30", "peak in-flight ", "of 2", "submit blocked"):
+        check(needle in out, f"async bench text lacks '{needle}'", out)
+
+
+def case_bench_async_modes():
+    """Asynchronous runs work over every runner mode."""
+    for mode in ("threaded", "single_threaded", "graph"):
+        j = cli_json("bench", "--json", "--mode", "async", "--async-mode", mode, "--iters", "15",
+                     "--warmup", "2", "--depth=3", pkg("mlp"))
+        check(j["effective_mode"] == mode and j["config"]["depth"] == 3, f"async over {mode}", j)
+        check_async_counts(j, f"async over {mode}")
+        if mode == "graph":
+            g = j["stats"]["graph"]
+            check(g["captures"] == 1 and g["replays"] >= 1, "async graph replays", g)
+    s = cli_json("bench", "--json", "--mode", "async", "--duration", "0.3", pkg("mlp"))
+    check(s["calls"] > 0 and s["config"]["duration_s"] == 0.3, "async --duration", s)
+    check_async_counts(s, "async --duration")
+    # A run that fails on its stream is reported through its event.
+    _, out, err = cli("bench", "--mode", "async", "--iters", "20", pkg("fault_async"), expect=1)
+    check(err.startswith("aotrun: PACKAGE: ") and "injected failure" in err, "async failure", err)
+    check(out == "", "failure printed to stdout", out)
+
+
+# --- check --------------------------------------------------------------------
+
+MODES = ("threaded", "single_threaded", "graph", "async")
+
+
+def case_check_all_modes():
+    j = cli_json("check", "--json", "--batch", "3", pkg("mlp"))
+    check(j["identical"] is True and j["mismatches"] == 0 and j["compared_modes"] == 4, "check", j)
+    check(list(j["modes"]) == list(MODES), "modes reported", list(j["modes"]))
+    outputs = [o["name"] for o in cli_json("inspect", "--json", pkg("mlp"))["outputs"]]
+    for mode in MODES:
+        m = j["modes"][mode]
+        check(m["status"] == "compared", f"{mode} not compared", m)
+        check(m["stats"]["runs"] == j["runs"] == 3, f"{mode}: runs", m["stats"])
+        check([o["name"] for o in m["outputs"]] == outputs, f"{mode}: outputs", m)
+        for o in m["outputs"]:
+            want = 2 if mode == "threaded" else 3  # threaded run 1 is the baseline itself
+            check(o["vs_threaded"] == {"identical": True, "runs": want, "mismatched_runs": 0},
+                  f"{mode}: {o['name']}", o)
+    check(j["modes"]["async"]["async"] is True and j["modes"]["async"]["stats"]["async"]["completed"] == 3,
+          "async mode went through run_async", j["modes"]["async"])
+    g = j["modes"]["graph"]["stats"]["graph"]
+    check(g["captures"] == 1 and g["replays"] >= 1, "graph mode compared no replay", g)
+    _, out, err = cli("check", pkg("mlp"), expect=0)
+    check("identical in all 4 compared modes (0 skipped)" in out, "check text", out)
+    check("replay" in out and "[1, 256]" in out, "check text details", out)
+    check(err == "", "check wrote to stderr", err)
+
+
+def case_check_skipped_modes():
+    j = cli_json("check", "--json", pkg("mlp_abi10"))
+    check(j["identical"] is True and j["compared_modes"] == 2, "mlp_abi10 check", j)
+    spec = cli_json("inspect", "--json", pkg("mlp_abi10"))
+    for mode in ("single_threaded", "graph"):
+        m = j["modes"][mode]
+        check(m == {"status": "skipped", "reason": spec["modes"][mode]["reason"]},
+              f"{mode}: not skipped with the library's reason", m)
+        check(SINGLE in m["reason"], f"{mode}: reason does not name {SINGLE}", m)
+    for mode in ("threaded", "async"):
+        check(j["modes"][mode]["status"] == "compared", f"{mode} skipped", j["modes"][mode])
+    _, out, err = cli("check", pkg("mlp_abi10"), expect=0)
+    check("skipped: " + spec["modes"]["graph"]["reason"] in out, "skip reason in text", out)
+    check("(2 skipped)" in out, "skip count in text", out)
+    check(err == "", "skipped modes must not warn (strict runners)", err)
+    # Asynchronous runs over a mode the package lacks are skipped too.
+    k = cli_json("check", "--json", "--async-mode", "graph", pkg("mlp_abi10"))
+    check(k["modes"]["async"] == {"status": "skipped", "reason": spec["modes"]["graph"]["reason"]},
+          "async over graph on ABI 1.0", k["modes"]["async"])
+
+
+def npy_patch(path, index, value):
+    """Overwrites element `index` of a float32 .npy file written by the CLI."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    (hlen,) = struct.unpack("<H", data[8:10])
+    struct.pack_into("<f", data, 10 + hlen + 4 * index, value)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def case_check_reference_mismatch():
+    d = workdir("check_reference")
+    ref = os.path.join(d, "ref")
+    r = cli_json("run", "--json", "--batch", "2", "--seed", "4", "--output-dir", ref, pkg("mlp"))
+    out = r["outputs"][0]
+    check(out["dtype"] == "float32" and len(out["shape"]) == 2, "mlp output layout", out)
+    # Saved by `run` from the same inputs: every mode matches it.
+    j = cli_json("check", "--json", "--batch", "2", "--seed", "4", "--reference", ref, pkg("mlp"))
+    check(j["identical"] is True, "check against a matching reference", j)
+    for mode in MODES:
+        v = j["modes"][mode]["outputs"][0]["vs_reference"]
+        check(v["identical"] is True and v["runs"] == 3 and v["file"] == out["file"],
+              f"{mode} vs reference", v)
+    # Perturb one element: every mode now differs from the reference there.
+    meta, values = npy_read(out["file"])
+    cols = out["shape"][1]
+    index = cols + 5  # [1, 5]
+    original = values[index]
+    npy_patch(out["file"], index, original + 0.5)
+    _, patched = npy_read(out["file"])
+    expected = patched[index]
+    rc, text, err = cli("check", "--json", "--batch", "2", "--seed", "4", "--reference", ref,
+                        pkg("mlp"))
+    check(rc == 1, f"perturbed reference: exit {rc}", err)
+    check(err.startswith("aotrun: MISMATCH: ") and err.count("\n") == 1, "MISMATCH message", err)
+    check(f"index {index} [1, 5]" in err and "y.npy" in err and "1 element differs" in err,
+          "MISMATCH message lacks the index or file", err)
+    check("%.9g" % original in err and "%.9g" % expected in err, "values not in the message", err)
+    j = json.loads(text)  # the report is still printed
+    check(j["identical"] is False and j["mismatches"] == 4, "mismatch count", j)
+    for mode in MODES:
+        o = j["modes"][mode]["outputs"][0]
+        check(o["vs_threaded"]["identical"] is True, f"{mode}: modes still agree", o)
+        v = o["vs_reference"]
+        check(v["identical"] is False and v["mismatched_runs"] == 3 and v["first_run"] == 1,
+              f"{mode}: vs reference", v)
+        check(v["index"] == index and v["multi_index"] == [1, 5] and v["differing_elements"] == 1,
+              f"{mode}: first mismatch position", v)
+        check(v["value"] == original and v["expected"] == expected, f"{mode}: values", v, original,
+              expected)
+        check(abs(v["max_abs_diff"] - abs(expected - original)) < 1e-12, f"{mode}: max abs diff", v)
+        check(v["bits"] == "0x%08x" % struct.unpack("<I", struct.pack("<f", original))[0],
+              f"{mode}: bits", v)
+    _, text, _ = cli("check", "--batch", "2", "--seed", "4", "--reference", ref, pkg("mlp"),
+                     expect=1)
+    check("MISMATCH in 3 of 3 runs" in text and "4 comparisons differ" in text, "text report", text)
+    # A reference of another shape differs as a whole; a missing one is an error.
+    meta, values = npy_read(out["file"])
+    npy_write(out["file"], "<f4", [1, cols], values[:cols])
+    _, _, err = cli("check", "--batch", "2", "--seed", "4", "--reference", ref, pkg("mlp"), expect=1)
+    check(err.startswith("aotrun: MISMATCH: ") and f"shape [2, {cols}], expected [1, {cols}]" in err,
+          "shape mismatch", err)
+    os.remove(out["file"])
+    _, text, err = cli("check", "--reference", ref, pkg("mlp"), expect=1)
+    check(err.startswith("aotrun: NOT_FOUND: ") and "y.npy" in err and "'y'" in err,
+          "missing reference file", err)
+    check(text == "", "failure printed to stdout", text)
+
+
+def case_check_failures():
+    _, out, err = cli("check", pkg("throwing"), expect=1)
+    check(err.startswith("aotrun: PACKAGE: ") and "throwing" in err, "check on a failing model", err)
+    check(out == "", "failure printed to stdout", out)
+    _, _, err = cli("check", nonexistent(), expect=1)
+    check(err.startswith("aotrun: NOT_FOUND: "), "check nonexistent", err)
 
 
 def main():

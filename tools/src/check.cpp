@@ -1,0 +1,159 @@
+// `aotrun check`: the same inputs through every mode the package can run,
+// outputs compared bit for bit with the threaded mode (and optionally with
+// .npy files saved earlier).
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "check_report.h"
+#include "check_runs.h"
+#include "commands.h"
+#include "error.h"
+#include "handles.h"
+#include "inputs.h"
+#include "npy.h"
+#include "tensor_files.h"
+
+namespace aotrun_cli {
+
+namespace {
+
+const char kHelp[] =
+    "Usage: aotrun check [OPTIONS] PKG\n"
+    "\n"
+    "Run the same inputs through every mode PKG can run natively (threaded,\n"
+    "single_threaded, graph, async) and compare every run's outputs bit for bit\n"
+    "with the first threaded run. Each mode runs RUNS times on its own runner,\n"
+    "so graph mode compares replays, not only its eager warm-up; async submits\n"
+    "all its runs before waiting for any. Modes the package would only reach\n"
+    "through a fallback are skipped with the library's reason.\n"
+    "\n"
+    "Options:\n"
+    "  --batch N           size of dynamic dimensions of random inputs (default 1)\n"
+    "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
+    "  --seed S            seed of the random inputs (default 0)\n"
+    "  --runs R            runs per mode (default 3: graph warm-up, capture, replay)\n"
+    "  --num-models N      model instances per runner (default 1)\n"
+    "  --async-mode MODE   runner mode under async (default threaded)\n"
+    "  --reference DIR     also compare every run with DIR/<output>.npy, e.g. files\n"
+    "                      written by 'aotrun run --output-dir DIR'\n"
+    "  --json              print one JSON object instead of text\n"
+    "  --no-verify         skip checking the manifest's sha256 hashes\n"
+    "  --log LEVEL         library log level: error, warn, info, debug, off\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0 every compared mode is identical, 1 an output differs\n"
+    "(\"aotrun: MISMATCH: ...\", after the report) or the package, runtime or a\n"
+    "file failed, 2 usage error.\n";
+
+}  // namespace
+
+int check_main(int argc, char** argv, int begin) {
+  auto specs = common_options();
+  for (const char* name : {"batch", "seed", "runs", "num-models", "async-mode", "reference"}) {
+    specs.push_back({name, true, false});
+  }
+  specs.push_back({"input", true, true});
+  specs.push_back({"json", false, false});
+  const Args args = Args::parse("check", specs, argc, argv, begin);
+  if (args.has("help")) {
+    std::cout << kHelp;
+    return kExitOk;
+  }
+  apply_log_option(args);
+  const std::string path = args.single_positional("package path (PKG)");
+  InputPlan plan;
+  plan.files = parse_input_options("check", args.all("input"));
+  if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
+  plan.seed = args.get_u64("seed", 0);
+  const int runs = static_cast<int>(args.get_int("runs", 3, 1, 1000));
+  RunnerConfig base;
+  base.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
+  base.strict = true;  // a mode that would fall back is skipped, never compared with itself
+  const aotrun_mode async_mode = mode_option(args, "async-mode");
+  const std::optional<std::string> reference_dir =
+      args.has("reference") ? std::optional<std::string>(args.get("reference")) : std::nullopt;
+
+  PackagePtr package = open_package(path, !args.has("no-verify"));
+  CheckReport report;
+  report.info = package_info(package.get());
+  report.runs = runs;
+  report.reference_dir = reference_dir;
+  const std::vector<TensorSpec> output_specs = package_outputs(package.get());
+  BuiltInputs built = build_inputs(package_inputs(package.get()), plan);
+  const std::vector<DLTensor> input_views = views(built.tensors);
+
+  report.inputs = &built;
+  report.outputs = output_specs;
+  std::vector<HostTensor> reference;
+  std::vector<std::string>& reference_files = report.reference_files;
+  if (reference_dir) {
+    std::vector<std::string> names;
+    for (const TensorSpec& spec : output_specs) names.push_back(spec.name);
+    for (const std::string& file : tensor_file_names(names)) {
+      reference_files.push_back((std::filesystem::path(*reference_dir) / file).string());
+    }
+    for (size_t i = 0; i < output_specs.size(); ++i) {
+      try {
+        reference.push_back(read_npy(reference_files[i], output_specs[i].name));
+      } catch (const Failure& e) {
+        throw Failure(e.code_name(), "--reference for output '" + output_specs[i].name + "': " + e.what());
+      }
+    }
+  }
+
+  const std::vector<ModeCase> cases = {{"threaded", AOTRUN_MODE_THREADED, false},
+                                       {"single_threaded", AOTRUN_MODE_SINGLE_THREADED, false},
+                                       {"graph", AOTRUN_MODE_GRAPH, false},
+                                       {"async", async_mode, true}};
+  std::vector<std::vector<HostTensor>> threaded_runs;  // run 1 is the baseline
+  for (const ModeCase& mode : cases) {
+    ModeResult m;
+    m.mode = mode;
+    const char* reason = nullptr;
+    if (!aotrun_package_mode_available(package.get(), mode.runner_mode, &reason)) {
+      const std::string why = reason != nullptr && *reason != '\0' ? reason : "not available";
+      // Every package has the thread-safe run; without it there is no baseline.
+      if (!mode.async && mode.runner_mode == AOTRUN_MODE_THREADED) {
+        throw Failure(AOTRUN_ERR_UNSUPPORTED, "threaded mode, the baseline, is unavailable: " + why);
+      }
+      m.skipped = why;
+      report.modes.push_back(std::move(m));
+      continue;
+    }
+    RunnerConfig config = base;
+    config.mode = mode.runner_mode;
+    ModeRuns done = run_mode(package.get(), config, mode.async, input_views, output_specs, runs);
+    m.effective = done.effective;
+    m.stats = done.stats;
+    // Threaded runs after the first are compared with the first; the first
+    // itself only with the reference.
+    const bool is_baseline = !mode.async && mode.runner_mode == AOTRUN_MODE_THREADED;
+    if (is_baseline) threaded_runs = std::move(done.outputs);
+    const std::vector<std::vector<HostTensor>>& all = is_baseline ? threaded_runs : done.outputs;
+    for (size_t o = 0; o < output_specs.size(); ++o) {
+      m.vs_threaded.push_back(judge(all, is_baseline ? 1 : 0, o, threaded_runs.front()[o]));
+      if (reference_dir) m.vs_reference.push_back(judge(all, 0, o, reference[o]));
+    }
+    report.modes.push_back(std::move(m));
+  }
+
+  tally(report);
+  if (args.has("json")) {
+    print_check_json(report, std::cout);
+  } else {
+    print_check_text(report, std::cout);
+  }
+  std::cout.flush();
+  if (report.mismatches != 0) {
+    std::string more;
+    if (report.mismatches > 1) {
+      more = " (and " + std::to_string(report.mismatches - 1) + " more differing comparison" +
+             (report.mismatches > 2 ? "s)" : ")");
+    }
+    throw Failure("MISMATCH", report.first_mismatch + more);
+  }
+  return kExitOk;
+}
+
+}  // namespace aotrun_cli
