@@ -455,7 +455,10 @@ AOTRUN_API aotrun_status* aotrun_event_wait_timeout(aotrun_event* event, uint64_
  * for long and must not destroy the runner. */
 typedef void (*aotrun_event_callback)(void* user_data, aotrun_code code, const char* message);
 /* Registers the completion callback (at most one per event; it fires exactly
- * once, even if the event is freed first). Errors: INVALID_ARGUMENT (NULL,
+ * once, even if the event is freed first). Waiters are woken before the
+ * callback runs, so aotrun_event_wait may return in another thread while the
+ * callback is still running; runner_wait_all and runner_destroy return only
+ * after it returned. Errors: INVALID_ARGUMENT (NULL,
  * already set). */
 AOTRUN_API aotrun_status* aotrun_event_set_callback(aotrun_event* event, aotrun_event_callback fn,
                                                     void* user_data);
