@@ -140,13 +140,16 @@ bool GraphExecutor::capture(Entry& e) {
 }
 
 void GraphExecutor::replay(Entry& e, const DLTensor* inputs, DLTensor* outputs) {
+  // Empty tensors may have NULL data: copy only what has bytes.
   for (size_t i = 0; i < e.in.size(); ++i) {
-    std::memcpy(e.in[i].data, static_cast<const char*>(inputs[i].data) + inputs[i].byte_offset, bytes_of(e.in[i]));
+    const uint64_t n = bytes_of(e.in[i]);
+    if (n != 0) std::memcpy(e.in[i].data, static_cast<const char*>(inputs[i].data) + inputs[i].byte_offset, n);
   }
   Status st = capture_stream_->launch_graph(e.graph);
   if (!st.ok()) fail(st.code, "graph replay of package '" + runner_.package().name() + "' failed: " + st.message);
   for (size_t i = 0; i < e.out.size(); ++i) {
-    std::memcpy(static_cast<char*>(outputs[i].data) + outputs[i].byte_offset, e.out[i].data, bytes_of(e.out[i]));
+    const uint64_t n = bytes_of(e.out[i]);
+    if (n != 0) std::memcpy(static_cast<char*>(outputs[i].data) + outputs[i].byte_offset, e.out[i].data, n);
   }
   RunnerCounters::add(runner_.counters_.replays);
 }

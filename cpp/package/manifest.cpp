@@ -1,6 +1,7 @@
 #include "package/manifest.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 namespace aotrun {
 namespace {
@@ -41,22 +43,24 @@ std::string require_file_name(const nlohmann::json& v, const std::string& what, 
 }  // namespace
 
 uint32_t parse_abi_version(const std::string& text, const std::string& where) {
-  unsigned major = 0, minor = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%u.%u%c", &major, &minor, &tail) != 2 || major > 0xFFFF ||
-      minor > 0xFFFF) {
-    fail(Code::BadPackage, where + ": abi_version \"" + text + "\" is not \"major.minor\"");
+  // from_chars: no sign, no whitespace, no wrap-around ("4294967297.1").
+  uint32_t major = 0, minor = 0;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  auto r1 = std::from_chars(b, e, major);
+  bool ok = r1.ec == std::errc() && r1.ptr != b && r1.ptr < e && *r1.ptr == '.';
+  if (ok) {
+    auto r2 = std::from_chars(r1.ptr + 1, e, minor);
+    ok = r2.ec == std::errc() && r2.ptr == e && r2.ptr != r1.ptr + 1;
+  }
+  if (!ok || major > 0xFFFF || minor > 0xFFFF) {
+    fail(Code::BadPackage, where + ": abi_version \"" + text + "\" is not \"major.minor\" (each 0..65535)");
   }
   return (major << 16) | minor;
 }
 
 Manifest parse_manifest(const std::string& text, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(Code::BadPackage, where + ": invalid JSON: " + e.what());
-  }
+  nlohmann::json j = parse_package_json(text.data(), text.data() + text.size(), where, "JSON", Code::BadPackage);
   if (!j.is_object()) fail(Code::BadPackage, where + ": top level must be a JSON object");
   if (auto f = j.find("format"); f != j.end() && (!f->is_string() || *f != "aotrun-package")) {
     fail(Code::BadPackage, where + ": \"format\" must be \"aotrun-package\"");

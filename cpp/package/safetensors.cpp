@@ -1,6 +1,8 @@
 #include "package/safetensors.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <tuple>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 namespace aotrun {
 namespace {
@@ -35,16 +38,12 @@ bool dtype_from_string(const std::string& s, DLDataType* out) {
 
 std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t json_len, const uint8_t* data,
                                                         uint64_t data_size, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json, json + json_len);
-  } catch (const nlohmann::json::exception& e) {
-    fail(Code::BadPackage, where + ": invalid safetensors header: " + e.what());
-  }
+  nlohmann::json j = parse_package_json(json, json + json_len, where, "safetensors header", Code::BadPackage);
   if (!j.is_object()) fail(Code::BadPackage, where + ": safetensors header is not a JSON object");
   if (j.size() > kMaxSafetensorsTensors) fail(Code::BadPackage, where + ": too many tensors in header");
   std::vector<MappedTensor> out;
   out.reserve(j.size());
+  std::vector<std::tuple<uint64_t, uint64_t, size_t>> ranges;  // begin, end, index
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() == "__metadata__") continue;
     const std::string what = where + ": tensor '" + it.key() + "'";
@@ -78,14 +77,36 @@ std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t
       fail(Code::BadPackage, what + " data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                                  ") lie outside the " + std::to_string(data_size) + "-byte data section");
     }
-    uint64_t expect = elems * (m.dtype.bits / 8);
+    // Divide before multiplying: elems * element size may not fit 64 bits.
+    const uint64_t elem_bytes = m.dtype.bits / 8;
+    if (elems > data_size / elem_bytes) {
+      fail(Code::BadPackage, what + " has " + std::to_string(elems) + " elements, more than the " +
+                                 std::to_string(data_size) + "-byte data section can hold");
+    }
+    const uint64_t expect = elems * elem_bytes;
     if (end - begin != expect) {
       fail(Code::BadPackage, what + " occupies " + std::to_string(end - begin) + " bytes but its dtype and shape need " +
                                  std::to_string(expect));
     }
     m.data = data + begin;
     m.bytes = expect;
+    ranges.emplace_back(begin, end, out.size());
     out.push_back(std::move(m));
+  }
+  // The format tiles the data section: no overlap (two constants aliasing one
+  // buffer), no gap, nothing after the last tensor.
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t at = 0;
+  for (const auto& [b, e, i] : ranges) {
+    if (b != at) {
+      fail(Code::BadPackage, where + ": tensor '" + out[i].name + "' starts at byte " + std::to_string(b) + " of the data section, expected " +
+                                 std::to_string(at) + (b < at ? " (overlaps the previous tensor)" : " (gap)"));
+    }
+    at = e;
+  }
+  if (at != data_size) {
+    fail(Code::BadPackage, where + ": the tensors cover " + std::to_string(at) + " of the " + std::to_string(data_size) +
+                               " bytes of the data section");
   }
   return out;
 }

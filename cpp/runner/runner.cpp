@@ -1,5 +1,7 @@
 #include "runner/runner.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "device/cpu/capture.hpp"
@@ -15,6 +17,34 @@ namespace {
 // allocate.
 constexpr size_t kStackDims = 64;
 
+// The last output-shape query of this thread. Output shapes are a pure
+// function of the input shapes (package_abi.h), and a serving loop repeats
+// the same shapes, so most runs skip the call into the package. Keyed by a
+// runner id that is never reused (addresses are).
+struct ShapeCache {
+  static constexpr size_t kKey = 32;
+  uint64_t runner_id = 0;
+  size_t key_len = 0;
+  int64_t key[kKey];
+  size_t out_len = 0;
+  int64_t out[kStackDims];
+};
+thread_local ShapeCache t_shape_cache;
+std::atomic<uint64_t> g_next_runner_id{1};
+
+// Writes each input's rank and dims into key; false if they do not fit.
+bool make_key(const DLTensor* inputs, size_t n, int64_t* key, size_t* len) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int nd = inputs[i].ndim;
+    if (k + 1 + static_cast<size_t>(nd) > ShapeCache::kKey) return false;
+    key[k++] = nd;
+    for (int d = 0; d < nd; ++d) key[k++] = inputs[i].shape[d];
+  }
+  *len = k;
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const RunnerOptions& options) {
@@ -26,16 +56,18 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   r->pkg_ = std::move(pkg);
   r->options_ = options;
   r->device_ = options.has_device ? options.device : r->pkg_->device();
-  if (r->device_.device_type != kDLCPU) {
-    fail(Code::Unsupported, "package '" + r->pkg_->name() + "': device type " + std::to_string(r->device_.device_type) +
+  const int32_t type = device_type_of(r->device_);
+  if (type != kDLCPU) {
+    fail(Code::Unsupported, "package '" + r->pkg_->name() + "': device type " + std::to_string(type) +
                                 " is not supported by this aotrun build (CPU only)");
   }
-  if (r->pkg_->device().device_type != r->device_.device_type) {
+  if (device_type_of(r->pkg_->device()) != type) {
     fail(Code::Unsupported, "package '" + r->pkg_->name() + "' was compiled for device type " +
-                                std::to_string(r->pkg_->device().device_type) + " and cannot run on device type " +
-                                std::to_string(r->device_.device_type));
+                                std::to_string(device_type_of(r->pkg_->device())) + " and cannot run on device type " +
+                                std::to_string(type));
   }
   r->out_dims_ = total_output_dims(*r->pkg_);
+  r->id_ = g_next_runner_id.fetch_add(1, std::memory_order_relaxed);
   r->settle_mode();
   int32_t inflight = options.max_inflight > 0 ? options.max_inflight : 2 * options.num_models;
   if (inflight > kMaxInflight) fail(Code::InvalidArgument, "max_inflight must be at most " + std::to_string(kMaxInflight));
@@ -114,11 +146,33 @@ void Runner::compute_output_shapes(const DLTensor* inputs, size_t num_inputs, in
   for (size_t i = 0; i < need; ++i) {
     if (shapes[i] < 0) fail(Code::Package, "package '" + pkg_->name() + "' reported a negative output dimension");
   }
+  // An output whose byte size overflows could never be allocated or checked.
+  const int64_t* d = shapes;
+  for (const auto& spec : pkg_->outputs()) {
+    DLTensor t{};
+    t.ndim = static_cast<int>(spec.shape.size());
+    t.shape = const_cast<int64_t*>(d);
+    t.dtype = spec.dtype;
+    if (!checked_bytes(t, nullptr)) {
+      fail(Code::Package, "package '" + pkg_->name() + "' reported output shape " + shape_string(d, t.ndim) +
+                              " for '" + spec.name + "', too large to address");
+    }
+    d += t.ndim;
+  }
 }
 
 void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs) {
   validate_inputs(*pkg_, inputs, num_inputs, device_);
   const size_t need = out_dims_;
+  int64_t key[ShapeCache::kKey];
+  size_t key_len = 0;
+  ShapeCache& cache = t_shape_cache;
+  const bool cacheable = need <= kStackDims && make_key(inputs, num_inputs, key, &key_len);
+  if (cacheable && cache.runner_id == id_ && cache.key_len == key_len &&
+      std::equal(key, key + key_len, cache.key)) {
+    validate_outputs(*pkg_, outputs, num_outputs, cache.out, device_);
+    return;
+  }
   int64_t stack[kStackDims];
   std::vector<int64_t> heap;
   int64_t* shapes = stack;
@@ -127,6 +181,13 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
     shapes = heap.data();
   }
   compute_output_shapes(inputs, num_inputs, shapes, need > kStackDims ? need : kStackDims);
+  if (cacheable) {
+    cache.runner_id = id_;
+    cache.key_len = key_len;
+    std::copy(key, key + key_len, cache.key);
+    cache.out_len = need;
+    std::copy(shapes, shapes + need, cache.out);
+  }
   validate_outputs(*pkg_, outputs, num_outputs, shapes, device_);
 }
 
@@ -142,7 +203,7 @@ void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t n
     adjusted.assign(inputs, inputs + num_inputs);
     adjusted.insert(adjusted.end(), outputs, outputs + num_outputs);
     for (auto& t : adjusted) {
-      t.data = static_cast<char*>(t.data) + t.byte_offset;
+      if (t.data != nullptr) t.data = static_cast<char*>(t.data) + t.byte_offset;  // NULL only when empty
       t.byte_offset = 0;
     }
     inputs = adjusted.data();

@@ -1,5 +1,7 @@
 #include "runner/validate.hpp"
 
+#include <cstring>
+
 #include "util/error.hpp"
 
 namespace aotrun {
@@ -17,21 +19,33 @@ std::string operator+(const Name& n, const char* s) { return n.str() + s; }
 
 bool same_dtype(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
 
+// Row-major with no gaps. Shapes are non-negative here (check_input_shape /
+// validate_outputs); the stride product is overflow-checked anyway, since an
+// empty tensor may have huge other dims.
 bool is_compact(const DLTensor& t) {
   if (t.strides == nullptr) return true;
   int64_t expect = 1;
   for (int d = t.ndim - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expect) return false;
-    expect *= t.shape[d];
+    if (__builtin_mul_overflow(expect, t.shape[d], &expect)) return false;
   }
   return true;
 }
 
 void check_device(const DLTensor& t, DLDevice device, const Name& what) {
-  if (t.device.device_type != device.device_type || t.device.device_id != device.device_id) {
-    fail(Code::InvalidArgument, what + " is on device (" + std::to_string(t.device.device_type) + ", " +
+  const int32_t type = device_type_of(t.device), want = device_type_of(device);
+  if (type != want || t.device.device_id != device.device_id) {
+    fail(Code::InvalidArgument, what + " is on device (" + std::to_string(type) + ", " +
                                     std::to_string(t.device.device_id) + ") but the runner runs on (" +
-                                    std::to_string(device.device_type) + ", " + std::to_string(device.device_id) + ")");
+                                    std::to_string(want) + ", " + std::to_string(device.device_id) + ")");
+  }
+}
+
+// The byte size of the tensor must be representable: a shape whose element
+// count wraps would pass "NULL data with 0 elements" and reach the package.
+void check_extent(const DLTensor& t, const Name& what) {
+  if (!checked_bytes(t, nullptr)) {
+    fail(Code::InvalidArgument, what + " has shape " + shape_string(t.shape, t.ndim) + ", too large to address");
   }
 }
 
@@ -74,6 +88,28 @@ std::string shape_string(const int64_t* shape, int ndim) {
   return s + "]";
 }
 
+int32_t device_type_of(const DLDevice& d) {
+  int32_t v;
+  static_assert(sizeof(d.device_type) == sizeof(v), "DLDeviceType is not 32 bits");
+  std::memcpy(&v, &d.device_type, sizeof(v));
+  return v;
+}
+
+bool checked_bytes(const DLTensor& t, uint64_t* bytes) {
+  uint64_t n = element_bytes(t.dtype);
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] < 0) return false;
+    if (t.shape[d] == 0) n = 0;  // empty, whatever the other dims say
+  }
+  for (int d = 0; d < t.ndim && n != 0; ++d) {
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(t.shape[d]), &n)) return false;
+  }
+  // Addressable and representable as a signed stride product.
+  if (n > (uint64_t(1) << 62)) return false;
+  if (bytes != nullptr) *bytes = n;
+  return true;
+}
+
 uint64_t numel(const DLTensor& t) {
   uint64_t n = 1;
   for (int d = 0; d < t.ndim; ++d) n *= static_cast<uint64_t>(t.shape[d] < 0 ? 0 : t.shape[d]);
@@ -95,7 +131,11 @@ void validate_input_shapes(const Package& pkg, const DLTensor* inputs, size_t nu
                                     std::to_string(num_inputs));
   }
   if (num_inputs > 0 && inputs == nullptr) fail(Code::InvalidArgument, "inputs is NULL");
-  for (size_t i = 0; i < num_inputs; ++i) check_input_shape(specs[i], inputs[i], Name{"input", i, specs[i]});
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const Name what{"input", i, specs[i]};
+    check_input_shape(specs[i], inputs[i], what);
+    check_extent(inputs[i], what);
+  }
 }
 
 void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inputs, DLDevice device) {
@@ -122,9 +162,10 @@ void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_ou
     if (!same_dtype(t.dtype, specs[i].dtype)) {
       fail(Code::InvalidArgument, what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(specs[i].dtype));
     }
-    if (t.ndim != rank || (rank > 0 && t.shape == nullptr)) {
+    if (t.ndim != rank) {
       fail(Code::InvalidArgument, what + " has rank " + std::to_string(t.ndim) + ", expected " + std::to_string(rank));
     }
+    if (rank > 0 && t.shape == nullptr) fail(Code::InvalidArgument, what + " has a NULL shape");
     for (int d = 0; d < rank; ++d) {
       if (t.shape[d] != expected[d]) {
         fail(Code::InvalidArgument, what + " has shape " + shape_string(t.shape, t.ndim) + ", expected " +
@@ -133,6 +174,7 @@ void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_ou
     }
     expected += rank;
     check_device(t, device, what);
+    check_extent(t, what);
     check_layout(t, what);
   }
 }

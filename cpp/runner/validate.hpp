@@ -24,6 +24,12 @@ void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inpu
 void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_outputs, const int64_t* expected,
                       DLDevice device);
 
+// The device type as an integer: a DLDeviceType from a C caller may hold any
+// value, and loading an out-of-range enum is undefined in C++.
+int32_t device_type_of(const DLDevice& d);
+// Byte size of t, false if it overflows (or a dim is negative).
+bool checked_bytes(const DLTensor& t, uint64_t* bytes);
+
 // Number of elements; bytes of one element.
 uint64_t numel(const DLTensor& t);
 size_t element_bytes(DLDataType t);

@@ -198,7 +198,8 @@ typedef struct aotrun_pkg_tensor_spec {
   (offsetof(aotrun_pkg_tensor_spec, shape) + sizeof(const int64_t*))
 
 /* ---------------------------------------------------------------------------
- * Output shapes for given input shapes.
+ * Output shapes for given input shapes. A pure function of the input shapes
+ * and dtypes (the host may cache its results), callable from any thread.
  * ------------------------------------------------------------------------- */
 typedef struct aotrun_pkg_shape_args {
   size_t struct_size;

@@ -1,0 +1,30 @@
+#include "util/json.hpp"
+
+#include <set>
+#include <vector>
+
+namespace aotrun {
+
+nlohmann::json parse_package_json(const char* begin, const char* end, const std::string& where,
+                                  const std::string& what, Code code) {
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  auto cb = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) {
+      keys.emplace_back();
+    } else if (event == E::object_end && !keys.empty()) {
+      keys.pop_back();
+    } else if (event == E::key && !keys.empty()) {
+      const std::string& k = parsed.get_ref<const std::string&>();
+      if (!keys.back().insert(k).second) fail(code, where + ": duplicate key '" + k + "' in " + what);
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(begin, end, cb);
+  } catch (const nlohmann::json::exception& e) {
+    fail(code, where + ": invalid " + what + ": " + e.what());
+  }
+}
+
+}  // namespace aotrun
