@@ -169,6 +169,10 @@ aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* in
   return guarded([&] {
     require(runner, "runner");
     aotrun::Runner& r = *runner->runner;
+    if (r.device().device_type != kDLCPU) {
+      fail(Code::Unsupported, "run_alloc allocates host memory; runners on CUDA devices take caller-allocated "
+                              "outputs (aotrun_runner_run)");
+    }
     const auto& specs = r.package().outputs();
     if (num_outputs != specs.size()) {
       fail(Code::InvalidArgument, "package '" + r.package().name() + "' produces " + std::to_string(specs.size()) +

@@ -1,7 +1,6 @@
 #include "graph/graph_executor.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "log/log.hpp"
@@ -13,18 +12,21 @@
 namespace aotrun {
 
 struct GraphExecutor::Entry {
+  GraphDevice& device;
   std::vector<int64_t> key;  // per input: ndim, then its dims
   int32_t warmups = 0;
   bool failed = false;
-  std::shared_ptr<const cpu::Graph> graph;
+  std::shared_ptr<void> graph;
   std::vector<void*> buffers;  // static inputs, then outputs
   std::vector<int64_t> dims;   // shapes behind in / out
   std::vector<DLTensor> in, out;
+  std::vector<Copy> copy_in, copy_out;  // sources / destinations set per replay
   uint64_t bytes = 0;
 
+  explicit Entry(GraphDevice& d) : device(d) {}
   ~Entry() {
-    graph.reset();  // nodes may reference the buffers until released
-    for (void* p : buffers) std::free(p);
+    graph.reset();  // recorded work may reference the buffers until released
+    for (void* p : buffers) device.free(p);
   }
 };
 
@@ -44,10 +46,8 @@ uint64_t bytes_of(const DLTensor& t) { return numel(t) * element_bytes(t.dtype);
 
 }  // namespace
 
-GraphExecutor::GraphExecutor(Runner& runner)
-    : runner_(runner),
-      capture_stream_(std::make_unique<cpu::Stream>(cpu::Stream::Kind::Inline)),
-      frozen_(false) {}
+GraphExecutor::GraphExecutor(Runner& runner, std::unique_ptr<GraphDevice> device)
+    : runner_(runner), device_(std::move(device)), frozen_(false) {}
 
 GraphExecutor::~GraphExecutor() = default;
 
@@ -67,7 +67,7 @@ GraphExecutor::Entry* GraphExecutor::find(const DLTensor* inputs, size_t num_inp
 
 GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inputs) {
   const Package& pkg = runner_.package();
-  auto e = std::make_unique<Entry>();
+  auto e = std::make_unique<Entry>(*device_);
   size_t in_dims = 0;
   for (size_t i = 0; i < num_inputs; ++i) {
     e->key.push_back(inputs[i].ndim);
@@ -90,8 +90,7 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
     t.dtype = spec.dtype;
     t.shape = shape;
     const uint64_t bytes = bytes_of(t);
-    t.data = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + (bytes == 0 ? 256 : 0));
-    if (t.data == nullptr) fail(Code::OutOfMemory, "graph mode: cannot allocate " + std::to_string(bytes) + " bytes of static buffers");
+    t.data = device_->alloc(bytes);
     e->buffers.push_back(t.data);
     e->bytes += bytes;
     return t;
@@ -99,11 +98,12 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
   d = e->dims.data();
   for (size_t i = 0; i < num_inputs; ++i) {
     e->in.push_back(make(pkg.inputs()[i], d));
-    std::memset(e->in.back().data, 0, bytes_of(e->in.back()));
+    e->copy_in.push_back(Copy{e->in.back().data, nullptr, bytes_of(e->in.back())});
     d += inputs[i].ndim;
   }
   for (const auto& spec : pkg.outputs()) {
     e->out.push_back(make(spec, d));
+    e->copy_out.push_back(Copy{nullptr, e->out.back().data, bytes_of(e->out.back())});
     d += spec.shape.size();
   }
   entries_.push_back(std::move(e));
@@ -113,17 +113,10 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
 bool GraphExecutor::capture(Entry& e) {
   auto& c = runner_.counters_;
   const uint64_t t0 = now_ns();
-  std::unique_ptr<cpu::Graph> graph;
-  Status st = capture_stream_->begin_capture(cpu::CaptureMode::ThreadLocal);
-  if (st.ok()) {
-    try {
-      runner_.call_package(true, e.in.data(), e.in.size(), e.out.data(), e.out.size(), capture_stream_.get());
-    } catch (const Error& err) {
-      st = Status{err.code(), err.what()};
-    }
-    Status end = capture_stream_->end_capture(&graph);
-    if (st.ok()) st = std::move(end);
-  }
+  uint64_t graph_bytes = 0;
+  Status st = device_->capture(
+      [&](void* stream) { runner_.call_package(true, e.in.data(), e.in.size(), e.out.data(), e.out.size(), stream); },
+      &e.graph, &graph_bytes);
   if (!st.ok()) {
     e.failed = true;
     log(LogLevel::Warn, "graph mode: capturing package '" + runner_.package().name() + "' for input shapes " +
@@ -133,30 +126,28 @@ bool GraphExecutor::capture(Entry& e) {
   }
   RunnerCounters::add(c.captures);
   RunnerCounters::add(c.capture_ns, now_ns() - t0);
-  RunnerCounters::add(c.graph_pool_bytes, e.bytes + graph->pool_bytes());
+  RunnerCounters::add(c.graph_pool_bytes, e.bytes + graph_bytes);
   RunnerCounters::add(c.graphs_cached);
-  e.graph = std::move(graph);
   return true;
 }
 
 void GraphExecutor::replay(Entry& e, const DLTensor* inputs, DLTensor* outputs) {
-  // Empty tensors may have NULL data: copy only what has bytes.
-  for (size_t i = 0; i < e.in.size(); ++i) {
-    const uint64_t n = bytes_of(e.in[i]);
-    if (n != 0) std::memcpy(e.in[i].data, static_cast<const char*>(inputs[i].data) + inputs[i].byte_offset, n);
+  // Empty tensors may have NULL data; their copies have zero bytes.
+  for (size_t i = 0; i < e.copy_in.size(); ++i) {
+    e.copy_in[i].src = inputs[i].data ? static_cast<const char*>(inputs[i].data) + inputs[i].byte_offset : nullptr;
   }
-  Status st = capture_stream_->launch_graph(e.graph);
+  for (size_t i = 0; i < e.copy_out.size(); ++i) {
+    e.copy_out[i].dst = outputs[i].data ? static_cast<char*>(outputs[i].data) + outputs[i].byte_offset : nullptr;
+  }
+  Status st = device_->replay(e.graph, e.copy_in.data(), e.copy_in.size(), e.copy_out.data(), e.copy_out.size());
   if (!st.ok()) fail(st.code, "graph replay of package '" + runner_.package().name() + "' failed: " + st.message);
-  for (size_t i = 0; i < e.out.size(); ++i) {
-    const uint64_t n = bytes_of(e.out[i]);
-    if (n != 0) std::memcpy(static_cast<char*>(outputs[i].data) + outputs[i].byte_offset, e.out[i].data, n);
-  }
   RunnerCounters::add(runner_.counters_.replays);
 }
 
 void GraphExecutor::eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
                           cpu::Stream* s) {
   runner_.call_package(true, inputs, num_inputs, outputs, num_outputs, s);
+  if (s == nullptr) runner_.finish_own_stream();
 }
 
 void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
@@ -233,6 +224,7 @@ void GraphExecutor::capture_upfront(const std::vector<std::vector<std::vector<in
     Entry* e = add(probe.data(), probe.size());
     for (; e->warmups < runner_.options().warmup_runs; ++e->warmups) {
       runner_.call_package(true, e->in.data(), e->in.size(), e->out.data(), e->out.size(), nullptr);
+      runner_.finish_own_stream();
       RunnerCounters::add(runner_.counters_.warmups);
     }
     capture(*e);

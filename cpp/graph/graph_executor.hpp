@@ -12,8 +12,8 @@
 
 #include <dlpack/dlpack.h>
 
-#include "device/cpu/graph.hpp"
 #include "device/cpu/stream.hpp"
+#include "graph/graph_device.hpp"
 
 namespace aotrun {
 
@@ -21,7 +21,7 @@ class Runner;
 
 class GraphExecutor {
  public:
-  explicit GraphExecutor(Runner& runner);
+  GraphExecutor(Runner& runner, std::unique_ptr<GraphDevice> device);
   ~GraphExecutor();
 
   // One call. The runner's serial lock is held. `caller` may be a caller's
@@ -44,7 +44,7 @@ class GraphExecutor {
   void eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* s);
 
   Runner& runner_;
-  std::unique_ptr<cpu::Stream> capture_stream_;  // side stream, thread-local capture mode
+  std::unique_ptr<GraphDevice> device_;
   std::vector<std::unique_ptr<Entry>> entries_;
   bool frozen_ = false;  // guarded by the runner's serial lock
 };

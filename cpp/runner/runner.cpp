@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "device/cpu/capture.hpp"
+#include "graph/graph_device.hpp"
 #include "graph/graph_executor.hpp"
 #include "log/log.hpp"
 #include "runner/validate.hpp"
@@ -57,14 +58,14 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   r->options_ = options;
   r->device_ = options.has_device ? options.device : r->pkg_->device();
   const int32_t type = device_type_of(r->device_);
-  if (type != kDLCPU) {
+  if (type != kDLCPU && type != kDLCUDA) {
     fail(Code::Unsupported, "package '" + r->pkg_->name() + "': device type " + std::to_string(type) +
-                                " is not supported by this aotrun build (CPU only)");
+                                " is not supported (aotrun runs on CPU (1) and CUDA (2))");
   }
   if (device_type_of(r->pkg_->device()) != type) {
     fail(Code::Unsupported, "package '" + r->pkg_->name() + "' was compiled for device type " +
-                                std::to_string(device_type_of(r->pkg_->device())) + " and cannot run on device type " +
-                                std::to_string(type));
+                                std::to_string(device_type_of(r->pkg_->device())) + "; running it on device type " +
+                                std::to_string(type) + " is not supported");
   }
   r->out_dims_ = total_output_dims(*r->pkg_);
   r->id_ = g_next_runner_id.fetch_add(1, std::memory_order_relaxed);
@@ -73,17 +74,33 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   if (inflight > kMaxInflight) fail(Code::InvalidArgument, "max_inflight must be at most " + std::to_string(kMaxInflight));
   r->window_ = std::make_unique<InflightWindow>(inflight);
 
-  r->stream_ = std::make_unique<cpu::Stream>(cpu::Stream::Kind::Inline);
-  r->host_ctx_.default_stream = r->stream_.get();
-  r->host_ctx_.last_error = r->pkg_->library().fn().get_last_error;
-  r->host_ctx_.package_name = r->pkg_->name();
-  r->host_ = cpu::make_host_services(&r->host_ctx_);
+  if (type == kDLCUDA) {
+    std::string why;
+    if (!cuda::usable(r->device_.device_id, &why)) {
+      fail(cuda::compiled_in() ? Code::Device : Code::Unsupported,
+           "package '" + r->pkg_->name() + "' cannot run on CUDA device " + std::to_string(r->device_.device_id) + ": " + why);
+    }
+    cuda::LogHooks hooks;
+    hooks.enabled = [](int32_t l) { return log_enabled(static_cast<LogLevel>(l)); };
+    hooks.emit = [](int32_t l, const std::string& m) { log_emit(static_cast<LogLevel>(l), m); };
+    r->cuda_ = cuda::Context::create(r->device_.device_id, r->pkg_->name(), r->pkg_->library().fn().get_last_error, hooks);
+    r->host_table_ = r->cuda_->host();
+    r->own_stream_ = r->cuda_->stream();
+  } else {
+    r->stream_ = std::make_unique<cpu::Stream>(cpu::Stream::Kind::Inline);
+    r->host_ctx_.default_stream = r->stream_.get();
+    r->host_ctx_.last_error = r->pkg_->library().fn().get_last_error;
+    r->host_ctx_.package_name = r->pkg_->name();
+    r->host_ = cpu::make_host_services(&r->host_ctx_);
+    r->host_table_ = &r->host_;
+    r->own_stream_ = r->stream_.get();
+  }
 
   aotrun_pkg_create_args args{};
   args.struct_size = sizeof(args);
   args.num_models = options.num_models;
   args.device = r->device_;
-  args.host = &r->host_;
+  args.host = r->host_table_;
   args.constants = r->pkg_->constants().data();
   args.num_constants = r->pkg_->constants().size();
   args.package_dir = r->pkg_->dir().empty() ? nullptr : r->pkg_->dir().c_str();
@@ -94,7 +111,7 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
          r->pkg_->package_error("container_create", rc));
   }
   if (r->effective_ == RunMode::Graph) {
-    r->graphs_ = std::make_unique<GraphExecutor>(*r);
+    r->graphs_ = std::make_unique<GraphExecutor>(*r, r->cuda_ ? make_cuda_graph_device(*r->cuda_) : make_cpu_graph_device());
     r->graphs_->capture_upfront(options.capture_shapes);
   }
   return r;
@@ -119,7 +136,15 @@ Runner::~Runner() {
   if (window_) window_->wait_idle();
   workers_.clear();
   graphs_.reset();
+  if (cuda_) cuda_->synchronize(cuda_->stream());  // nothing of the container may still run
   if (container_ != nullptr) pkg_->library().fn().destroy(container_);
+  cuda_.reset();  // after the container and its graphs, which use its pool and streams
+}
+
+void Runner::finish_own_stream() {
+  if (!cuda_) return;
+  Status st = cuda_->synchronize(cuda_->stream());
+  if (!st.ok()) fail(st.code, "package '" + pkg_->name() + "': " + st.message);
 }
 
 void Runner::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity) {
@@ -192,7 +217,7 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
 }
 
 void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
-                          size_t num_outputs, cpu::Stream* stream) {
+                          size_t num_outputs, void* stream) {
   // Packages see byte_offset == 0: fold any offset into the data pointer.
   std::vector<DLTensor> adjusted;
   auto has_offset = [](const DLTensor* t, size_t n) {
@@ -215,13 +240,18 @@ void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t n
   args.num_inputs = num_inputs;
   args.outputs = outputs;
   args.num_outputs = num_outputs;
-  args.stream = stream != nullptr ? stream : stream_.get();
+  args.stream = stream != nullptr ? stream : own_stream_;
   const auto& f = pkg_->library().fn();
   std::string& launch_failure = cpu::last_launch_failure();
   if (!launch_failure.empty()) launch_failure.clear();
+  if (cuda_) cuda::clear_last_failure();
   int32_t rc = single_threaded ? f.run_single_threaded(container_, &args) : f.run(container_, &args);
   if (rc == AOTRUN_PKG_OK) return;
   const char* what = single_threaded ? "run_single_threaded" : "run";
+  if (cuda_ && !cuda::last_failure().empty()) {
+    fail(cpu::from_pkg_code(rc), "package '" + pkg_->name() + "': " + what + " failed: " + cuda::last_failure() +
+                                     " [package: " + pkg_->library().last_error() + "]");
+  }
   if (!launch_failure.empty()) {
     fail(cpu::from_pkg_code(rc), "package '" + pkg_->name() + "': " + what + " failed in launched work: " + launch_failure);
   }
@@ -237,11 +267,13 @@ void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outpu
   switch (effective_) {
     case RunMode::Threaded:
       call_package(false, inputs, num_inputs, outputs, num_outputs, stream);
+      if (stream == nullptr) finish_own_stream();
       if (uses_fallback_) RunnerCounters::add(counters_.fallback_runs);
       return;
     case RunMode::SingleThreaded: {
       std::lock_guard<std::mutex> lock(serial_);
       call_package(true, inputs, num_inputs, outputs, num_outputs, stream);
+      if (stream == nullptr) finish_own_stream();
       return;
     }
     case RunMode::Graph: {
@@ -264,6 +296,10 @@ void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* ou
 }
 
 void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream) {
+  if (stream != nullptr && cuda_) {
+    fail(Code::InvalidArgument, "package '" + pkg_->name() +
+                                    "' runs on a CUDA device; an aotrun CPU stream cannot carry its work");
+  }
   validate_run(inputs, num_inputs, outputs, num_outputs);
   run_counted(inputs, num_inputs, outputs, num_outputs, stream);
 }

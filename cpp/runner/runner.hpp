@@ -15,6 +15,7 @@
 #include "async/window.hpp"
 #include "device/cpu/host_services.hpp"
 #include "device/cpu/stream.hpp"
+#include "device/cuda/cuda_context.hpp"
 #include "package/package.hpp"
 #include "runner/options.hpp"
 #include "stats/runner_stats.hpp"
@@ -62,10 +63,15 @@ class Runner {
   // Graph mode: no capture from now on; shapes without a graph run eagerly.
   void freeze_graphs();
 
-  // Calls into the package on the calling thread; `stream` NULL = own stream.
-  // Throws Error with the package's message.
+  // Calls into the package on the calling thread; `stream` (a cpu::Stream*
+  // or a cudaStream_t) NULL = the runner's own stream. Work may still be
+  // pending on the stream when it returns (CUDA). Throws Error with the
+  // package's message.
   void call_package(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
-                    size_t num_outputs, cpu::Stream* stream);
+                    size_t num_outputs, void* stream);
+  // Waits for the runner's own stream and reports failed launched work
+  // (CUDA; a no-op on CPU, whose own stream runs work inline).
+  void finish_own_stream();
 
  private:
   friend class GraphExecutor;
@@ -87,7 +93,10 @@ class Runner {
   std::string fallback_reason_;
   bool uses_fallback_ = false;
 
-  std::unique_ptr<cpu::Stream> stream_;          // inline: synchronous runs
+  std::unique_ptr<cuda::Context> cuda_;         // CUDA devices: streams, pool, host services
+  std::unique_ptr<cpu::Stream> stream_;          // CPU: inline stream of synchronous runs
+  void* own_stream_ = nullptr;                   // stream_.get() or the CUDA context's stream
+  const aotrun_pkg_host* host_table_ = nullptr;  // &host_ or the CUDA context's table
   std::vector<std::unique_ptr<cpu::Stream>> workers_;  // asynchronous runs
   std::atomic<size_t> next_worker_{0};
   cpu::HostContext host_ctx_;

@@ -1,0 +1,61 @@
+// Graph mode on CPU streams: capture on a private inline stream, replay its
+// recorded work on the calling thread.
+#include <cstdlib>
+#include <cstring>
+
+#include "device/cpu/stream.hpp"
+#include "graph/graph_device.hpp"
+
+namespace aotrun {
+namespace {
+
+class CpuGraphDevice final : public GraphDevice {
+ public:
+  void* alloc(size_t bytes) override {
+    const size_t rounded = bytes == 0 ? 256 : (bytes + 255) / 256 * 256;
+    void* p = std::aligned_alloc(256, rounded);
+    if (p == nullptr) fail(Code::OutOfMemory, "graph mode: cannot allocate " + std::to_string(bytes) + " bytes of static buffers");
+    std::memset(p, 0, rounded);
+    return p;
+  }
+  void free(void* p) override { std::free(p); }
+
+  Status capture(const std::function<void(void*)>& record, std::shared_ptr<void>* graph, uint64_t* graph_bytes) override {
+    Status st = stream_.begin_capture(cpu::CaptureMode::ThreadLocal);
+    if (!st.ok()) return st;
+    try {
+      record(&stream_);
+    } catch (const Error& e) {
+      st = Status{e.code(), e.what()};
+    }
+    std::unique_ptr<cpu::Graph> g;
+    Status end = stream_.end_capture(&g);  // always end, even after a failure
+    if (!st.ok()) return st;
+    if (!end.ok()) return end;
+    *graph_bytes = g->pool_bytes();
+    *graph = std::shared_ptr<cpu::Graph>(std::move(g));
+    return Status::Ok();
+  }
+
+  Status replay(const std::shared_ptr<void>& graph, const Copy* in, size_t num_in, const Copy* out,
+                size_t num_out) override {
+    for (size_t i = 0; i < num_in; ++i) {
+      if (in[i].bytes != 0) std::memcpy(in[i].dst, in[i].src, in[i].bytes);
+    }
+    Status st = stream_.launch_graph(std::static_pointer_cast<const cpu::Graph>(graph));
+    if (!st.ok()) return st;
+    for (size_t i = 0; i < num_out; ++i) {
+      if (out[i].bytes != 0) std::memcpy(out[i].dst, out[i].src, out[i].bytes);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  cpu::Stream stream_{cpu::Stream::Kind::Inline};  // capture and replay
+};
+
+}  // namespace
+
+std::unique_ptr<GraphDevice> make_cpu_graph_device() { return std::make_unique<CpuGraphDevice>(); }
+
+}  // namespace aotrun
