@@ -70,7 +70,11 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   r->out_dims_ = total_output_dims(*r->pkg_);
   r->id_ = g_next_runner_id.fetch_add(1, std::memory_order_relaxed);
   r->settle_mode();
-  int32_t inflight = options.max_inflight > 0 ? options.max_inflight : 2 * options.num_models;
+  // Default window: on CPU each instance has one run executing and one
+  // queued; a GPU keeps a deeper queue busy (launch latency hides behind it).
+  int32_t inflight = options.max_inflight > 0 ? options.max_inflight
+                     : type == kDLCUDA        ? 32
+                                              : 2 * options.num_models;
   if (inflight > kMaxInflight) fail(Code::InvalidArgument, "max_inflight must be at most " + std::to_string(kMaxInflight));
   r->window_ = std::make_unique<InflightWindow>(inflight);
 

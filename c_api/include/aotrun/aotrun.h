@@ -308,8 +308,8 @@ AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_frozen(aotrun_runner_o
 AOTRUN_API aotrun_status* aotrun_runner_options_add_capture_shapes(aotrun_runner_options* options,
                                                                    const int32_t* ndims, size_t num_inputs,
                                                                    const int64_t* dims);
-/* Asynchronous runs: most runs queued or executing at once (default
- * 2 x num_models on CPU, 1..65536). */
+/* Asynchronous runs: most runs queued or executing at once (1..65536;
+ * default 2 x num_models on CPU, 32 on CUDA). */
 AOTRUN_API aotrun_status* aotrun_runner_options_set_max_inflight(aotrun_runner_options* options,
                                                                  int32_t max_inflight);
 
