@@ -192,7 +192,7 @@ PIN_LP64_SIZE(aotrun_runner_stats, 192);
 
 /* The dlopen function table: every slot, in order. Slots of a released
  * version never move; a new version appends after the previous one's last
- * slot (1.0: package_options_set_allow_untrusted_files). */
+ * slot (1.0: runner_run_on_cuda_stream). */
 #define API_SLOT(i) (PIN_ROUND(sizeof(uint32_t), PIN_ALIGNOF(fnptr)) + (size_t)(i) * sizeof(fnptr))
 PIN(aotrun_api, version, 0);
 PIN(aotrun_api, version_number, API_SLOT(0));
@@ -255,9 +255,10 @@ PIN(aotrun_api, graph_num_nodes, API_SLOT(56));
 PIN(aotrun_api, graph_free, API_SLOT(57));
 PIN(aotrun_api, runner_run_on_stream, API_SLOT(58));
 PIN(aotrun_api, package_options_set_expected_sha256, API_SLOT(59));
-PIN(aotrun_api, package_options_set_allow_untrusted_files, API_SLOT(60)); /* last slot of 1.0 */
-PIN_SIZE(aotrun_api, API_SLOT(61)); /* grows only by appending */
-PIN_LP64(aotrun_api, package_options_set_allow_untrusted_files, 488);
+PIN(aotrun_api, package_options_set_allow_untrusted_files, API_SLOT(60));
+PIN(aotrun_api, runner_run_on_cuda_stream, API_SLOT(61)); /* last slot of 1.0 */
+PIN_SIZE(aotrun_api, API_SLOT(62)); /* grows only by appending */
+PIN_LP64(aotrun_api, runner_run_on_cuda_stream, 496);
 
 /* Enums travel as int. */
 PIN_ASSERT(sizeof(aotrun_code) == sizeof(int), "aotrun_code is not int-sized");

@@ -67,6 +67,7 @@ aotrun_api make_table() {
     t.runner_run_on_stream = &aotrun_runner_run_on_stream;
   t.package_options_set_expected_sha256 = &aotrun_package_options_set_expected_sha256;
   t.package_options_set_allow_untrusted_files = &aotrun_package_options_set_allow_untrusted_files;
+  t.runner_run_on_cuda_stream = &aotrun_runner_run_on_cuda_stream;
   return t;
 }
 

@@ -85,4 +85,13 @@ aotrun_status* aotrun_runner_run_on_stream(aotrun_runner* runner, aotrun_stream*
   });
 }
 
+aotrun_status* aotrun_runner_run_on_cuda_stream(aotrun_runner* runner, void* cuda_stream, const DLTensor* inputs,
+                                                size_t num_inputs, DLTensor* outputs, size_t num_outputs) {
+  return guarded([&] {
+    require(runner, "runner");
+    require(cuda_stream, "cuda_stream");
+    runner->runner->run_on_device_stream(cuda_stream, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
 }  // extern "C"

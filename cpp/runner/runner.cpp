@@ -308,6 +308,45 @@ void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, s
   run_counted(inputs, num_inputs, outputs, num_outputs, stream);
 }
 
+void Runner::run_on_device_stream(void* stream, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                                  size_t num_outputs) {
+  if (!cuda_) {
+    fail(Code::InvalidArgument, "package '" + pkg_->name() + "' runs on the CPU; use aotrun_runner_run_on_stream");
+  }
+  validate_run(inputs, num_inputs, outputs, num_outputs);
+  try {
+    switch (effective_) {
+      case RunMode::Threaded:
+        call_package(false, inputs, num_inputs, outputs, num_outputs, stream);
+        if (uses_fallback_) RunnerCounters::add(counters_.fallback_runs);
+        break;
+      case RunMode::SingleThreaded: {
+        std::lock_guard<std::mutex> lock(serial_);
+        call_package(true, inputs, num_inputs, outputs, num_outputs, stream);
+        break;
+      }
+      case RunMode::Graph: {
+        std::lock_guard<std::mutex> lock(serial_);
+        if (cuda_->is_capturing(stream)) {
+          // The caller is building its own graph: record into it, never a
+          // launch of ours.
+          RunnerCounters::add(counters_.eager_caller_capturing);
+          call_package(true, inputs, num_inputs, outputs, num_outputs, stream);
+        } else {
+          Status st = cuda_->synchronize(stream);  // after the caller's earlier work
+          if (!st.ok()) fail(st.code, "package '" + pkg_->name() + "': waiting for the caller's stream: " + st.message);
+          graphs_->run(inputs, num_inputs, outputs, num_outputs, nullptr);
+        }
+        break;
+      }
+    }
+  } catch (...) {
+    RunnerCounters::add(counters_.failures);
+    throw;
+  }
+  RunnerCounters::add(counters_.runs);
+}
+
 void Runner::evict_graphs() {
   if (!graphs_) return;
   std::lock_guard<std::mutex> lock(serial_);

@@ -49,6 +49,11 @@ class Runner {
   void run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
            cpu::Stream* stream = nullptr);
 
+  // Synchronous enqueue on a caller's device stream (CUDA runners only):
+  // returns once the work is enqueued (or recorded, under capture).
+  void run_on_device_stream(void* stream, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                            size_t num_outputs);
+
   // Asynchronous run. timeout_ns: < 0 block for a slot, 0 try, > 0 bounded.
   // Throws Error(WouldBlock / Timeout) when no slot was had; argument errors
   // are thrown before a slot is taken. The returned event completes exactly

@@ -236,3 +236,14 @@ TEST(Runner, OptionsAreValidated) {
   EXPECT_EQ(outcome(aotrun_runner_create(pkg.p, cuda, &r)).code, AOTRUN_ERR_UNSUPPORTED);
   aotrun_runner_options_free(cuda);
 }
+
+TEST(Runner, CudaStreamEntryPointRefusesCpuRunners) {
+  Package pkg(pkg_path("counting"));
+  Runner r(pkg.p, Options());
+  Tensor x({1, 4}), y({1, 4});
+  int dummy = 0;
+  Outcome o = outcome(aotrun_runner_run_on_cuda_stream(r.r, &dummy, &x.dl, 1, &y.dl, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(o.message.find("runs on the CPU"), std::string::npos) << o.message;
+  EXPECT_EQ(outcome(aotrun_runner_run_on_cuda_stream(r.r, nullptr, &x.dl, 1, &y.dl, 1)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+}

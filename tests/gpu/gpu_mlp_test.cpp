@@ -4,11 +4,7 @@
 // eager, concurrent threaded callers, and the bounded asynchronous window.
 // Every test skips with "no CUDA device: <reason>" where there is none.
 //
-// Not covered here: "threaded run captured by the caller fails with
-// CAPTURE_UNSUPPORTED on its second call". On CPU that goes through
-// aotrun_runner_run_on_stream with an aotrun_stream; a caller's cudaStream_t
-// has no C API yet. cuda_backend_tests checks the same property one level
-// down (the package's threaded run under capture on a CUDA stream).
+// Caller-driven capture on a cudaStream_t: caller_capture_test.cpp.
 #include <cstring>
 #include <thread>
 

@@ -1805,6 +1805,16 @@ extern "C" {
         num_outputs: usize,
     ) -> *mut aotrun_status;
 }
+extern "C" {
+    pub fn aotrun_runner_run_on_cuda_stream(
+        runner: *mut aotrun_runner,
+        cuda_stream: *mut ::std::os::raw::c_void,
+        inputs: *const DLTensor,
+        num_inputs: usize,
+        outputs: *mut DLTensor,
+        num_outputs: usize,
+    ) -> *mut aotrun_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct aotrun_api {
@@ -2082,12 +2092,22 @@ pub struct aotrun_api {
             arg2: ::std::os::raw::c_int,
         ) -> *mut aotrun_status,
     >,
+    pub runner_run_on_cuda_stream: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut aotrun_runner,
+            arg2: *mut ::std::os::raw::c_void,
+            arg3: *const DLTensor,
+            arg4: usize,
+            arg5: *mut DLTensor,
+            arg6: usize,
+        ) -> *mut aotrun_status,
+    >,
 }
 #[test]
 fn bindgen_test_layout_aotrun_api() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_api>(),
-        496usize,
+        504usize,
         concat!("Size of: ", stringify!(aotrun_api))
     );
     assert_eq!(
@@ -3155,6 +3175,23 @@ fn bindgen_test_layout_aotrun_api() {
         );
     }
     test_field_package_options_set_allow_untrusted_files();
+    fn test_field_runner_run_on_cuda_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).runner_run_on_cuda_stream) as usize - ptr as usize
+            },
+            496usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(runner_run_on_cuda_stream)
+            )
+        );
+    }
+    test_field_runner_run_on_cuda_stream();
 }
 extern "C" {
     pub fn aotrun_get_api(version: u32) -> *const aotrun_api;

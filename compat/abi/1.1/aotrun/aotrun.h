@@ -308,8 +308,8 @@ AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_frozen(aotrun_runner_o
 AOTRUN_API aotrun_status* aotrun_runner_options_add_capture_shapes(aotrun_runner_options* options,
                                                                    const int32_t* ndims, size_t num_inputs,
                                                                    const int64_t* dims);
-/* Asynchronous runs: most runs queued or executing at once (default
- * 2 x num_models on CPU, 1..65536). */
+/* Asynchronous runs: most runs queued or executing at once (1..65536;
+ * default 2 x num_models on CPU, 32 on CUDA). */
 AOTRUN_API aotrun_status* aotrun_runner_options_set_max_inflight(aotrun_runner_options* options,
                                                                  int32_t max_inflight);
 
@@ -455,7 +455,10 @@ AOTRUN_API aotrun_status* aotrun_event_wait_timeout(aotrun_event* event, uint64_
  * for long and must not destroy the runner. */
 typedef void (*aotrun_event_callback)(void* user_data, aotrun_code code, const char* message);
 /* Registers the completion callback (at most one per event; it fires exactly
- * once, even if the event is freed first). Errors: INVALID_ARGUMENT (NULL,
+ * once, even if the event is freed first). Waiters are woken before the
+ * callback runs, so aotrun_event_wait may return in another thread while the
+ * callback is still running; runner_wait_all and runner_destroy return only
+ * after it returned. Errors: INVALID_ARGUMENT (NULL,
  * already set). */
 AOTRUN_API aotrun_status* aotrun_event_set_callback(aotrun_event* event, aotrun_event_callback fn,
                                                     void* user_data);
@@ -532,6 +535,22 @@ AOTRUN_API void aotrun_graph_free(aotrun_graph* graph);
 AOTRUN_API aotrun_status* aotrun_runner_run_on_stream(aotrun_runner* runner, aotrun_stream* stream,
                                                       const DLTensor* inputs, size_t num_inputs,
                                                       DLTensor* outputs, size_t num_outputs);
+
+/* Runs on a caller's CUDA stream (`cuda_stream` is a cudaStream_t) with the
+ * mode rules of aotrun_runner_run_on_stream: the package's work is enqueued on
+ * the stream (recorded, if the caller is capturing it) and the call returns
+ * once it is enqueued — synchronize the stream before reading outputs. A
+ * threaded runner fails with CAPTURE_UNSUPPORTED under capture as soon as it
+ * must query an instance's event; single_threaded is legal under capture;
+ * graph mode records the run into a capturing caller stream, and otherwise
+ * waits for the stream's earlier work, replays its own graph and returns when
+ * done. Failures of the package's launched host work on a caller stream are
+ * not reported here (kernels report through CUDA as usual).
+ * Threads and errors as aotrun_runner_run_on_stream; INVALID_ARGUMENT also for
+ * a NULL stream or a runner that is not on a CUDA device; DEVICE. */
+AOTRUN_API aotrun_status* aotrun_runner_run_on_cuda_stream(aotrun_runner* runner, void* cuda_stream,
+                                                           const DLTensor* inputs, size_t num_inputs,
+                                                           DLTensor* outputs, size_t num_outputs);
 
 /* ===========================================================================
  * Function table for dlopen users (ONNX Runtime's OrtGetApiBase pattern).
@@ -616,6 +635,8 @@ typedef struct aotrun_api {
                                          DLTensor*, size_t);
   aotrun_status* (*package_options_set_expected_sha256)(aotrun_package_options*, const char*);
   aotrun_status* (*package_options_set_allow_untrusted_files)(aotrun_package_options*, int);
+  aotrun_status* (*runner_run_on_cuda_stream)(aotrun_runner*, void*, const DLTensor*, size_t, DLTensor*,
+                                              size_t);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -653,7 +674,7 @@ AOTRUN_STATIC_ASSERT(sizeof(aotrun_symbol_info) == AOTRUN_SYMBOL_INFO_STRUCT_SIZ
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_runner_stats) == AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0,
                      "aotrun_runner_stats layout changed");
 /* Last slot of each API version. */
-AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_allow_untrusted_files) == 61 * sizeof(void*),
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_run_on_cuda_stream) == 62 * sizeof(void*),
                      "aotrun_api 1.0 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

@@ -84,9 +84,10 @@ extern "C" {
 typedef struct aotrun_pkg_container aotrun_pkg_container;
 
 /* Streams and events belong to the host. On CUDA devices they are the
- * cudaStream_t / cudaEvent_t themselves; on CPU they are host objects that
- * only the host services below can operate on. NULL stream = the host's
- * default stream for the container's device. */
+ * cudaStream_t / cudaEvent_t themselves, and the host always passes a real
+ * stream in run args (never NULL: CUDA's NULL is the legacy stream); on CPU
+ * they are host objects that only the host services below can operate on.
+ * A NULL stream given to a host service = the container's own stream. */
 typedef void* aotrun_pkg_stream;
 typedef void* aotrun_pkg_event;
 
@@ -198,7 +199,8 @@ typedef struct aotrun_pkg_tensor_spec {
   (offsetof(aotrun_pkg_tensor_spec, shape) + sizeof(const int64_t*))
 
 /* ---------------------------------------------------------------------------
- * Output shapes for given input shapes.
+ * Output shapes for given input shapes. A pure function of the input shapes
+ * and dtypes (the host may cache its results), callable from any thread.
  * ------------------------------------------------------------------------- */
 typedef struct aotrun_pkg_shape_args {
   size_t struct_size;
