@@ -179,6 +179,9 @@ aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* in
                                       " outputs, got room for " + std::to_string(num_outputs));
     }
     if (num_outputs > 0) require(outputs, "outputs");
+    // Inputs are checked in full before any output is allocated: a NULL-data
+    // input of a huge shape must be an argument error, not an allocation.
+    r.validate_run_inputs(inputs, num_inputs);
     std::vector<int64_t> shapes(aotrun::total_output_dims(r.package()));
     r.output_shapes(inputs, num_inputs, shapes.data(), shapes.size());
     std::vector<std::unique_ptr<OwnedTensor>> owned;

@@ -190,6 +190,10 @@ void Runner::compute_output_shapes(const DLTensor* inputs, size_t num_inputs, in
   }
 }
 
+void Runner::validate_run_inputs(const DLTensor* inputs, size_t num_inputs) const {
+  validate_inputs(*pkg_, inputs, num_inputs, device_);
+}
+
 void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs) {
   validate_inputs(*pkg_, inputs, num_inputs, device_);
   const size_t need = out_dims_;

@@ -41,6 +41,10 @@ class Runner {
   DLDevice device() const { return device_; }
   int32_t max_inflight() const { return window_->limit(); }
 
+  // Full input validation of a run (shapes, device, layout, data), without
+  // outputs: run_alloc checks its inputs before allocating anything.
+  void validate_run_inputs(const DLTensor* inputs, size_t num_inputs) const;
+
   // Concatenated output shapes for `inputs` (shape-only validation).
   void output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity);
 

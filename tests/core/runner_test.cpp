@@ -247,3 +247,21 @@ TEST(Runner, CudaStreamEntryPointRefusesCpuRunners) {
   EXPECT_NE(o.message.find("runs on the CPU"), std::string::npos) << o.message;
   EXPECT_EQ(outcome(aotrun_runner_run_on_cuda_stream(r.r, nullptr, &x.dl, 1, &y.dl, 1)).code, AOTRUN_ERR_INVALID_ARGUMENT);
 }
+
+// Found by fuzz_capi: run_alloc must refuse a NULL-data input of a huge shape
+// as an argument error before it allocates outputs for it.
+TEST(Runner, RunAllocChecksInputsBeforeAllocating) {
+  Package pkg(pkg_path("counting"));
+  Runner r(pkg.p, Options());
+  int64_t shape[2] = {int64_t(1) << 31, 4};
+  DLTensor x{};
+  x.device = DLDevice{kDLCPU, 0};
+  x.ndim = 2;
+  x.dtype = DLDataType{kDLFloat, 32, 1};
+  x.shape = shape;
+  DLManagedTensor* out = nullptr;
+  Outcome o = outcome(aotrun_runner_run_alloc(r.r, &x, 1, &out, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+  EXPECT_NE(o.message.find("NULL data"), std::string::npos) << o.message;
+  EXPECT_EQ(out, nullptr);
+}

@@ -108,7 +108,9 @@ for t in $targets; do
   log="$fuzz/$t.log"
   echo "== fuzz_$t for ${seconds}s (seeds: $seeds, log: $log)"
   set +e
-  "$fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -max_len=8192 \
+  # A fixed seed by default, so a CI run is repeatable; AOTRUN_FUZZ_SEED=0
+  # lets libFuzzer pick one (exploration).
+  "$fuzz/fuzz_$t" -seed="${AOTRUN_FUZZ_SEED:-20261122}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -max_len=8192 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" "$work" "$seeds" >"$log" 2>&1
   rc=$?
   set -e
