@@ -50,6 +50,13 @@ class CpuGraphDevice final : public GraphDevice {
     return Status::Ok();
   }
 
+  bool is_capturing(void* stream) override { return static_cast<cpu::Stream*>(stream)->is_capturing(); }
+  Status wait(void* stream) override {
+    auto* s = static_cast<cpu::Stream*>(stream);
+    s->wait(s->mark());
+    return Status::Ok();
+  }
+
  private:
   cpu::Stream stream_{cpu::Stream::Kind::Inline};  // capture and replay
 };

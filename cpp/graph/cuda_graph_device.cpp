@@ -71,6 +71,9 @@ class CudaGraphDevice final : public GraphDevice {
     return ctx_.synchronize(stream_);
   }
 
+  bool is_capturing(void* stream) override { return ctx_.is_capturing(stream); }
+  Status wait(void* stream) override { return ctx_.synchronize(stream); }
+
  private:
   cuda::Context& ctx_;
   void* stream_;

@@ -42,6 +42,11 @@ class GraphDevice {
   // caller), all complete when it returns.
   virtual Status replay(const std::shared_ptr<void>& graph, const Copy* in, size_t num_in, const Copy* out,
                         size_t num_out) = 0;
+
+  // A caller's stream of this device (cpu::Stream* / cudaStream_t): whether
+  // it is being captured, and waiting for the work already on it.
+  virtual bool is_capturing(void* stream) = 0;
+  virtual Status wait(void* stream) = 0;
 };
 
 std::unique_ptr<GraphDevice> make_cpu_graph_device();

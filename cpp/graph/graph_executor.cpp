@@ -1,7 +1,6 @@
 #include "graph/graph_executor.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "log/log.hpp"
 #include "runner/runner.hpp"
@@ -145,22 +144,26 @@ void GraphExecutor::replay(Entry& e, const DLTensor* inputs, DLTensor* outputs) 
 }
 
 void GraphExecutor::eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
-                          cpu::Stream* s) {
+                          void* s) {
   runner_.call_package(true, inputs, num_inputs, outputs, num_outputs, s);
   if (s == nullptr) runner_.finish_own_stream();
 }
 
 void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
-                        cpu::Stream* caller) {
+                        void* caller) {
   auto& c = runner_.counters_;
   const RunnerOptions& opt = runner_.options();
-  if (caller != nullptr && caller->is_capturing()) {
-    // The caller is building its own graph: record our work into it.
+  if (caller != nullptr && device_->is_capturing(caller)) {
+    // The caller is building its own graph: record our work into it, never
+    // a launch of ours.
     RunnerCounters::add(c.eager_caller_capturing);
     eager(inputs, num_inputs, outputs, num_outputs, caller);
     return;
   }
-  if (caller != nullptr) caller->wait(caller->mark());
+  if (caller != nullptr) {
+    Status st = device_->wait(caller);  // after the caller's earlier work
+    if (!st.ok()) fail(st.code, "package '" + runner_.package().name() + "': waiting for the caller's stream: " + st.message);
+  }
   Entry* e = find(inputs, num_inputs);
   if (e == nullptr) {
     if (frozen_) {

@@ -28,7 +28,7 @@ class GraphExecutor {
   // stream: if it is capturing, the run is recorded into the caller's graph
   // (never a graph launch of ours); otherwise it runs after the stream's
   // earlier work.
-  void run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* caller);
+  void run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* caller);
   // Warms up and captures the listed input-shape sets, largest first.
   void capture_upfront(const std::vector<std::vector<std::vector<int64_t>>>& shape_sets);
   void evict();
@@ -41,7 +41,7 @@ class GraphExecutor {
   Entry* add(const DLTensor* inputs, size_t num_inputs);
   bool capture(Entry& e);
   void replay(Entry& e, const DLTensor* inputs, DLTensor* outputs);
-  void eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* s);
+  void eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* s);
 
   Runner& runner_;
   std::unique_ptr<GraphDevice> device_;

@@ -271,7 +271,7 @@ void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t n
 }
 
 void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
-                      cpu::Stream* stream) {
+                      void* stream) {
   switch (effective_) {
     case RunMode::Threaded:
       call_package(false, inputs, num_inputs, outputs, num_outputs, stream);
@@ -293,7 +293,7 @@ void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outpu
 }
 
 void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
-                         cpu::Stream* stream) {
+                         void* stream) {
   try {
     dispatch(inputs, num_inputs, outputs, num_outputs, stream);
   } catch (...) {
@@ -318,37 +318,7 @@ void Runner::run_on_device_stream(void* stream, const DLTensor* inputs, size_t n
     fail(Code::InvalidArgument, "package '" + pkg_->name() + "' runs on the CPU; use aotrun_runner_run_on_stream");
   }
   validate_run(inputs, num_inputs, outputs, num_outputs);
-  try {
-    switch (effective_) {
-      case RunMode::Threaded:
-        call_package(false, inputs, num_inputs, outputs, num_outputs, stream);
-        if (uses_fallback_) RunnerCounters::add(counters_.fallback_runs);
-        break;
-      case RunMode::SingleThreaded: {
-        std::lock_guard<std::mutex> lock(serial_);
-        call_package(true, inputs, num_inputs, outputs, num_outputs, stream);
-        break;
-      }
-      case RunMode::Graph: {
-        std::lock_guard<std::mutex> lock(serial_);
-        if (cuda_->is_capturing(stream)) {
-          // The caller is building its own graph: record into it, never a
-          // launch of ours.
-          RunnerCounters::add(counters_.eager_caller_capturing);
-          call_package(true, inputs, num_inputs, outputs, num_outputs, stream);
-        } else {
-          Status st = cuda_->synchronize(stream);  // after the caller's earlier work
-          if (!st.ok()) fail(st.code, "package '" + pkg_->name() + "': waiting for the caller's stream: " + st.message);
-          graphs_->run(inputs, num_inputs, outputs, num_outputs, nullptr);
-        }
-        break;
-      }
-    }
-  } catch (...) {
-    RunnerCounters::add(counters_.failures);
-    throw;
-  }
-  RunnerCounters::add(counters_.runs);
+  run_counted(inputs, num_inputs, outputs, num_outputs, stream);
 }
 
 void Runner::evict_graphs() {

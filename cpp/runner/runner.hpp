@@ -89,8 +89,9 @@ class Runner {
   // The package's shape function, inputs already validated.
   void compute_output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity);
   void validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs);
-  void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream);
-  void run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream);
+  // `stream`: a caller's stream of the runner's device, or NULL for its own.
+  void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
+  void run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
   cpu::Stream* pick_async_stream();
 
   std::shared_ptr<Package> pkg_;
