@@ -193,6 +193,45 @@ TEST_F(CudaBackend, SynchronizeUnderCaptureIs900AndInvalidatesTheCapture) {
   ctx_->destroy_stream(s);
 }
 
+// The table tests/core/captured_event_test.cpp holds the CPU emulation to:
+// an event recorded in a capture fails a query in every mode and on every
+// thread, invalidating the capture, and is invalid after it until recorded
+// again outside a capture.
+TEST_F(CudaBackend, EventRecordedInACaptureBehavesAsTheCpuEmulationAssumes) {
+  const cudaStreamCaptureMode modes[] = {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
+                                         cudaStreamCaptureModeRelaxed};
+  for (cudaStreamCaptureMode mode : modes) {
+    for (bool other_thread : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "mode " << mode << (other_thread ? ", other thread" : ", same thread"));
+      auto s = static_cast<cudaStream_t>(ctx_->new_stream());
+      aotrun_pkg_event ev = nullptr;
+      ASSERT_EQ(host_->event_create(host_->host_ctx, &ev), AOTRUN_PKG_OK);
+      ASSERT_EQ(cudaStreamBeginCapture(s, mode), cudaSuccess);
+      ASSERT_EQ(host_->event_record(host_->host_ctx, ev, s), AOTRUN_PKG_OK);
+      int32_t rc = -1;
+      if (other_thread) {
+        std::thread t([&] { rc = host_->event_query(host_->host_ctx, ev); });
+        t.join();
+      } else {
+        rc = host_->event_query(host_->host_ctx, ev);
+      }
+      EXPECT_EQ(rc, AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED) << aotrun::cuda::last_failure();
+      cudaGraph_t g = nullptr;
+      EXPECT_EQ(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+      (void)cudaGetLastError();
+      if (g != nullptr) (void)cudaGraphDestroy(g);
+      EXPECT_EQ(host_->event_query(host_->host_ctx, ev), AOTRUN_PKG_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(host_->event_synchronize(host_->host_ctx, ev), AOTRUN_PKG_ERR_INVALID_ARGUMENT);
+      ASSERT_EQ(host_->event_record(host_->host_ctx, ev, nullptr), AOTRUN_PKG_OK);
+      EXPECT_EQ(host_->event_synchronize(host_->host_ctx, ev), AOTRUN_PKG_OK);
+      EXPECT_EQ(host_->event_query(host_->host_ctx, ev), AOTRUN_PKG_OK);
+      host_->event_destroy(host_->host_ctx, ev);
+      ctx_->destroy_stream(s);
+    }
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 TEST_F(CudaBackend, CapturedHostWorkRunsOnEveryReplayAndIsReleasedWithTheGraph) {
   void* s = ctx_->new_stream();
   Counter c;
@@ -326,7 +365,9 @@ class CudaMlpOnContext : public testing::Test {
 
 // What DESIGN.md's single-threaded entry point exists for, on real CUDA: the
 // threaded run's second call under capture must query its instance's event.
-TEST_F(CudaMlpOnContext, ThreadedRunUnderCaptureFailsWith900OnTheSecondCall) {
+// The first call recorded that event inside the capture, so CUDA answers
+// cudaErrorCapturedEvent (907), not 900; both are CAPTURE_UNSUPPORTED.
+TEST_F(CudaMlpOnContext, ThreadedRunUnderCaptureFailsAsCaptureUnsupportedOnTheSecondCall) {
   DeviceTensor x({2, 256}), y({2, 64});
   x.upload(aotrun::test::mlp_reference_input(2, 3));
   void* s = ctx_->new_stream();
@@ -337,6 +378,11 @@ TEST_F(CudaMlpOnContext, ThreadedRunUnderCaptureFailsWith900OnTheSecondCall) {
   EXPECT_NE(std::string(lib_->last_error()).find("capture"), std::string::npos) << lib_->last_error();
   void* exec = nullptr;
   EXPECT_EQ(ctx_->end_capture(s, &exec).code, Code::CaptureInvalidated);
+  // The instance's event is invalid after the capture; the package reclaims
+  // the instance and eager runs go on.
+  EXPECT_EQ(lib_->run(container_, &a), AOTRUN_PKG_OK) << lib_->last_error();
+  EXPECT_EQ(lib_->run(container_, &a), AOTRUN_PKG_OK) << lib_->last_error();
+  EXPECT_TRUE(ctx_->synchronize(s).ok());
   ctx_->destroy_stream(s);
 }
 

@@ -16,6 +16,17 @@ class Event {
     std::lock_guard<std::mutex> lock(mu_);
     stream_ = stream;
     point_ = stream->mark();
+    captured_in_ = 0;
+  }
+  // Recorded into a capturing stream: orders captured work only, and makes
+  // the event a captured event (capture.hpp) until recorded again eagerly.
+  void record_in_capture(uint64_t capture_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    captured_in_ = capture_id;
+  }
+  uint64_t captured_in() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return captured_in_;
   }
   bool query() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -36,6 +47,7 @@ class Event {
   std::mutex mu_;
   Stream* stream_ = nullptr;  // streams outlive the containers that record on them
   uint64_t point_ = 0;
+  uint64_t captured_in_ = 0;  // capture id of the last record, 0 if eager
 };
 
 }  // namespace aotrun::cpu

@@ -92,21 +92,33 @@ int32_t host_event_record(void* c, aotrun_pkg_event e, aotrun_pkg_stream s) {
   Stream* stream = stream_of(c, s);
   // Recording into a capturing stream is legal and records no node: the
   // event only orders captured work (as in CUDA's single-stream capture).
-  if (stream->is_capturing()) return AOTRUN_PKG_OK;
+  if (stream->is_capturing()) {
+    const uint64_t id = stream->capture_id();
+    if (id != 0) {
+      static_cast<Event*>(e)->record_in_capture(id);
+      return AOTRUN_PKG_OK;
+    }
+  }
   static_cast<Event*>(e)->record(stream);
   return AOTRUN_PKG_OK;
 }
 
 int32_t host_event_query(void*, aotrun_pkg_event e) {
   if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
-  Status st = capture_rules::check_unsafe("event_query");
+  // A captured event fails before the capture-mode rules are consulted.
+  const uint64_t captured_in = static_cast<Event*>(e)->captured_in();
+  Status st = captured_in != 0 ? capture_rules::captured_event("event_query", captured_in)
+                               : capture_rules::check_unsafe("event_query");
   if (!st.ok()) return to_pkg_code(st.code);
   return static_cast<Event*>(e)->query() ? AOTRUN_PKG_OK : AOTRUN_PKG_NOT_READY;
 }
 
 int32_t host_event_synchronize(void*, aotrun_pkg_event e) {
   if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
-  Status st = capture_rules::check_unsafe("event_synchronize");
+  // A captured event fails before the capture-mode rules are consulted.
+  const uint64_t captured_in = static_cast<Event*>(e)->captured_in();
+  Status st = captured_in != 0 ? capture_rules::captured_event("event_synchronize", captured_in)
+                               : capture_rules::check_unsafe("event_synchronize");
   if (!st.ok()) return to_pkg_code(st.code);
   static_cast<Event*>(e)->synchronize();
   return AOTRUN_PKG_OK;

@@ -111,6 +111,11 @@ Status Stream::begin_capture(CaptureMode mode) {
   return Status::Ok();
 }
 
+uint64_t Stream::capture_id() {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  return capture_record_ ? capture_record_->id : 0;
+}
+
 Status Stream::end_capture(std::unique_ptr<Graph>* out) {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<CaptureRecord> rec;

@@ -58,6 +58,8 @@ class Stream {
   Status begin_capture(CaptureMode mode);
   Status end_capture(std::unique_ptr<Graph>* out);
   bool is_capturing() const { return capturing_.load(std::memory_order_acquire); }
+  // Id of the open capture (CaptureRecord::id), 0 if none.
+  uint64_t capture_id();
   // Capture-owned allocation bookkeeping (alloc while capturing).
   void* capture_alloc(size_t bytes);
   bool capture_owns(const void* p);

@@ -23,7 +23,11 @@ inline int32_t pkg_code(cudaError_t e) {
   switch (e) {
     case cudaSuccess: return AOTRUN_PKG_OK;
     case cudaErrorNotReady: return AOTRUN_PKG_NOT_READY;
-    case cudaErrorStreamCaptureUnsupported: return AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED;
+    // 906/907: also a call that a capture does not permit (907 is what an H100
+    // returned for cudaEventQuery of an event recorded in a thread-local capture).
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorCapturedEvent: return AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED;
     case cudaErrorStreamCaptureInvalidated: return AOTRUN_PKG_ERR_CAPTURE_INVALIDATED;
     case cudaErrorMemoryAllocation: return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
     case cudaErrorInvalidValue:
@@ -35,7 +39,9 @@ inline int32_t pkg_code(cudaError_t e) {
 inline Code code_of(cudaError_t e) {
   switch (e) {
     case cudaSuccess: return Code::Ok;
-    case cudaErrorStreamCaptureUnsupported: return Code::CaptureUnsupported;
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorCapturedEvent: return Code::CaptureUnsupported;
     case cudaErrorStreamCaptureInvalidated: return Code::CaptureInvalidated;
     case cudaErrorMemoryAllocation: return Code::OutOfMemory;
     case cudaErrorInvalidValue:

@@ -332,10 +332,12 @@ class Container {
     }
   }
 
+  // Refusals fail this call and keep the instance pending. Anything else
+  // reclaims it: INVALID_ARGUMENT in particular is what CUDA (and the CPU
+  // host) answer for an event last recorded in a capture that has ended —
+  // refusing it would leave the instance pending for ever.
   static bool host_refused(int32_t status) {
-    return status == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED ||
-           status == AOTRUN_PKG_ERR_CAPTURE_INVALIDATED ||
-           status == AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+    return status == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED || status == AOTRUN_PKG_ERR_CAPTURE_INVALIDATED;
   }
 
   [[noreturn]] void fail_event(const char* op, const Instance& inst, int32_t status) const {
@@ -351,6 +353,14 @@ class Container {
   }
 
   void log_previous_failure(const char* op, const Instance& inst, int32_t status) const {
+    if (status == AOTRUN_PKG_ERR_INVALID_ARGUMENT) {
+      host_.log_lazy(AOTRUN_PKG_LOG_WARN, [&] {
+        return std::string("threaded run: the completion event of model instance ") + std::to_string(inst.index) +
+               " is invalid (" + op + "), as after the threaded run was captured into a graph; reclaiming "
+               "the instance. Capture run_single_threaded instead: a replay of that graph would share it";
+      });
+      return;
+    }
     host_.log_lazy(AOTRUN_PKG_LOG_DEBUG, [&] {
       return std::string("threaded run: ") + op + " of model instance " +
              std::to_string(inst.index) + " reported status " + std::to_string(status) +
