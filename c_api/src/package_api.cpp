@@ -29,7 +29,7 @@ void fill_tensor(const aotrun::TensorSpec& spec, aotrun_tensor_info* info) {
   t.struct_size = sizeof(t);
   t.name = spec.name.c_str();
   t.dtype = spec.dtype;
-  t.ndim = static_cast<int32_t>(spec.shape.size());
+  t.ndim = spec.known ? static_cast<int32_t>(spec.shape.size()) : -1;  // -1: rank unknown
   t.shape = spec.shape.data();
   copy_out(t, info);
 }
@@ -115,7 +115,7 @@ aotrun_status* aotrun_package_get_info(const aotrun_package* package, aotrun_pac
     i.num_outputs = p.outputs().size();
     i.num_constants = p.constants().size();
     i.constant_bytes = p.constant_bytes();
-    i.num_symbols = aotrun::kSymCount;
+    i.num_symbols = package->pkg->library().symbols().size();
     i.hashes_verified = p.hashes_verified() ? 1 : 0;
     i.open_ns = p.timings().open_ns;
     i.verify_ns = p.timings().verify_ns;
@@ -156,16 +156,17 @@ aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t i
   return guarded([&] {
     require(package, "package");
     require(info, "info");
-    if (index >= aotrun::kSymCount) {
+    const auto& symbols = package->pkg->library().symbols();
+    if (index >= symbols.size()) {
       fail(Code::InvalidArgument, "symbol index " + std::to_string(index) + " out of range (" +
-                                      std::to_string(aotrun::kSymCount) + " symbols)");
+                                      std::to_string(symbols.size()) + " symbols)");
     }
-    const auto& spec = aotrun::kPackageSymbols[index];
+    const auto& spec = symbols[index];
     aotrun_symbol_info s{};
     s.struct_size = sizeof(s);
-    s.name = spec.name;
+    s.name = spec.name.c_str();
     s.required = spec.required ? 1 : 0;
-    s.found = package->pkg->library().found(index) ? 1 : 0;
+    s.found = spec.found ? 1 : 0;
     s.since = spec.since;
     copy_out(s, info);
   });

@@ -102,10 +102,41 @@ PackageLibrary::PackageLibrary(const std::string& path, uint32_t expected_abi, i
     }
   }
   fn_.run_single_threaded = reinterpret_cast<aotrun_pkg_container_run_single_threaded_fn>(slots[kSymRunSingleThreaded]);
+  for (size_t i = 0; i < kSymCount; ++i) {
+    symbols_.push_back({kPackageSymbols[i].name, kPackageSymbols[i].required, kPackageSymbols[i].since, found_[i]});
+  }
+}
+
+PackageLibrary::PackageLibrary(BoundLibrary bound)
+    : path_(bound.path), abi_version_(bound.abi_version), fn_(bound.fn), symbols_(bound.symbols) {
+  if (bound.create == nullptr || fn_.destroy == nullptr || fn_.run == nullptr) {
+    fail(Code::Internal, "bridge for '" + path_ + "' lacks create, destroy or run");
+  }
+  const void* present[kSymCount] = {
+      reinterpret_cast<const void*>(fn_.abi_version),  reinterpret_cast<const void*>(fn_.get_last_error),
+      reinterpret_cast<const void*>(bound.create),     reinterpret_cast<const void*>(fn_.destroy),
+      reinterpret_cast<const void*>(fn_.num_inputs),   reinterpret_cast<const void*>(fn_.num_outputs),
+      reinterpret_cast<const void*>(fn_.input_spec),   reinterpret_cast<const void*>(fn_.output_spec),
+      reinterpret_cast<const void*>(fn_.output_shapes), reinterpret_cast<const void*>(fn_.run),
+      reinterpret_cast<const void*>(fn_.run_single_threaded)};
+  for (size_t i = 0; i < kSymCount; ++i) found_[i] = present[i] != nullptr;
+  bound_ = std::make_unique<BoundLibrary>(std::move(bound));
 }
 
 PackageLibrary::~PackageLibrary() {
   if (handle_ != nullptr) ::dlclose(handle_);
+}
+
+int32_t PackageLibrary::create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const {
+  return bound_ ? bound_->create(bound_->binding.get(), out, args) : fn_.create(out, args);
+}
+
+std::string PackageLibrary::label() const { return bound_ ? bound_->label : "ABI " + abi_version_string(abi_version_); }
+
+std::string PackageLibrary::run_symbol() const { return bound_ ? bound_->run_symbol : AOTRUN_PKG_SYM_RUN; }
+
+std::string PackageLibrary::run_single_threaded_symbol() const {
+  return bound_ ? bound_->run_single_threaded_symbol : AOTRUN_PKG_SYM_RUN_SINGLE_THREADED;
 }
 
 std::string PackageLibrary::last_error() const {

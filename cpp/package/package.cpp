@@ -9,6 +9,8 @@
 
 #include "device/cpu/host_services.hpp"
 #include "package/manifest.hpp"
+#include "pt2/aoti_bridge.hpp"
+#include "pt2/pt2_archive.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -159,6 +161,27 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
     lib_fd.open(path, false);
     check_trusted(path, options, lib_fd.fd);
     check_pin(path, options, lib_fd.fd);
+    if (pt2::looks_like_zip(lib_fd.fd)) {
+      // A PyTorch AOTInductor archive: the pin and trust checks above cover
+      // the archive; what it extracts lives in a private directory.
+      if (auto dot = p->name_.rfind(".pt2"); dot != std::string::npos && dot + 4 == p->name_.size()) {
+        p->name_.resize(dot);
+      }
+      if (!options.pt2_model.empty() && options.pt2_model != pt2::kDefaultModel) {
+        p->name_ += ":" + options.pt2_model;
+      }
+      uint64_t t = now_ns();
+      p->lib_ = std::make_unique<PackageLibrary>(pt2::open_pt2(path, {options.pt2_model, options.libtorch}));
+      p->timings_.dlopen_ns = now_ns() - t;
+      t = now_ns();
+      p->read_specs();
+      p->timings_.metadata_ns = now_ns() - t;
+      for (RunMode m : {RunMode::Threaded, RunMode::SingleThreaded, RunMode::Graph}) {
+        p->mode_available(m, &p->mode_reasons_[static_cast<int>(m)]);
+      }
+      p->timings_.open_ns = now_ns() - t0;
+      return p;
+    }
   } else {
     fail(Code::LoadFailed, "package path '" + path + "' is neither a regular file nor a directory");
   }
@@ -218,7 +241,7 @@ void Package::read_specs() {
   args.num_constants = constants_.size();
   args.package_dir = dir_.empty() ? nullptr : dir_.c_str();
   aotrun_pkg_container* c = nullptr;
-  int32_t rc = f.create(&c, &args);
+  int32_t rc = lib_->create(&c, &args);
   if (rc != AOTRUN_PKG_OK || c == nullptr) {
     fail(rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::BadPackage : Code::Package,
          package_error("creating the metadata container (checks constants)", rc));
@@ -246,13 +269,16 @@ void Package::read_specs() {
         fail(Code::BadPackage, "package '" + name_ + "' filled " + std::to_string(filled) + " bytes of a tensor spec; ABI 1.0 needs " +
                                    std::to_string(AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0));
       }
-      if (s.ndim < 0 || s.ndim > 32 || (s.ndim > 0 && s.shape == nullptr)) {
+      // Only the .pt2 bridge may say "unknown" (-1).
+      const bool unknown = s.ndim == -1 && lib_->bridged();
+      if (!unknown && (s.ndim < 0 || s.ndim > 32 || (s.ndim > 0 && s.shape == nullptr))) {
         fail(Code::BadPackage, "package '" + name_ + "' reports an invalid rank for " + (input ? "input " : "output ") + std::to_string(i));
       }
       TensorSpec t;
       t.name = s.name != nullptr ? s.name : (input ? "input" : "output") + std::to_string(i);
       t.dtype = s.dtype;
-      t.shape.assign(s.shape, s.shape + s.ndim);
+      t.known = !unknown;
+      if (!unknown) t.shape.assign(s.shape, s.shape + s.ndim);
       out->push_back(std::move(t));
     }
   };
@@ -262,20 +288,24 @@ void Package::read_specs() {
 
 bool Package::mode_available(RunMode mode, std::string* reason) const {
   const bool st = lib_->found(kSymRunSingleThreaded);
-  const std::string abi = abi_version_string(abi_version());
+  // "ABI 1.0" for aotrun packages, "AOTInductor .pt2" for bridged ones.
+  const std::string label = lib_->label();
+  const std::string run = lib_->run_symbol(), run_st = lib_->run_single_threaded_symbol();
   std::string why;
   switch (mode) {
     case RunMode::Threaded: break;
     case RunMode::SingleThreaded:
       if (!st) {
-        why = "package '" + name_ + "' (ABI " + abi + ") lacks " AOTRUN_PKG_SYM_RUN_SINGLE_THREADED
-              "; single_threaded runs fall back to " AOTRUN_PKG_SYM_RUN;
+        why = "package '" + name_ + "' (" + label + ") lacks " + run_st + "; single_threaded runs fall back to " + run;
       }
       break;
     case RunMode::Graph:
-      if (!st) {
-        why = "graph mode unavailable: package ABI " + abi + " lacks " AOTRUN_PKG_SYM_RUN_SINGLE_THREADED
-              " (package '" + name_ + "'); runs are eager through " AOTRUN_PKG_SYM_RUN;
+      if (st && !outputs_known()) {
+        why = "graph mode unavailable: package '" + name_ + "' (" + label +
+              ") does not state its input shapes, so its output buffers cannot be sized ahead; runs are eager through " + run;
+      } else if (!st) {
+        why = "graph mode unavailable: " + (lib_->bridged() ? label : "package " + label) + " lacks " + run_st +
+              " (package '" + name_ + "'); runs are eager through " + run;
       }
       break;
   }

@@ -20,12 +20,15 @@ struct TensorSpec {
   std::string name;
   DLDataType dtype{};
   std::vector<int64_t> shape;  // -1 = dynamic
+  bool known = true;           // false: dtype and rank unknown (.pt2 without input checks)
 };
 
 struct PackageOptions {
   bool verify_hashes = true;
   std::string expected_sha256;        // of the .so, or of manifest.json; "" = none
   bool allow_untrusted_files = false; // group/world-writable or foreign-owned files
+  std::string pt2_model = "model";    // .pt2 archives: which model
+  std::string libtorch;               // .pt2 archives: libtorch_cpu.so or its directory ("" = $AOTRUN_LIBTORCH)
 };
 
 struct LoadTimings {
@@ -41,13 +44,15 @@ class Package {
 
   const std::string& name() const { return name_; }
   const std::string& path() const { return path_; }
-  const char* format() const { return dir_.empty() ? "aotrun-so" : "aotrun-dir"; }
+  const char* format() const { return lib_->bridged() ? "pt2" : dir_.empty() ? "aotrun-so" : "aotrun-dir"; }
   const std::string& dir() const { return dir_; }
   DLDevice device() const { return device_; }
   const PackageLibrary& library() const { return *lib_; }
   uint32_t abi_version() const { return lib_->abi_version(); }
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
+  // False for a .pt2 whose specs are unknown: output shapes exist only after a run.
+  bool outputs_known() const { return outputs_.empty() || outputs_[0].known; }
   const std::vector<aotrun_pkg_constant>& constants() const { return constants_; }
   uint64_t constant_bytes() const { return constant_bytes_; }
   bool hashes_verified() const { return hashes_verified_; }

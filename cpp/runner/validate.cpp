@@ -55,6 +55,13 @@ void check_layout(const DLTensor& t, const Name& what) {
 }
 
 void check_input_shape(const TensorSpec& spec, const DLTensor& t, const Name& what) {
+  if (!spec.known) {  // a .pt2 without input checks: nothing to compare with
+    if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr)) fail(Code::InvalidArgument, what + " has an invalid shape");
+    for (int d = 0; d < t.ndim; ++d) {
+      if (t.shape[d] < 0) fail(Code::InvalidArgument, what + " has shape " + shape_string(t.shape, t.ndim));
+    }
+    return;
+  }
   if (!same_dtype(t.dtype, spec.dtype)) {
     fail(Code::InvalidArgument, what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(spec.dtype));
   }
@@ -173,6 +180,25 @@ void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_ou
       }
     }
     expected += rank;
+    check_device(t, device, what);
+    check_extent(t, what);
+    check_layout(t, what);
+  }
+}
+
+void validate_output_layout(const Package& pkg, const DLTensor* outputs, size_t num_outputs, DLDevice device) {
+  const auto& specs = pkg.outputs();
+  if (num_outputs != specs.size()) {
+    fail(Code::InvalidArgument, "package '" + pkg.name() + "' produces " + std::to_string(specs.size()) + " outputs, got " +
+                                    std::to_string(num_outputs) + " output tensors");
+  }
+  if (num_outputs > 0 && outputs == nullptr) fail(Code::InvalidArgument, "outputs is NULL");
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const DLTensor& t = outputs[i];
+    const Name what{"output", i, specs[i]};
+    if (t.ndim < 0 || t.ndim > 32 || (t.ndim > 0 && t.shape == nullptr)) {
+      fail(Code::InvalidArgument, what + " has an invalid rank or a NULL shape");
+    }
     check_device(t, device, what);
     check_extent(t, what);
     check_layout(t, what);

@@ -23,6 +23,9 @@ void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inpu
 // Outputs: count, dtype, rank, shape == expected (concatenated), data, device, layout.
 void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_outputs, const int64_t* expected,
                       DLDevice device);
+// Outputs whose shapes are not known ahead (.pt2 without specs): count,
+// shape sanity, data, device, layout.
+void validate_output_layout(const Package& pkg, const DLTensor* outputs, size_t num_outputs, DLDevice device);
 
 // The device type as an integer: a DLDeviceType from a C caller may hold any
 // value, and loading an out-of-range enum is undefined in C++.

@@ -229,8 +229,9 @@ AOTRUN_API aotrun_status* aotrun_package_get_info(const aotrun_package* package,
 typedef struct aotrun_tensor_info {
   size_t struct_size;
   const char* name;
-  DLDataType dtype;
-  int32_t ndim;
+  DLDataType dtype;     /* all zero when unknown (see ndim) */
+  int32_t ndim;         /* -1: dtype and rank unknown (a .pt2 package whose
+                           archive states no input checks) */
   const int64_t* shape; /* ndim entries; -1 = dynamic dimension */
 } aotrun_tensor_info;
 

@@ -1,0 +1,481 @@
+#include "pt2/aoti_bridge.hpp"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <unistd.h>
+#include <vector>
+
+#include "log/log.hpp"
+#include "pt2/aoti_library.hpp"
+#include "pt2/pt2_archive.hpp"
+#include "pt2/tensor_convert.hpp"
+#include "pt2/wrapper_specs.hpp"
+#include "util/error.hpp"
+
+namespace aotrun::pt2 {
+namespace {
+
+constexpr uint64_t kMagic = 0x7074325f62726467ull;  // "pt2_brdg"
+constexpr size_t kMaxShapeKeys = 256;
+constexpr size_t kMaxSourceBytes = 64u << 20;
+
+thread_local std::string t_last_error;
+
+int32_t fail_with(int32_t code, std::string message) {
+  t_last_error = std::move(message);
+  return code;
+}
+
+uint32_t bridge_abi_version() { return AOTRUN_PKG_MAKE_VERSION(1, 1); }
+const char* bridge_last_error() { return t_last_error.c_str(); }
+
+// One spec of the package ABI with the storage it points into.
+struct Spec {
+  std::string name;
+  DLDataType dtype{};
+  std::vector<int64_t> shape;  // -1 = dynamic
+  bool known = true;           // false: dtype and rank unknown (ndim reported as -1)
+};
+
+// Shared by every container of one opened .pt2.
+struct Bridge {
+  std::unique_ptr<PrivateDir> dir;
+  std::unique_ptr<AotiLibrary> lib;
+  const TorchShim* shim = nullptr;
+  std::string name;
+  std::vector<InputCheck> checks;  // empty when the sources carry none
+  std::string no_checks_reason;
+
+  std::mutex mu;  // guards everything below
+  bool specs_ready = false;
+  std::vector<Spec> inputs, outputs;
+  std::map<std::vector<int64_t>, std::vector<int64_t>> shapes;  // input shapes -> output shapes
+};
+
+struct Container {
+  uint64_t magic = kMagic;
+  Bridge* b = nullptr;
+  AotiContainerHandle h = nullptr;
+  const aotrun_pkg_host* host = nullptr;
+};
+
+Container* as_container(aotrun_pkg_container* c) {
+  auto* k = reinterpret_cast<Container*>(c);
+  return k != nullptr && k->magic == kMagic ? k : nullptr;
+}
+
+bool known_dtype(const std::string& torch_name, DLDataType* out) {
+  struct {
+    const char* name;
+    DLDataType dt;
+  } const table[] = {{"float32", {kDLFloat, 32, 1}}, {"float64", {kDLFloat, 64, 1}}, {"float16", {kDLFloat, 16, 1}},
+                     {"bfloat16", {kDLBfloat, 16, 1}}, {"int8", {kDLInt, 8, 1}},    {"int16", {kDLInt, 16, 1}},
+                     {"int32", {kDLInt, 32, 1}},      {"int64", {kDLInt, 64, 1}},   {"uint8", {kDLUInt, 8, 1}}};
+  for (const auto& t : table) {
+    if (torch_name == t.name) {
+      *out = t.dt;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Runs the model once, synchronously, on zero inputs of the given shapes and
+// dtypes, and reports its outputs. AOTInductor's threaded run is safe to call
+// from any thread.
+bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
+           const std::vector<std::vector<int64_t>>& shapes, std::vector<OutputMeta>* out, std::string* why) {
+  const size_t n_in = dtypes.size();
+  std::vector<std::vector<char>> storage(n_in);
+  std::vector<AtenTensorHandle> in(n_in, nullptr);
+  for (size_t i = 0; i < n_in; ++i) {
+    size_t count = 1;
+    for (int64_t d : shapes[i]) count *= static_cast<size_t>(d);
+    storage[i].assign(count * ((dtypes[i].bits * dtypes[i].lanes + 7) / 8) + 1, 0);
+    DLTensor t{};
+    t.data = storage[i].data();
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = static_cast<int>(shapes[i].size());
+    t.dtype = dtypes[i];
+    t.shape = const_cast<int64_t*>(shapes[i].data());
+    if (!wrap_input(*b.shim, t, &in[i], why)) {
+      delete_handles(*b.shim, in.data(), i);
+      return false;
+    }
+  }
+  size_t n_out = 0;
+  b.lib->fn().num_outputs(h, &n_out);
+  std::vector<AtenTensorHandle> outs(n_out, nullptr);
+  if (b.lib->fn().run(h, in.data(), n_in, outs.data(), n_out, nullptr, nullptr) != 0) {
+    *why = std::string(AotiLibrary::kRun) + " failed on zero inputs (AOTInductor wrote the reason to stderr)";
+    return false;  // the inputs were stolen by the model
+  }
+  out->assign(n_out, OutputMeta{});
+  bool ok = true;
+  for (size_t i = 0; i < n_out && ok; ++i) ok = describe_output(*b.shim, outs[i], &(*out)[i], why);
+  delete_handles(*b.shim, outs.data(), n_out);
+  return ok;
+}
+
+// Fills b.inputs / b.outputs once, from the checks and two probes (the
+// second with every dynamic input dim one larger, to tell which output dims
+// follow the inputs).
+void settle_specs(Bridge& b, AotiContainerHandle h) {
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.specs_ready) return;
+  const AotiFunctions& f = b.lib->fn();
+  size_t n_in = 0, n_out = 0;
+  if (f.num_inputs(h, &n_in) != 0 || f.num_outputs(h, &n_out) != 0 || n_in > 4096 || n_out > 4096) {
+    fail(Code::BadPackage, "AOTInductor model '" + b.name + "' does not report its input and output counts");
+  }
+  auto name_of = [&](AotiFunctions::GetName get, size_t i, const char* kind) {
+    const char* s = nullptr;
+    if (get != nullptr && get(h, i, &s) == 0 && s != nullptr && *s != '\0') return std::string(s);
+    return std::string(kind) + std::to_string(i);
+  };
+  std::vector<Spec> inputs(n_in), outputs(n_out);
+  for (size_t i = 0; i < n_in; ++i) inputs[i].name = name_of(f.input_name, i, "input");
+  for (size_t i = 0; i < n_out; ++i) outputs[i].name = name_of(f.output_name, i, "output");
+
+  std::string why = b.no_checks_reason;
+  bool known = b.checks.size() == n_in;
+  for (size_t i = 0; known && i < n_in; ++i) {
+    const InputCheck& c = b.checks[i];
+    if (!known_dtype(c.dtype, &inputs[i].dtype)) {
+      known = false;
+      why = "input " + std::to_string(i) + " has dtype '" + c.dtype + "', which aotrun cannot represent";
+    }
+    inputs[i].shape = c.dims;
+  }
+  if (known) {
+    // Probe sizes: each dynamic dim at its lower bound (at least 1), then +1.
+    std::vector<DLDataType> dtypes;
+    std::vector<std::vector<int64_t>> lo, hi;
+    bool dynamic = false;
+    for (size_t i = 0; i < n_in; ++i) {
+      dtypes.push_back(inputs[i].dtype);
+      std::vector<int64_t> a = b.checks[i].dims, z = a;
+      for (size_t d = 0; d < a.size(); ++d) {
+        if (a[d] >= 0) continue;
+        a[d] = std::max<int64_t>(b.checks[i].min_dims[d], 1);
+        const int64_t up = b.checks[i].max_dims[d];
+        z[d] = up < 0 || a[d] + 1 <= up ? a[d] + 1 : a[d];
+        dynamic = true;
+      }
+      lo.push_back(std::move(a));
+      hi.push_back(std::move(z));
+    }
+    std::vector<OutputMeta> m1, m2;
+    if (!probe(b, h, dtypes, lo, &m1, &why) || (dynamic && !probe(b, h, dtypes, hi, &m2, &why))) {
+      fail(Code::Package, "AOTInductor model '" + b.name + "': reading its output specs failed: " + why);
+    }
+    for (size_t i = 0; i < n_out; ++i) {
+      outputs[i].dtype = m1[i].dtype;
+      outputs[i].shape = m1[i].shape;
+      if (dynamic) {
+        if (m2[i].shape.size() != m1[i].shape.size()) {
+          fail(Code::Package, "AOTInductor model '" + b.name + "': the rank of output " + std::to_string(i) +
+                                  " changes with the input sizes");
+        }
+        for (size_t d = 0; d < m1[i].shape.size(); ++d) {
+          if (m1[i].shape[d] != m2[i].shape[d]) outputs[i].shape[d] = -1;
+        }
+      }
+    }
+  } else {
+    for (auto& s : inputs) s.known = false;
+    for (auto& s : outputs) s.known = false;
+    log(LogLevel::Warn, "AOTInductor model '" + b.name + "': " + why +
+                            ", so input dtypes and shapes are unknown: aotrun checks inputs for device and layout "
+                            "only (a wrong shape is undefined behaviour in the model) and outputs after each run; "
+                            "output shapes cannot be computed ahead (run_alloc and graph mode are unavailable)");
+  }
+  b.inputs = std::move(inputs);
+  b.outputs = std::move(outputs);
+  b.specs_ready = true;
+}
+
+// --- the package ABI -----------------------------------------------------------
+
+int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_create_args* args) {
+  try {
+    auto* b = static_cast<Bridge*>(binding);
+    if (out == nullptr || args == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "create: NULL argument");
+    if (args->device.device_type != kDLCPU) {
+      return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED, "aotrun runs CPU .pt2 packages only (device type " +
+                                                       std::to_string(args->device.device_type) + " requested)");
+    }
+    const size_t models = args->num_models > 0 ? static_cast<size_t>(args->num_models) : 1;
+    auto c = std::make_unique<Container>();
+    c->b = b;
+    c->host = args->host;
+    const AotiFunctions& f = b->lib->fn();
+    const char* dir = b->dir->path().c_str();
+    const int32_t rc = f.create_with_device != nullptr ? f.create_with_device(&c->h, models, "cpu", dir)
+                                                       : f.create(&c->h, models, true, dir);
+    if (rc != 0 || c->h == nullptr) {
+      return fail_with(AOTRUN_PKG_ERR_RUNTIME, std::string(f.create_with_device ? "AOTInductorModelContainerCreateWithDevice"
+                                                                               : "AOTInductorModelContainerCreate") +
+                                                   " failed (AOTInductor wrote the reason to stderr)");
+    }
+    try {
+      settle_specs(*b, c->h);
+    } catch (...) {
+      f.destroy(c->h);
+      throw;
+    }
+    *out = reinterpret_cast<aotrun_pkg_container*>(c.release());
+    return AOTRUN_PKG_OK;
+  } catch (const Error& e) {
+    return fail_with(e.code() == Code::BadPackage ? AOTRUN_PKG_ERR_INVALID_ARGUMENT : AOTRUN_PKG_ERR_RUNTIME, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "create: out of memory");
+  } catch (const std::exception& e) {
+    return fail_with(AOTRUN_PKG_ERR_INTERNAL, std::string("create: ") + e.what());
+  }
+}
+
+int32_t bridge_destroy(aotrun_pkg_container* pc) {
+  Container* c = as_container(pc);
+  if (c == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "destroy: not a .pt2 container");
+  c->b->lib->fn().destroy(c->h);
+  c->magic = 0;
+  delete c;
+  return AOTRUN_PKG_OK;
+}
+
+int32_t bridge_num(aotrun_pkg_container* pc, size_t* out, bool inputs) {
+  Container* c = as_container(pc);
+  if (c == nullptr || out == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "count: bad argument");
+  *out = inputs ? c->b->inputs.size() : c->b->outputs.size();
+  return AOTRUN_PKG_OK;
+}
+int32_t bridge_num_inputs(aotrun_pkg_container* c, size_t* out) { return bridge_num(c, out, true); }
+int32_t bridge_num_outputs(aotrun_pkg_container* c, size_t* out) { return bridge_num(c, out, false); }
+
+int32_t bridge_spec(aotrun_pkg_container* pc, size_t i, aotrun_pkg_tensor_spec* out, bool input) {
+  Container* c = as_container(pc);
+  if (c == nullptr || out == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "spec: bad argument");
+  const auto& v = input ? c->b->inputs : c->b->outputs;
+  if (i >= v.size()) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "spec: index out of range");
+  aotrun_pkg_tensor_spec s{};
+  s.struct_size = std::min(out->struct_size, sizeof(s));
+  s.name = v[i].name.c_str();
+  s.dtype = v[i].dtype;
+  s.ndim = v[i].known ? static_cast<int32_t>(v[i].shape.size()) : -1;
+  s.shape = v[i].shape.data();
+  std::memcpy(out, &s, s.struct_size);
+  return AOTRUN_PKG_OK;
+}
+int32_t bridge_input_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return bridge_spec(c, i, s, true); }
+int32_t bridge_output_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return bridge_spec(c, i, s, false); }
+
+int32_t bridge_output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) {
+  Container* c = as_container(pc);
+  if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: bad argument");
+  Bridge& b = *c->b;
+  if (!b.outputs.empty() && !b.outputs[0].known) {
+    return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED, "the model's output shapes are unknown ahead of a run (" +
+                                                     b.no_checks_reason + ")");
+  }
+  std::vector<int64_t> key;
+  std::vector<DLDataType> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < a->num_inputs; ++i) {
+    const DLTensor& t = a->inputs[i];
+    key.push_back(t.ndim);
+    key.insert(key.end(), t.shape, t.shape + t.ndim);
+    dtypes.push_back(t.dtype);
+    shapes.emplace_back(t.shape, t.shape + t.ndim);
+  }
+  std::vector<int64_t> result;
+  {
+    std::lock_guard<std::mutex> lock(b.mu);
+    auto it = b.shapes.find(key);
+    if (it != b.shapes.end()) result = it->second;
+  }
+  if (result.empty()) {
+    std::vector<OutputMeta> m;
+    std::string why;
+    if (!probe(b, c->h, dtypes, shapes, &m, &why)) return fail_with(AOTRUN_PKG_ERR_RUNTIME, "output_shapes: " + why);
+    for (const auto& o : m) result.insert(result.end(), o.shape.begin(), o.shape.end());
+    std::lock_guard<std::mutex> lock(b.mu);
+    if (b.shapes.size() < kMaxShapeKeys) b.shapes.emplace(key, result);
+  }
+  if (result.size() > a->output_shapes_capacity) {
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: capacity too small");
+  }
+  std::copy(result.begin(), result.end(), a->output_shapes);
+  return AOTRUN_PKG_OK;
+}
+
+// One launched call of the model: owns copies of the tensor descriptors, so
+// that a captured launch can be replayed after the caller's arrays are gone.
+struct Work {
+  Container* c;
+  bool single_threaded;
+  std::vector<DLTensor> tensors;  // inputs, then outputs
+  size_t n_in;
+  std::vector<int64_t> dims;      // every shape, concatenated
+};
+
+int32_t run_work(void* p) {
+  auto* w = static_cast<Work*>(p);
+  Bridge& b = *w->c->b;
+  const size_t n_out = w->tensors.size() - w->n_in;
+  std::vector<AtenTensorHandle> in(w->n_in, nullptr), out(n_out, nullptr);
+  std::string why;
+  for (size_t i = 0; i < w->n_in; ++i) {
+    if (!wrap_input(*b.shim, w->tensors[i], &in[i], &why)) {
+      delete_handles(*b.shim, in.data(), i);
+      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": " + why);
+    }
+  }
+  const AotiFunctions& f = b.lib->fn();
+  const auto run = w->single_threaded ? f.run_single_threaded : f.run;
+  // On failure the inputs may or may not have been stolen; leaking them is
+  // the safe side of that uncertainty (they only view the caller's memory).
+  if (run(w->c->h, in.data(), w->n_in, out.data(), n_out, nullptr, nullptr) != 0) {
+    return fail_with(AOTRUN_PKG_ERR_RUNTIME, std::string(w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun) +
+                                                 " failed (AOTInductor wrote the reason to stderr)");
+  }
+  int32_t rc = AOTRUN_PKG_OK;
+  for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
+    const std::string what = "output " + std::to_string(i) + " ('" + b.outputs[i].name + "')";
+    if (!copy_output(*b.shim, out[i], w->tensors[w->n_in + i], what, &why)) rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, why);
+  }
+  delete_handles(*b.shim, out.data(), n_out);
+  return rc;
+}
+
+void destroy_work(void* p) { delete static_cast<Work*>(p); }
+
+int32_t bridge_run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded) {
+  Container* c = as_container(pc);
+  if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
+  const Bridge& b = *c->b;
+  if (a->num_inputs != b.inputs.size() || a->num_outputs != b.outputs.size()) {
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensor counts differ from the model's");
+  }
+  // Dynamic dims must lie in the range the model was compiled for (the
+  // runner's specs only say "dynamic").
+  for (size_t i = 0; i < b.checks.size() && i < a->num_inputs; ++i) {
+    const InputCheck& k = b.checks[i];
+    const DLTensor& t = a->inputs[i];
+    for (size_t d = 0; d < k.dims.size() && d < static_cast<size_t>(t.ndim); ++d) {
+      const int64_t v = t.shape[d];
+      if (v < k.min_dims[d] || (k.max_dims[d] >= 0 && v > k.max_dims[d])) {
+        return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                         "input " + std::to_string(i) + " ('" + b.inputs[i].name + "'): dim " + std::to_string(d) +
+                             " is " + std::to_string(v) + ", outside the range the model was compiled for [" +
+                             std::to_string(k.min_dims[d]) + ", " +
+                             (k.max_dims[d] >= 0 ? std::to_string(k.max_dims[d]) : std::string("inf")) + "]");
+      }
+    }
+  }
+  if (!single_threaded) {
+    int32_t capturing = 0;
+    if (c->host->stream_is_capturing(c->host->host_ctx, a->stream, &capturing) == AOTRUN_PKG_OK && capturing) {
+      return fail_with(AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED,
+                       std::string(AotiLibrary::kRun) +
+                           " tracks model instances with events, which is not permitted while a stream is "
+                           "capturing; capture " + AotiLibrary::kRunSingleThreaded + " (single_threaded or graph mode)");
+    }
+  }
+  auto* w = new (std::nothrow) Work{c, single_threaded, {}, a->num_inputs, {}};
+  if (w == nullptr) return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "run: out of memory");
+  try {
+    size_t total = 0;
+    for (size_t i = 0; i < a->num_inputs; ++i) total += static_cast<size_t>(a->inputs[i].ndim);
+    for (size_t i = 0; i < a->num_outputs; ++i) total += static_cast<size_t>(a->outputs[i].ndim);
+    w->dims.reserve(total);  // never reallocated below: the tensors point into it
+    auto add = [&](const DLTensor& t) {
+      DLTensor copy = t;
+      copy.shape = w->dims.data() + w->dims.size();
+      copy.strides = nullptr;  // compact (checked by the runner)
+      w->dims.insert(w->dims.end(), t.shape, t.shape + t.ndim);
+      w->tensors.push_back(copy);
+    };
+    for (size_t i = 0; i < a->num_inputs; ++i) add(a->inputs[i]);
+    for (size_t i = 0; i < a->num_outputs; ++i) add(a->outputs[i]);
+  } catch (const std::bad_alloc&) {
+    delete w;
+    return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "run: out of memory");
+  }
+  return c->host->launch(c->host->host_ctx, a->stream, &run_work, w, &destroy_work);
+}
+
+int32_t bridge_run(aotrun_pkg_container* c, const aotrun_pkg_run_args* a) { return bridge_run_common(c, a, false); }
+int32_t bridge_run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* a) {
+  return bridge_run_common(c, a, true);
+}
+
+// The model's C++ sources in the archive, concatenated (for their checks).
+std::string model_sources(const ZipArchive& zip, const Pt2Model& m) {
+  std::string all;
+  for (const auto& e : m.files) {
+    const std::string& n = e.name;
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".cpp") == 0 && all.size() + e.size <= kMaxSourceBytes) {
+      all += zip.read(e, kMaxSourceBytes);
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+bool looks_like_zip(int fd) {
+  unsigned char magic[4] = {};
+  return ::pread(fd, magic, sizeof magic, 0) == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 &&
+         magic[3] == 4;
+}
+
+BoundLibrary open_pt2(const std::string& path, const Pt2Options& options) {
+  const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
+  const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
+
+  auto b = std::make_shared<Bridge>();
+  b->name = model.name;
+  b->shim = &torch_shim(options.libtorch);
+  const std::string sources = model_sources(*zip, model);
+  size_t num_inputs_hint = 0;
+  // Count the inputs the checks name, then parse them all.
+  for (size_t at = sources.find("\"input_handles["); at != std::string::npos;
+       at = sources.find("\"input_handles[", at + 1)) {
+    num_inputs_hint = std::max(num_inputs_hint, size_t(std::strtoull(sources.c_str() + at + 15, nullptr, 10)) + 1);
+  }
+  if (sources.empty()) {
+    b->no_checks_reason = "the archive holds no C++ sources of the model";
+  } else if (!parse_input_checks(sources, num_inputs_hint, &b->checks, &b->no_checks_reason)) {
+    b->checks.clear();
+  }
+  b->dir = std::make_unique<PrivateDir>();
+  const std::string so = extract_model(*zip, model, *b->dir);
+  b->lib = std::make_unique<AotiLibrary>(so);
+
+  BoundLibrary lib;
+  lib.path = path;
+  lib.label = "AOTInductor .pt2";
+  lib.abi_version = bridge_abi_version();
+  lib.fn.abi_version = &bridge_abi_version;
+  lib.fn.get_last_error = &bridge_last_error;
+  lib.fn.destroy = &bridge_destroy;
+  lib.fn.num_inputs = &bridge_num_inputs;
+  lib.fn.num_outputs = &bridge_num_outputs;
+  lib.fn.input_spec = &bridge_input_spec;
+  lib.fn.output_spec = &bridge_output_spec;
+  lib.fn.output_shapes = &bridge_output_shapes;
+  lib.fn.run = &bridge_run;
+  lib.fn.run_single_threaded = b->lib->fn().run_single_threaded != nullptr ? &bridge_run_single_threaded : nullptr;
+  lib.create = &bridge_create;
+  lib.symbols = b->lib->symbols();
+  lib.run_symbol = AotiLibrary::kRun;
+  lib.run_single_threaded_symbol = AotiLibrary::kRunSingleThreaded;
+  lib.binding = b;
+  return lib;
+}
+
+}  // namespace aotrun::pt2

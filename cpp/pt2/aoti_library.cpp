@@ -1,0 +1,71 @@
+#include "pt2/aoti_library.hpp"
+
+#include <dlfcn.h>
+
+#include "util/error.hpp"
+
+namespace aotrun::pt2 {
+namespace {
+
+// `since` is 0: AOTInductor's entry points carry no version of their own.
+struct Entry {
+  const char* name;
+  bool required;
+};
+
+// Create and CreateWithDevice: either will do (the second replaced the first
+// in 2025 releases; both are still exported). Checked separately below.
+constexpr Entry kEntries[] = {
+    {"AOTInductorModelContainerCreate", false},
+    {"AOTInductorModelContainerCreateWithDevice", false},
+    {"AOTInductorModelContainerDelete", true},
+    {AotiLibrary::kRun, true},
+    {AotiLibrary::kRunSingleThreaded, false},
+    {"AOTInductorModelContainerGetNumInputs", true},
+    {"AOTInductorModelContainerGetNumOutputs", true},
+    {"AOTInductorModelContainerGetInputName", false},
+    {"AOTInductorModelContainerGetOutputName", false},
+};
+
+}  // namespace
+
+AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
+  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) {
+    const char* e = ::dlerror();
+    fail(Code::LoadFailed, "dlopen of the AOTInductor model '" + path + "' failed: " + (e ? e : "unknown error"));
+  }
+  void* slots[sizeof kEntries / sizeof kEntries[0]] = {};
+  std::string missing;
+  for (size_t i = 0; i < sizeof kEntries / sizeof kEntries[0]; ++i) {
+    slots[i] = ::dlsym(handle_, kEntries[i].name);
+    symbols_.push_back({kEntries[i].name, kEntries[i].required, 0, slots[i] != nullptr});
+    if (slots[i] == nullptr && kEntries[i].required) missing += (missing.empty() ? "" : ", ") + std::string(kEntries[i].name);
+  }
+  if (slots[0] == nullptr && slots[1] == nullptr) {
+    missing = std::string("AOTInductorModelContainerCreate or AOTInductorModelContainerCreateWithDevice") +
+              (missing.empty() ? "" : ", ") + missing;
+  }
+  if (!missing.empty()) {
+    ::dlclose(handle_);
+    handle_ = nullptr;
+    fail(Code::MissingSymbol, "AOTInductor model '" + path + "' lacks required entry points: " + missing);
+  }
+  fn_.create = reinterpret_cast<AotiFunctions::Create>(slots[0]);
+  fn_.create_with_device = reinterpret_cast<AotiFunctions::CreateWithDevice>(slots[1]);
+  fn_.destroy = reinterpret_cast<AotiFunctions::Delete>(slots[2]);
+  fn_.run = reinterpret_cast<AotiFunctions::Run>(slots[3]);
+  fn_.run_single_threaded = reinterpret_cast<AotiFunctions::Run>(slots[4]);
+  fn_.num_inputs = reinterpret_cast<AotiFunctions::GetCount>(slots[5]);
+  fn_.num_outputs = reinterpret_cast<AotiFunctions::GetCount>(slots[6]);
+  fn_.input_name = reinterpret_cast<AotiFunctions::GetName>(slots[7]);
+  fn_.output_name = reinterpret_cast<AotiFunctions::GetName>(slots[8]);
+}
+
+AotiLibrary::~AotiLibrary() {
+  // Never unloaded: the model's C++ runtime registers state with libtorch
+  // (static initialisers, thread-locals) that outlives a dlclose.
+  (void)handle_;
+}
+
+}  // namespace aotrun::pt2

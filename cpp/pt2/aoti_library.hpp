@@ -1,0 +1,68 @@
+// A compiled AOTInductor model (the .so inside a .pt2), dlopen'd with its C
+// entry points resolved (torch/csrc/inductor/aoti_runtime/interface.h).
+// Probing follows aotrun's own rules: every missing required entry point is
+// named in one MISSING_SYMBOL error; optional ones (RunSingleThreaded, added
+// in 2025) are looked up and their absence only changes what runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loader/library.hpp"
+#include "pt2/torch_runtime.hpp"
+
+namespace aotrun::pt2 {
+
+struct AotiContainerOpaque;
+using AotiContainerHandle = AotiContainerOpaque*;
+
+struct AotiFunctions {
+  using Create = int32_t (*)(AotiContainerHandle*, size_t num_models, bool is_cpu, const char* cubin_dir);
+  using CreateWithDevice = int32_t (*)(AotiContainerHandle*, size_t num_models, const char* device,
+                                       const char* cubin_dir);
+  using Delete = int32_t (*)(AotiContainerHandle);
+  // Input handles are stolen, the arrays borrowed; output handles are new
+  // and belong to the caller.
+  using Run = int32_t (*)(AotiContainerHandle, AtenTensorHandle* inputs, size_t num_inputs,
+                          AtenTensorHandle* outputs, size_t num_outputs, void* stream, void* proxy_executor);
+  using GetCount = int32_t (*)(AotiContainerHandle, size_t*);
+  using GetName = int32_t (*)(AotiContainerHandle, size_t, const char**);
+
+  Create create = nullptr;
+  CreateWithDevice create_with_device = nullptr;
+  Delete destroy = nullptr;
+  Run run = nullptr;
+  Run run_single_threaded = nullptr;  // probed
+  GetCount num_inputs = nullptr;
+  GetCount num_outputs = nullptr;
+  GetName input_name = nullptr;   // probed
+  GetName output_name = nullptr;  // probed
+};
+
+class AotiLibrary {
+ public:
+  // ELF check, dlopen (RTLD_NOW | RTLD_LOCAL: the shim comes from the global
+  // scope, where torch_shim() put libtorch), then resolution. Throws Error
+  // LOAD_FAILED or MISSING_SYMBOL.
+  explicit AotiLibrary(const std::string& path);
+  ~AotiLibrary();
+  AotiLibrary(const AotiLibrary&) = delete;
+  AotiLibrary& operator=(const AotiLibrary&) = delete;
+
+  const AotiFunctions& fn() const { return fn_; }
+  const std::vector<SymbolReport>& symbols() const { return symbols_; }
+  const std::string& path() const { return path_; }
+
+  static constexpr const char* kRun = "AOTInductorModelContainerRun";
+  static constexpr const char* kRunSingleThreaded = "AOTInductorModelContainerRunSingleThreaded";
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+  AotiFunctions fn_;
+  std::vector<SymbolReport> symbols_;
+};
+
+}  // namespace aotrun::pt2

@@ -1,0 +1,121 @@
+#include "pt2/tensor_convert.hpp"
+
+#include <cstring>
+
+namespace aotrun::pt2 {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+size_t item_bytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
+
+// Copies a strided tensor of `rank` dims element by element into packed `dst`.
+void strided_copy(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank,
+                  size_t item) {
+  if (rank == 0) {
+    std::memcpy(dst, src, item);
+    return;
+  }
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < rank; ++d) off += idx[static_cast<size_t>(d)] * strides[d];
+    std::memcpy(dst, src + off * static_cast<int64_t>(item), item);
+    dst += item;
+    int d = rank - 1;
+    while (d >= 0 && ++idx[static_cast<size_t>(d)] == sizes[d]) idx[static_cast<size_t>(d--)] = 0;
+    if (d < 0) return;
+  }
+}
+
+}  // namespace
+
+bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why) {
+  const int32_t dtype = shim.torch_dtype(t.dtype);
+  if (dtype < 0) {
+    *why = "dtype (code " + std::to_string(t.dtype.code) + ", " + std::to_string(t.dtype.bits) +
+           " bits) has no torch equivalent";
+    return false;
+  }
+  // Compact row-major strides: the runner refuses anything else.
+  int64_t strides[32];
+  int64_t step = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    strides[d] = step;
+    step *= t.shape[d] > 0 ? t.shape[d] : 1;
+  }
+  if (shim.create_tensor_from_blob(t.data, t.ndim, t.shape, strides, 0, dtype, shim.device_type_cpu, 0, out) != 0) {
+    *why = "aoti_torch_create_tensor_from_blob failed";
+    return false;
+  }
+  return true;
+}
+
+bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out, std::string* why) {
+  int64_t dim = 0;
+  int64_t* sizes = nullptr;
+  int32_t dtype = 0;
+  if (shim.get_dim(h, &dim) != 0 || shim.get_sizes(h, &sizes) != 0 || shim.get_dtype(h, &dtype) != 0 || dim < 0 ||
+      dim > 32) {
+    *why = "libtorch could not describe an output tensor";
+    return false;
+  }
+  if (!shim.dlpack_dtype(dtype, &out->dtype)) {
+    *why = "an output has torch dtype " + std::to_string(dtype) + ", which aotrun cannot represent";
+    return false;
+  }
+  out->shape.assign(sizes, sizes + dim);
+  return true;
+}
+
+bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, const std::string& what,
+                 std::string* why) {
+  OutputMeta m;
+  if (!describe_output(shim, h, &m, why)) return false;
+  const std::vector<int64_t> want(dst.shape, dst.shape + dst.ndim);
+  if (m.dtype.code != dst.dtype.code || m.dtype.bits != dst.dtype.bits || m.dtype.lanes != dst.dtype.lanes ||
+      m.shape != want) {
+    *why = what + ": the model returned " + (m.dtype.code == kDLFloat ? "float" : "code ") +
+           std::to_string(m.dtype.bits) + " " + shape_text(m.shape) + ", the output tensor given is " +
+           shape_text(want) + " of " + std::to_string(dst.dtype.bits) + "-bit code " + std::to_string(dst.dtype.code);
+    return false;
+  }
+  void* src = nullptr;
+  int64_t* strides = nullptr;
+  if (shim.get_data_ptr(h, &src) != 0 || shim.get_strides(h, &strides) != 0) {
+    *why = what + ": libtorch could not give the output's data";
+    return false;
+  }
+  const size_t item = item_bytes(m.dtype);
+  size_t count = 1;
+  bool compact = true;
+  int64_t step = 1;
+  for (int d = static_cast<int>(m.shape.size()) - 1; d >= 0; --d) {
+    count *= static_cast<size_t>(m.shape[static_cast<size_t>(d)]);
+    if (m.shape[static_cast<size_t>(d)] != 1 && strides[d] != step) compact = false;
+    step *= m.shape[static_cast<size_t>(d)];
+  }
+  if (count == 0) return true;
+  if (compact) {
+    std::memcpy(dst.data, src, count * item);
+  } else {
+    strided_copy(static_cast<char*>(dst.data), static_cast<const char*>(src), m.shape.data(), strides,
+                 static_cast<int>(m.shape.size()), item);
+  }
+  return true;
+}
+
+void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (handles[i] != nullptr) {
+      (void)shim.delete_tensor_object(handles[i]);
+      handles[i] = nullptr;
+    }
+  }
+}
+
+}  // namespace aotrun::pt2

@@ -1,0 +1,153 @@
+#include "pt2/torch_runtime.hpp"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <memory>
+#include <mutex>
+#include <sys/stat.h>
+#include <vector>
+
+#include "log/log.hpp"
+#include "util/error.hpp"
+
+namespace aotrun::pt2 {
+namespace {
+
+std::mutex g_mu;
+std::unique_ptr<TorchShim> g_shim;  // guarded by g_mu; never reset
+TorchRuntimeInfo g_info;
+
+constexpr const char* kProbe = "aoti_torch_delete_tensor_object";
+
+template <typename F>
+void resolve(const char* name, F* out, std::vector<std::string>* missing) {
+  *out = reinterpret_cast<F>(::dlsym(RTLD_DEFAULT, name));
+  if (*out == nullptr) missing->push_back(name);
+}
+
+std::string dl_error() {
+  const char* e = ::dlerror();
+  return e != nullptr ? e : "unknown error";
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Loads libtorch from `where` (libtorch_cpu.so or its directory) into the
+// global scope. In a directory, libc10 and libtorch (when present) are
+// loaded by path too, so that a model naming them in DT_NEEDED finds them
+// already loaded whatever the library search path says.
+void load_libtorch(const std::string& where) {
+  std::vector<std::string> libs;
+  if (is_dir(where)) {
+    for (const char* f : {"libc10.so", "libtorch_cpu.so", "libtorch.so"}) {
+      const std::string p = where + "/" + f;
+      struct stat st {};
+      if (::stat(p.c_str(), &st) == 0) libs.push_back(p);
+    }
+    bool has_cpu = false;
+    for (const auto& l : libs) has_cpu |= l.size() >= 15 && l.compare(l.size() - 15, 15, "libtorch_cpu.so") == 0;
+    if (!has_cpu) {
+      fail(Code::LoadFailed, "no libtorch_cpu.so in '" + where + "' (the directory named by the libtorch option or "
+                             "AOTRUN_LIBTORCH must hold libtorch's libraries, e.g. <site-packages>/torch/lib)");
+    }
+  } else {
+    libs.push_back(where);
+  }
+  for (const auto& l : libs) {
+    if (::dlopen(l.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      fail(Code::LoadFailed, "cannot load libtorch from '" + l + "': " + dl_error());
+    }
+  }
+}
+
+}  // namespace
+
+int32_t TorchShim::torch_dtype(DLDataType dt) const {
+  if (dt.lanes != 1) return -1;
+  for (int i = 0; i < num_dtypes; ++i) {
+    if (dtypes[i].dl.code == dt.code && dtypes[i].dl.bits == dt.bits) return dtypes[i].torch;
+  }
+  return -1;
+}
+
+bool TorchShim::dlpack_dtype(int32_t torch, DLDataType* out) const {
+  for (int i = 0; i < num_dtypes; ++i) {
+    if (dtypes[i].torch == torch) {
+      *out = dtypes[i].dl;
+      return true;
+    }
+  }
+  return false;
+}
+
+const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_shim) {
+    std::string source;
+    if (::dlsym(RTLD_DEFAULT, kProbe) != nullptr) {
+      source = "already loaded in this process";
+    } else {
+      std::string where = hint;
+      if (where.empty()) {
+        const char* env = std::getenv("AOTRUN_LIBTORCH");
+        if (env != nullptr) where = env;
+      }
+      if (where.empty()) {
+        fail(Code::LoadFailed,
+             "running a PyTorch .pt2 package needs libtorch's C shim, and no libtorch is loaded: set "
+             "AOTRUN_LIBTORCH (or the package option 'libtorch') to libtorch_cpu.so or the directory holding it, "
+             "e.g. <site-packages>/torch/lib (scripts/fetch-libtorch.sh downloads one)");
+      }
+      load_libtorch(where);
+      source = where;
+    }
+    auto s = std::make_unique<TorchShim>();
+    std::vector<std::string> missing;
+    // v2 adds layout arguments; the first form is in every release with AOTInductor.
+    resolve("aoti_torch_create_tensor_from_blob", &s->create_tensor_from_blob, &missing);
+    resolve("aoti_torch_delete_tensor_object", &s->delete_tensor_object, &missing);
+    resolve("aoti_torch_get_data_ptr", &s->get_data_ptr, &missing);
+    resolve("aoti_torch_get_sizes", &s->get_sizes, &missing);
+    resolve("aoti_torch_get_strides", &s->get_strides, &missing);
+    resolve("aoti_torch_get_dim", &s->get_dim, &missing);
+    resolve("aoti_torch_get_storage_offset", &s->get_storage_offset, &missing);
+    resolve("aoti_torch_get_dtype", &s->get_dtype, &missing);
+    resolve("aoti_torch_get_device_type", &s->get_device_type, &missing);
+    TorchShim::Constant cpu = nullptr;
+    resolve("aoti_torch_device_type_cpu", &cpu, &missing);
+    struct {
+      const char* fn;
+      DLDataType dl;
+    } const known[] = {
+        {"aoti_torch_dtype_float32", {kDLFloat, 32, 1}}, {"aoti_torch_dtype_float64", {kDLFloat, 64, 1}},
+        {"aoti_torch_dtype_float16", {kDLFloat, 16, 1}}, {"aoti_torch_dtype_bfloat16", {kDLBfloat, 16, 1}},
+        {"aoti_torch_dtype_int8", {kDLInt, 8, 1}},       {"aoti_torch_dtype_int16", {kDLInt, 16, 1}},
+        {"aoti_torch_dtype_int32", {kDLInt, 32, 1}},     {"aoti_torch_dtype_int64", {kDLInt, 64, 1}},
+        {"aoti_torch_dtype_uint8", {kDLUInt, 8, 1}},
+    };
+    for (const auto& k : known) {
+      TorchShim::Constant f = nullptr;
+      resolve(k.fn, &f, &missing);
+      if (f != nullptr) s->dtypes[s->num_dtypes++] = {f(), k.dl};
+    }
+    if (!missing.empty()) {
+      std::string names;
+      for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+      fail(Code::MissingSymbol, "libtorch (" + source + ") lacks the AOTInductor C shim functions: " + names +
+                                    " (torch 2.6 or newer is needed)");
+    }
+    s->device_type_cpu = cpu();
+    g_info.source = source;
+    g_shim = std::move(s);
+    log(LogLevel::Debug, "libtorch C shim resolved (" + source + ")");
+  } else if (!hint.empty() && hint != g_info.source && g_info.source != hint) {
+    log(LogLevel::Debug, "libtorch already loaded from " + g_info.source + "; ignoring '" + hint + "'");
+  }
+  if (info != nullptr) *info = g_info;
+  return *g_shim;
+}
+
+}  // namespace aotrun::pt2

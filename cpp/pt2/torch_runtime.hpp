@@ -1,0 +1,67 @@
+// libtorch's stable C shim (torch/csrc/inductor/aoti_torch/c/shim.h), the
+// only part of libtorch aotrun uses: AOTInductor models take and return
+// AtenTensorHandle, and these functions convert them to and from DLPack.
+// Resolved with dlsym at run time; libaotrun itself never links libtorch and
+// loads on machines without it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <dlpack/dlpack.h>
+
+namespace aotrun::pt2 {
+
+struct AtenTensorOpaque;
+using AtenTensorHandle = AtenTensorOpaque*;
+
+struct TorchShim {
+  using CreateFromBlob = int32_t (*)(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                                     int64_t storage_offset, int32_t dtype, int32_t device_type,
+                                     int32_t device_index, AtenTensorHandle* out);
+  using Delete = int32_t (*)(AtenTensorHandle);
+  using GetDataPtr = int32_t (*)(AtenTensorHandle, void**);
+  using GetInts = int32_t (*)(AtenTensorHandle, int64_t**);
+  using GetInt64 = int32_t (*)(AtenTensorHandle, int64_t*);
+  using GetInt32 = int32_t (*)(AtenTensorHandle, int32_t*);
+  using Constant = int32_t (*)();
+
+  CreateFromBlob create_tensor_from_blob = nullptr;
+  Delete delete_tensor_object = nullptr;
+  GetDataPtr get_data_ptr = nullptr;
+  GetInts get_sizes = nullptr;
+  GetInts get_strides = nullptr;
+  GetInt64 get_dim = nullptr;
+  GetInt64 get_storage_offset = nullptr;
+  GetInt32 get_dtype = nullptr;
+  GetInt32 get_device_type = nullptr;
+  int32_t device_type_cpu = 0;
+
+  // torch dtype code (c10::ScalarType, read from the shim's
+  // aoti_torch_dtype_* functions) <-> DLPack; -1 / false when it has none.
+  int32_t torch_dtype(DLDataType dt) const;
+  bool dlpack_dtype(int32_t torch_dtype, DLDataType* out) const;
+
+  struct DtypePair {
+    int32_t torch;
+    DLDataType dl;
+  };
+  DtypePair dtypes[12] = {};
+  int num_dtypes = 0;
+};
+
+// Where the shim came from, for messages and `aotrun inspect`.
+struct TorchRuntimeInfo {
+  std::string source;  // "already loaded in this process" or the library path
+};
+
+// Returns the process's shim, loading libtorch on first use. `hint` (from
+// the package options; "" = none) or else $AOTRUN_LIBTORCH names
+// libtorch_cpu.so or the directory holding it (e.g. <site-packages>/torch/lib);
+// if torch is already loaded in the process (a Python host), that copy is
+// used. libtorch is loaded RTLD_GLOBAL (AOTInductor models resolve the shim
+// from the global scope) and never unloaded. Thread-safe. Throws Error
+// LOAD_FAILED naming what was tried and how to point aotrun at a libtorch.
+const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info = nullptr);
+
+}  // namespace aotrun::pt2

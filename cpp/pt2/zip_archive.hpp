@@ -1,0 +1,76 @@
+// A read-only zip archive (libzip) whose index is checked before anything is
+// trusted: entry count, names, sizes and kinds are bounded, so a truncated or
+// hostile archive gives an error instead of a crash, a traversal or a disk
+// filled by a decompression bomb.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aotrun::pt2 {
+
+struct ZipLimits {
+  uint64_t max_entries = 1u << 16;
+  // A declared size over this many times the compressed size is a bomb, for
+  // entries larger than ratio_floor (weights compress ~1.1x, code ~4x).
+  uint64_t max_ratio = 200;
+  uint64_t ratio_floor = 16u << 20;
+  uint64_t max_entry_bytes = 64ull << 30;
+};
+
+struct ZipEntry {
+  uint64_t index = 0;
+  std::string name;
+  uint64_t size = 0;             // declared uncompressed size
+  uint64_t compressed_size = 0;
+  bool is_dir = false;
+  bool is_symlink = false;       // made on Unix with S_IFLNK
+  bool encrypted = false;
+};
+
+class ZipArchive {
+ public:
+  // Opens `path` (or a copy of `size` bytes at `data`, for fuzzing) and reads
+  // its index. Throws Error: BAD_PACKAGE when it is not a zip archive or its
+  // index is inconsistent or exceeds `limits`, naming `label` (the path).
+  static std::unique_ptr<ZipArchive> open(const std::string& path, const ZipLimits& limits = {});
+  static std::unique_ptr<ZipArchive> open_memory(const void* data, size_t size, const std::string& label,
+                                                 const ZipLimits& limits = {});
+  ~ZipArchive();
+  ZipArchive(const ZipArchive&) = delete;
+  ZipArchive& operator=(const ZipArchive&) = delete;
+
+  const std::vector<ZipEntry>& entries() const { return entries_; }
+  const std::string& label() const { return label_; }
+
+  // Writes entry `e` to a new file `name` (a plain file name, no '/') inside
+  // the directory `dir_fd`, mode `mode`. Refuses directories, symlinks and
+  // encrypted entries; stops with BAD_PACKAGE when the data runs past the
+  // declared size or ends before it (truncated archive), and with LOAD_FAILED
+  // when the file cannot be written.
+  void extract(const ZipEntry& e, int dir_fd, const std::string& name, unsigned mode) const;
+
+  // Reads a small entry whole (at most `max_bytes`, else BAD_PACKAGE).
+  std::string read(const ZipEntry& e, size_t max_bytes) const;
+
+ private:
+  ZipArchive() = default;
+  void load_index(const ZipLimits& limits);
+  template <typename Sink>
+  void stream(const ZipEntry& e, Sink&& sink) const;
+
+  struct Handle;
+  std::unique_ptr<Handle> h_;
+  std::string label_;
+  std::vector<ZipEntry> entries_;
+};
+
+// Whether a zip entry name is safe to treat as a relative path inside the
+// archive: not empty, not absolute, no "." / ".." / empty component, no
+// backslash or control character. Names failing it are never extracted.
+bool safe_entry_name(const std::string& name);
+
+}  // namespace aotrun::pt2

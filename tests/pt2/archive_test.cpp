@@ -1,0 +1,291 @@
+// The .pt2 archive reader, white-box (aotrun_core), on archives written here
+// with libzip: layout and model lookup, every refusal of a hostile or broken
+// archive, the private extraction directory, and the parser of Inductor's
+// generated input checks. Needs no libtorch.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "pt2/pt2_archive.hpp"
+#include "pt2/private_dir.hpp"
+#include "pt2/wrapper_specs.hpp"
+#include "pt2/zip_archive.hpp"
+#include "util/error.hpp"
+
+using aotrun::Code;
+using aotrun::Error;
+using namespace aotrun::pt2;
+
+namespace {
+
+struct File {
+  std::string name;
+  std::string data;
+  bool symlink = false;
+};
+
+// Writes a zip with `files` to a fresh temporary path and returns it.
+std::string write_zip(const std::vector<File>& files, const char* tag) {
+  char tmpl[] = "/tmp/aotrun-pt2-test-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  const std::string path = std::string(tmpl) + "-" + tag + ".pt2";
+  ::rename(tmpl, path.c_str());
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  EXPECT_NE(z, nullptr);
+  for (const auto& f : files) {
+    zip_source_t* s = zip_source_buffer(z, f.data.data(), f.data.size(), 0);
+    const zip_int64_t i = zip_file_add(z, f.name.c_str(), s, ZIP_FL_ENC_UTF_8);
+    EXPECT_GE(i, 0) << zip_strerror(z);
+    if (f.symlink) zip_file_set_external_attributes(z, zip_uint64_t(i), 0, ZIP_OPSYS_UNIX, (0120777u) << 16);
+  }
+  EXPECT_EQ(zip_close(z), 0);
+  return path;
+}
+
+struct TempZip {
+  std::string path;
+  TempZip(const std::vector<File>& files, const char* tag) : path(write_zip(files, tag)) {}
+  ~TempZip() { ::unlink(path.c_str()); }
+};
+
+std::string elf_stub() { return std::string("\x7f" "ELF", 4) + std::string(60, '\0'); }
+
+Code code_of(const std::function<void()>& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (message != nullptr) *message = e.what();
+    return e.code();
+  }
+  return Code::Ok;
+}
+
+}  // namespace
+
+TEST(Pt2Archive, FindsTheModelUnderTheArchivePrefixAndReadsItsMetadata) {
+  TempZip z({{"mlp/archive_format", "pt2"},
+             {"mlp/data/aotinductor/model/abc.so", elf_stub()},
+             {"mlp/data/aotinductor/model/abc.cpp", "// wrapper"},
+             {"mlp/data/aotinductor/model/abc_metadata.json", "{\"AOTI_DEVICE_KEY\": \"cpu\"}"},
+             {"mlp/data/aotinductor/other/def.so", elf_stub()}},
+            "prefix");
+  auto zip = ZipArchive::open(z.path);
+  EXPECT_EQ(list_models(*zip), (std::vector<std::string>{"model", "other"}));
+  const Pt2Model m = find_model(*zip, "model");
+  EXPECT_EQ(m.library.name, "mlp/data/aotinductor/model/abc.so");
+  EXPECT_EQ(m.files.size(), 3u);
+  EXPECT_EQ(m.metadata_json, "{\"AOTI_DEVICE_KEY\": \"cpu\"}");
+  // Without a prefix too.
+  TempZip flat({{"data/aotinductor/model/x.so", elf_stub()}}, "flat");
+  EXPECT_EQ(find_model(*ZipArchive::open(flat.path), "model").library.name, "data/aotinductor/model/x.so");
+}
+
+TEST(Pt2Archive, ExtractsIntoAPrivateDirectoryRemovedAfterwards) {
+  TempZip z({{"p/data/aotinductor/model/abc.so", elf_stub()}, {"p/data/aotinductor/model/abc.cpp", "int x;"}}, "extract");
+  auto zip = ZipArchive::open(z.path);
+  const Pt2Model m = find_model(*zip, "model");
+  std::string dir_path, so;
+  {
+    PrivateDir dir;
+    dir_path = dir.path();
+    struct stat st {};
+    ASSERT_EQ(::stat(dir_path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    EXPECT_NE(dir_path.find("aotrun-pt2-"), std::string::npos);
+    so = extract_model(*zip, m, dir);
+    EXPECT_EQ(so, dir_path + "/abc.so");
+    ASSERT_EQ(::stat(so.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0500u);
+    EXPECT_EQ(st.st_size, 64);
+    ASSERT_EQ(::stat((dir_path + "/abc.cpp").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0400u);
+  }
+  struct stat st {};
+  EXPECT_NE(::stat(dir_path.c_str(), &st), 0) << "private directory left behind";
+}
+
+TEST(Pt2Archive, NotAZipIsBadPackage) {
+  char tmpl[] = "/tmp/aotrun-pt2-notzip-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  ASSERT_EQ(::write(fd, "hello, not a zip at all", 23), 23);
+  ::close(fd);
+  std::string msg;
+  EXPECT_EQ(code_of([&] { ZipArchive::open(tmpl); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find("not a zip archive"), std::string::npos) << msg;
+  ::unlink(tmpl);
+  EXPECT_EQ(code_of([&] { ZipArchive::open("/nonexistent/x.pt2"); }), Code::NotFound);
+}
+
+TEST(Pt2Archive, ZipWithoutAnAotInductorModelIsBadPackage) {
+  TempZip z({{"readme.txt", "hi"}, {"data/weights/w.bin", "xx"}}, "nomodel");
+  std::string msg;
+  EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(z.path), "model"); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find("not an AOTInductor package"), std::string::npos) << msg;
+}
+
+TEST(Pt2Archive, UnknownModelNameIsNotFoundAndListsTheModels) {
+  TempZip z({{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/encoder/y.so", elf_stub()}}, "names");
+  std::string msg;
+  EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(z.path), "decoder"); }, &msg), Code::NotFound);
+  EXPECT_NE(msg.find("no model named 'decoder'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("encoder, model"), std::string::npos) << msg;
+}
+
+TEST(Pt2Archive, ModelWithoutOrWithTwoLibrariesIsBadPackage) {
+  TempZip none({{"a/data/aotinductor/model/x.cpp", "int x;"}}, "noso");
+  std::string msg;
+  EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(none.path), "model"); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find("no compiled library"), std::string::npos) << msg;
+  TempZip two({{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/model/y.so", elf_stub()}}, "twoso");
+  EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(two.path), "model"); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find("2 libraries"), std::string::npos) << msg;
+}
+
+TEST(Pt2Archive, TraversalAndSymlinkEntriesAreRefused) {
+  EXPECT_FALSE(safe_entry_name("/abs/x.so"));
+  EXPECT_FALSE(safe_entry_name("a/../b"));
+  EXPECT_FALSE(safe_entry_name("a//b"));
+  EXPECT_FALSE(safe_entry_name("a/./b"));
+  EXPECT_FALSE(safe_entry_name("a\\b"));
+  EXPECT_FALSE(safe_entry_name(std::string("a\x01") + "b"));
+  EXPECT_TRUE(safe_entry_name("a/data/aotinductor/model/x.so"));
+  EXPECT_TRUE(safe_entry_name("a/dir/"));
+
+  TempZip dots({{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/model/..", "x"}}, "dots");
+  std::string msg;
+  EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(dots.path), "model"); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find("unsafe name"), std::string::npos) << msg;
+
+  TempZip link({{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/model/evil.cpp", "/etc/passwd", true}},
+               "symlink");
+  EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(link.path), "model"); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find("symbolic link"), std::string::npos) << msg;
+}
+
+TEST(Pt2Archive, DecompressionBombIsRefusedBeforeExtraction) {
+  const std::string zeros(20u << 20, '\0');  // 20 MiB that deflate to ~20 KiB
+  TempZip z({{"a/data/aotinductor/model/x.so", zeros}}, "bomb");
+  std::string msg;
+  EXPECT_EQ(code_of([&] { ZipArchive::open(z.path); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find("decompression bomb"), std::string::npos) << msg;
+  // The same archive with a generous ratio limit opens: the limit is what refused it.
+  ZipLimits loose;
+  loose.max_ratio = 1u << 20;
+  EXPECT_NO_THROW(ZipArchive::open(z.path, loose));
+}
+
+TEST(Pt2Archive, TruncatedArchiveIsBadPackage) {
+  std::string data(200000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 7919) >> 3);
+  TempZip z({{"a/data/aotinductor/model/x.so", data}}, "trunc");
+  struct stat st {};
+  ASSERT_EQ(::stat(z.path.c_str(), &st), 0);
+  // Cut the archive in the middle: its central directory is gone.
+  ASSERT_EQ(::truncate(z.path.c_str(), st.st_size / 2), 0);
+  std::string msg;
+  EXPECT_EQ(code_of([&] { ZipArchive::open(z.path); }, &msg), Code::BadPackage);
+  EXPECT_NE(msg.find(z.path), std::string::npos) << msg;
+}
+
+TEST(Pt2Archive, CorruptEntryDataIsBadPackageOnExtraction) {
+  std::string data(100000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31);
+  TempZip z({{"a/data/aotinductor/model/x.so", data}}, "corrupt");
+  // Flip bytes in the middle of the compressed data (the index stays intact).
+  const int fd = ::open(z.path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  char junk[64];
+  for (char& c : junk) c = 0x55;
+  ASSERT_EQ(::pwrite(fd, junk, sizeof junk, 2000), ssize_t(sizeof junk));
+  ::close(fd);
+  std::string msg;
+  const Code c = code_of(
+      [&] {
+        auto zip = ZipArchive::open(z.path);
+        PrivateDir dir;
+        extract_model(*zip, find_model(*zip, "model"), dir);
+      },
+      &msg);
+  EXPECT_EQ(c, Code::BadPackage) << msg;
+}
+
+TEST(Pt2Archive, FuzzedBytesNeverCrashTheIndexReader) {
+  TempZip z({{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/model/x.cpp", "int a;"}}, "fuzz");
+  FILE* f = std::fopen(z.path.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  std::string bytes;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+  std::fclose(f);
+  uint32_t seed = 12345;
+  for (int round = 0; round < 2000; ++round) {
+    std::string b = bytes;
+    for (int k = 0; k < 4; ++k) {
+      seed = seed * 1664525u + 1013904223u;
+      b[seed % b.size()] = static_cast<char>(seed >> 24);
+    }
+    const Code c = code_of([&] {
+      auto zip = ZipArchive::open_memory(b.data(), b.size(), "mutated");
+      const Pt2Model m = find_model(*zip, "model");
+      for (const auto& e : m.files) zip->read(e, 1 << 20);
+    });
+    EXPECT_TRUE(c == Code::Ok || c == Code::BadPackage || c == Code::NotFound) << int(c);
+  }
+}
+
+// The shape of what Inductor generates (torch 2.15, cpp_wrapper_cpu.py).
+TEST(Pt2WrapperSpecs, ParsesDtypesStaticDimsRangesAndRank) {
+  const std::string src = R"(
+    int32_t arg2_1_expected_dtype = aoti_torch_dtype_float32();
+    if (arg2_1_expected_dtype != arg2_1_dtype) {
+        std::stringstream ss;
+        ss << "input_handles[0]: unmatched dtype, "
+           << "expected: " << arg2_1_expected_dtype << "(at::kFloat), "
+    auto arg2_1_size = arg2_1.sizes();
+    if (arg2_1_size[0] < 1) {
+        ss << "input_handles[0]: dim value is too small at 0, "
+           << "expected it to be >= 1, " << "but got: "
+    if (arg2_1_size[0] > 64) {
+        ss << "input_handles[0]: dim value is too large at 0, "
+           << "expected to be <= 64, " << "but got: "
+    if (64 != arg2_1_size[1]) {
+        ss << "input_handles[0]: unmatched dim value at 1, "
+           << "expected: 64, " << "but got: " << arg2_1_size[1]
+    if (1 != arg2_1_stride[1]) {
+        ss << "input_handles[0]: unmatched stride value at 1, "
+    int32_t arg3_1_expected_dtype = aoti_torch_dtype_int64();
+    if (arg3_1_expected_dtype != arg3_1_dtype) {
+        std::stringstream ss;
+        ss << "input_handles[1]: unmatched dtype, "
+    if (8 != arg3_1_size[0]) {
+        ss << "input_handles[1]: unmatched dim value at 0, "
+           << "expected: 8, " << "but got: " << arg3_1_size[0]
+  )";
+  std::vector<InputCheck> c;
+  std::string why;
+  ASSERT_TRUE(parse_input_checks(src, 2, &c, &why)) << why;
+  EXPECT_EQ(c[0].dtype, "float32");
+  EXPECT_EQ(c[0].rank, 2);
+  EXPECT_EQ(c[0].dims, (std::vector<int64_t>{-1, 64}));
+  EXPECT_EQ(c[0].min_dims, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(c[0].max_dims, (std::vector<int64_t>{64, -1}));
+  EXPECT_EQ(c[1].dtype, "int64");
+  EXPECT_EQ(c[1].dims, (std::vector<int64_t>{8}));
+  EXPECT_FALSE(parse_input_checks(src, 3, &c, &why));
+  EXPECT_NE(why.find("input 2"), std::string::npos) << why;
+  EXPECT_FALSE(parse_input_checks("void run_impl() {}", 1, &c, &why));
+  EXPECT_NE(why.find("no input checks"), std::string::npos) << why;
+}
