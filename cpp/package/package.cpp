@@ -161,6 +161,10 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
     lib_fd.open(path, false);
     check_trusted(path, options, lib_fd.fd);
     check_pin(path, options, lib_fd.fd);
+    const bool pt2_name = path.size() > 4 && path.compare(path.size() - 4, 4, ".pt2") == 0;
+    if (pt2_name && !pt2::looks_like_zip(lib_fd.fd)) {
+      fail(Code::BadPackage, "archive '" + path + "' is not a zip archive (a .pt2 is a zip file)");
+    }
     if (pt2::looks_like_zip(lib_fd.fd)) {
       // A PyTorch AOTInductor archive: the pin and trust checks above cover
       // the archive; what it extracts lives in a private directory.
@@ -171,7 +175,7 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
         p->name_ += ":" + options.pt2_model;
       }
       uint64_t t = now_ns();
-      p->lib_ = std::make_unique<PackageLibrary>(pt2::open_pt2(path, {options.pt2_model, options.libtorch}));
+      p->lib_ = std::make_unique<PackageLibrary>(pt2::open_pt2(path, p->name_, {options.pt2_model, options.libtorch}));
       p->timings_.dlopen_ns = now_ns() - t;
       t = now_ns();
       p->read_specs();

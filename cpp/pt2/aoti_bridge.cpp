@@ -129,7 +129,7 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
   const AotiFunctions& f = b.lib->fn();
   size_t n_in = 0, n_out = 0;
   if (f.num_inputs(h, &n_in) != 0 || f.num_outputs(h, &n_out) != 0 || n_in > 4096 || n_out > 4096) {
-    fail(Code::BadPackage, "AOTInductor model '" + b.name + "' does not report its input and output counts");
+    fail(Code::BadPackage, "package '" + b.name + "' does not report its input and output counts");
   }
   auto name_of = [&](AotiFunctions::GetName get, size_t i, const char* kind) {
     const char* s = nullptr;
@@ -170,14 +170,14 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
     }
     std::vector<OutputMeta> m1, m2;
     if (!probe(b, h, dtypes, lo, &m1, &why) || (dynamic && !probe(b, h, dtypes, hi, &m2, &why))) {
-      fail(Code::Package, "AOTInductor model '" + b.name + "': reading its output specs failed: " + why);
+      fail(Code::Package, "package '" + b.name + "': reading its output specs failed: " + why);
     }
     for (size_t i = 0; i < n_out; ++i) {
       outputs[i].dtype = m1[i].dtype;
       outputs[i].shape = m1[i].shape;
       if (dynamic) {
         if (m2[i].shape.size() != m1[i].shape.size()) {
-          fail(Code::Package, "AOTInductor model '" + b.name + "': the rank of output " + std::to_string(i) +
+          fail(Code::Package, "package '" + b.name + "': the rank of output " + std::to_string(i) +
                                   " changes with the input sizes");
         }
         for (size_t d = 0; d < m1[i].shape.size(); ++d) {
@@ -188,7 +188,7 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
   } else {
     for (auto& s : inputs) s.known = false;
     for (auto& s : outputs) s.known = false;
-    log(LogLevel::Warn, "AOTInductor model '" + b.name + "': " + why +
+    log(LogLevel::Warn, "package '" + b.name + "' (AOTInductor .pt2): " + why +
                             ", so input dtypes and shapes are unknown: aotrun checks inputs for device and layout "
                             "only (a wrong shape is undefined behaviour in the model) and outputs after each run; "
                             "output shapes cannot be computed ahead (run_alloc and graph mode are unavailable)");
@@ -433,12 +433,12 @@ bool looks_like_zip(int fd) {
          magic[3] == 4;
 }
 
-BoundLibrary open_pt2(const std::string& path, const Pt2Options& options) {
+BoundLibrary open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options) {
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
 
   auto b = std::make_shared<Bridge>();
-  b->name = model.name;
+  b->name = display_name;
   b->shim = &torch_shim(options.libtorch);
   const std::string sources = model_sources(*zip, model);
   size_t num_inputs_hint = 0;
@@ -449,6 +449,10 @@ BoundLibrary open_pt2(const std::string& path, const Pt2Options& options) {
   }
   if (sources.empty()) {
     b->no_checks_reason = "the archive holds no C++ sources of the model";
+  } else if (num_inputs_hint == 0) {
+    b->no_checks_reason =
+        "its sources carry no input checks (older torch releases, 2.6 among them, generate them only with "
+        "aot_inductor.debug_compile)";
   } else if (!parse_input_checks(sources, num_inputs_hint, &b->checks, &b->no_checks_reason)) {
     b->checks.clear();
   }

@@ -39,7 +39,8 @@ struct Pt2Options {
 // private directory (removed when the returned library goes away), loads
 // libtorch's shim and the model library, reads the specs. Throws Error with
 // the codes listed in pt2_archive.hpp, torch_runtime.hpp and aoti_library.hpp.
-BoundLibrary open_pt2(const std::string& path, const Pt2Options& options);
+// `display_name` names the package in messages.
+BoundLibrary open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options);
 
 // Whether the first bytes of `path` are a zip local-file header.
 bool looks_like_zip(int fd);

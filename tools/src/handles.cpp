@@ -26,6 +26,7 @@ std::vector<TensorSpec> tensor_specs(const aotrun_package* package, size_t count
     TensorSpec spec;
     spec.name = info.name != nullptr ? info.name : "";
     spec.dtype = info.dtype;
+    spec.known = info.ndim >= 0;
     if (info.ndim > 0 && info.shape != nullptr) spec.shape.assign(info.shape, info.shape + info.ndim);
     specs.push_back(std::move(spec));
   }

@@ -41,6 +41,7 @@ struct TensorSpec {
   std::string name;
   DLDataType dtype{};
   std::vector<int64_t> shape;  // -1 = dynamic
+  bool known = true;           // false: dtype and rank unknown (a .pt2 without input checks)
 };
 std::vector<TensorSpec> package_inputs(const aotrun_package* package);
 std::vector<TensorSpec> package_outputs(const aotrun_package* package);

@@ -15,6 +15,7 @@ std::string names_of(const std::vector<TensorSpec>& specs) {
 }
 
 void check_against_spec(const HostTensor& t, const TensorSpec& spec, const std::string& path) {
+  if (!spec.known) return;  // the package states nothing to check against
   const std::string where = "input '" + spec.name + "' from '" + path + "'";
   if (t.dtype().code != spec.dtype.code || t.dtype().bits != spec.dtype.bits ||
       t.dtype().lanes != spec.dtype.lanes) {
@@ -92,6 +93,11 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
   built.batch = batch.value_or(1);
   for (size_t i = 0; i < specs.size(); ++i) {
     if (plan.files.count(specs[i].name) != 0) continue;
+    if (!specs[i].known) {
+      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "input '" + specs[i].name +
+                                                     "' has no known dtype or shape (the package does not state "
+                                                     "them); give it with --input " + specs[i].name + "=FILE.npy");
+    }
     std::vector<int64_t> shape = specs[i].shape;
     for (int64_t& d : shape) {
       if (d < 0) d = built.batch;

@@ -95,7 +95,7 @@ nlohmann::ordered_json inspect_json(const aotrun_package* package) {
 
 void tensor_rows(Table& table, const std::vector<TensorSpec>& specs) {
   for (const TensorSpec& spec : specs) {
-    table.add({spec.name, dtype_name(spec.dtype), spec_shape_text(spec.shape)});
+    table.add({spec.name, spec.known ? dtype_name(spec.dtype) : "unknown", spec.known ? spec_shape_text(spec.shape) : "?"});
   }
 }
 

@@ -31,6 +31,7 @@ std::string load_text(const aotrun_package_info& info) {
 }
 
 nlohmann::ordered_json tensor_spec_json(const TensorSpec& spec) {
+  if (!spec.known) return {{"name", spec.name}, {"dtype", nullptr}, {"shape", nullptr}};  // unknown
   return {{"name", spec.name}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}};
 }
 

@@ -1,0 +1,374 @@
+// Real PyTorch AOTInductor packages (compat/aoti/fixtures, exported by
+// compat/aoti/export_fixtures.py) through libaotrun's C API: outputs equal
+// eager PyTorch's within torch.testing.assert_close's float32 tolerances in
+// every mode, graph replays identical to eager runs, old packages (no
+// RunSingleThreaded) fall back with one warning, and bad input is refused.
+// libtorch comes from $AOTRUN_LIBTORCH (scripts/test.sh fetches one); without
+// it every test skips, saying so.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "../core/test_util.hpp"
+
+using namespace aotrun_test;
+
+namespace {
+
+const std::string kNew = std::string(AOTRUN_PT2_FIXTURES) + "/torch-2.15.0";
+const std::string kOld = std::string(AOTRUN_PT2_FIXTURES) + "/torch-2.6.0";
+
+// PyTorch's float32 defaults (torch.testing.assert_close).
+constexpr double kRtol = 1.3e-6, kAtol = 1e-5;
+
+#define REQUIRE_LIBTORCH()                                                                            \
+  do {                                                                                                \
+    if (std::getenv("AOTRUN_LIBTORCH") == nullptr)                                                    \
+      GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
+  } while (0)
+
+// A float32 / int64 .npy array, C order, little endian.
+struct Npy {
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+  DLDataType dtype{kDLFloat, 32, 1};
+  DLTensor dl{};
+  static std::unique_ptr<Npy> load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return nullptr;
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (all.size() < 10 || all.compare(0, 6, "\x93NUMPY") != 0) return nullptr;
+    const size_t hlen = static_cast<unsigned char>(all[8]) | (static_cast<unsigned char>(all[9]) << 8);
+    const std::string header = all.substr(10, hlen);
+    auto n = std::make_unique<Npy>();
+    if (header.find("'<f4'") != std::string::npos) {
+      n->dtype = {kDLFloat, 32, 1};
+    } else if (header.find("'<i8'") != std::string::npos) {
+      n->dtype = {kDLInt, 64, 1};
+    } else {
+      return nullptr;
+    }
+    const size_t lp = header.find('(', header.find("'shape'"));
+    const size_t rp = header.find(')', lp);
+    std::stringstream dims(header.substr(lp + 1, rp - lp - 1));
+    std::string d;
+    while (std::getline(dims, d, ',')) {
+      if (d.find_first_of("0123456789") != std::string::npos) n->shape.push_back(std::stoll(d));
+    }
+    n->bytes.assign(all.begin() + 10 + static_cast<long>(hlen), all.end());
+    n->bind();
+    return n;
+  }
+  static std::unique_ptr<Npy> zeros_like(const Npy& o) {
+    auto n = std::make_unique<Npy>();
+    n->shape = o.shape;
+    n->dtype = o.dtype;
+    n->bytes.assign(o.bytes.size(), 0);
+    n->bind();
+    return n;
+  }
+  void bind() {
+    dl = DLTensor{bytes.data(), {kDLCPU, 0}, static_cast<int>(shape.size()), dtype, shape.data(), nullptr, 0};
+  }
+  const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
+  size_t count() const { return bytes.size() / 4; }
+};
+
+std::unique_ptr<Npy> npy(const std::string& dir, const std::string& file) {
+  auto n = Npy::load(dir + "/" + file);
+  EXPECT_NE(n, nullptr) << "cannot read " << dir << "/" << file;
+  return n;
+}
+
+// Max violation of |a - b| <= atol + rtol * |b|, as a string, "" if none.
+std::string close(const Npy& got, const Npy& want) {
+  if (got.shape != want.shape) return "shape differs";
+  for (size_t i = 0; i < want.count(); ++i) {
+    const double a = got.f()[i], b = want.f()[i];
+    if (!(std::fabs(a - b) <= kAtol + kRtol * std::fabs(b))) {
+      return "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
+    }
+  }
+  return "";
+}
+
+struct Case {
+  std::string model;
+  std::string prefix;  // file prefix of the reference data
+  size_t inputs, outputs;
+};
+
+const Case kCases[] = {{"mlp", "mlp", 1, 1},
+                       {"convnet", "convnet", 1, 1},
+                       {"dyn_mlp", "dyn_mlp", 1, 1},
+                       {"dyn_mlp", "dyn_mlp.b3", 1, 1},
+                       {"two_io", "two_io", 2, 2}};
+
+struct Loaded {
+  std::vector<std::unique_ptr<Npy>> in, want;
+  std::vector<DLTensor> in_dl;
+  Loaded(const std::string& dir, const Case& c) {
+    for (size_t i = 0; i < c.inputs; ++i) {
+      in.push_back(npy(dir, c.prefix + ".in" + std::to_string(i) + ".npy"));
+      in_dl.push_back(in.back()->dl);
+    }
+    for (size_t i = 0; i < c.outputs; ++i) want.push_back(npy(dir, c.prefix + ".out" + std::to_string(i) + ".npy"));
+  }
+  // Runs once into fresh outputs and compares them with the reference.
+  void run_and_compare(aotrun_runner* r, std::vector<std::unique_ptr<Npy>>* got_out = nullptr) {
+    std::vector<std::unique_ptr<Npy>> got;
+    std::vector<DLTensor> out_dl;
+    for (auto& w : want) {
+      got.push_back(Npy::zeros_like(*w));
+      out_dl.push_back(got.back()->dl);
+    }
+    AOTRUN_ASSERT_OK(aotrun_runner_run(r, in_dl.data(), in_dl.size(), out_dl.data(), out_dl.size()));
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(close(*got[i], *want[i]), "") << "output " << i;
+    if (got_out != nullptr) *got_out = std::move(got);
+  }
+};
+
+class NewFixture : public testing::TestWithParam<std::tuple<Case, aotrun_mode>> {};
+
+TEST_P(NewFixture, MatchesEagerPyTorch) {
+  REQUIRE_LIBTORCH();
+  const auto& [c, mode] = GetParam();
+  Package pkg(kNew + "/" + c.model + ".pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  Runner r(pkg.p, Options().mode(mode));
+  Loaded data(kNew, c);
+  for (int i = 0; i < 3; ++i) data.run_and_compare(r.r);  // graph: warm-up, capture, replay
+  if (mode == AOTRUN_MODE_GRAPH) {
+    EXPECT_EQ(r.stats().graph_captures, 1u);
+    EXPECT_GE(r.stats().graph_replays, 1u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, NewFixture,
+                         testing::Combine(testing::ValuesIn(kCases),
+                                          testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED,
+                                                          AOTRUN_MODE_GRAPH)),
+                         [](const auto& i) {
+                           std::string n = std::get<0>(i.param).prefix;
+                           for (char& ch : n) ch = ch == '.' ? '_' : ch;
+                           const aotrun_mode m = std::get<1>(i.param);
+                           return n + (m == AOTRUN_MODE_THREADED ? "_threaded" : m == AOTRUN_MODE_GRAPH ? "_graph" : "_single");
+                         });
+
+TEST(Pt2, InspectShowsSpecsFromTheModelsInputChecks) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/dyn_mlp.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  aotrun_package_info info{};
+  info.struct_size = sizeof(info);
+  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.p, &info));
+  EXPECT_STREQ(info.format, "pt2");
+  EXPECT_STREQ(info.name, "dyn_mlp");
+  aotrun_tensor_info in{};
+  in.struct_size = sizeof(in);
+  AOTRUN_ASSERT_OK(aotrun_package_get_input(pkg.p, 0, &in));
+  ASSERT_EQ(in.ndim, 2);
+  EXPECT_EQ(in.shape[0], -1);  // dynamic batch
+  EXPECT_EQ(in.shape[1], 64);
+  EXPECT_EQ(in.dtype.code, kDLFloat);
+  aotrun_tensor_info out{};
+  out.struct_size = sizeof(out);
+  AOTRUN_ASSERT_OK(aotrun_package_get_output(pkg.p, 0, &out));
+  ASSERT_EQ(out.ndim, 2);
+  EXPECT_EQ(out.shape[0], -1);
+  EXPECT_EQ(out.shape[1], 16);
+  bool found_st = false;
+  for (size_t i = 0; i < info.num_symbols; ++i) {
+    aotrun_symbol_info s{};
+    s.struct_size = sizeof(s);
+    AOTRUN_ASSERT_OK(aotrun_package_get_symbol(pkg.p, i, &s));
+    if (std::strcmp(s.name, "AOTInductorModelContainerRunSingleThreaded") == 0) found_st = s.found == 1;
+  }
+  EXPECT_TRUE(found_st);
+}
+
+TEST(Pt2, GraphReplaysAreBitIdenticalToEagerAcrossInterleavedBatchSizes) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/dyn_mlp.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
+  Runner eager(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Loaded b8(kNew, kCases[2]), b3(kNew, kCases[3]);
+  for (int round = 0; round < 4; ++round) {
+    for (Loaded* l : {&b8, &b3}) {
+      std::vector<std::unique_ptr<Npy>> g, e;
+      l->run_and_compare(graph.r, &g);
+      l->run_and_compare(eager.r, &e);
+      EXPECT_EQ(g[0]->bytes, e[0]->bytes) << "round " << round;
+    }
+  }
+  EXPECT_EQ(graph.stats().graph_captures, 2u);
+  EXPECT_GE(graph.stats().graph_replays, 4u);
+}
+
+TEST(Pt2, AsyncRunsStayInTheWindowAndMatch) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/mlp.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  Runner r(pkg.p, Options().models(2).inflight(3));
+  Loaded data(kNew, kCases[0]);
+  constexpr int kRuns = 24;
+  std::vector<std::unique_ptr<Npy>> outs;
+  std::vector<DLTensor> out_dl;
+  for (int i = 0; i < kRuns; ++i) outs.push_back(Npy::zeros_like(*data.want[0]));
+  for (auto& o : outs) out_dl.push_back(o->dl);
+  std::vector<aotrun_event*> events(kRuns, nullptr);
+  for (int i = 0; i < kRuns; ++i) {
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, data.in_dl.data(), 1, &out_dl[static_cast<size_t>(i)], 1, &events[static_cast<size_t>(i)]));
+  }
+  for (auto* e : events) {
+    AOTRUN_EXPECT_OK(aotrun_event_wait(e));
+    aotrun_event_free(e);
+  }
+  for (auto& o : outs) EXPECT_EQ(close(*o, *data.want[0]), "");
+  EXPECT_LE(r.stats().peak_inflight, 3u);
+}
+
+TEST(Pt2, RunAllocHandsOverOutputsOfTheRightShape) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/two_io.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  Runner r(pkg.p, Options());
+  Loaded data(kNew, kCases[4]);
+  DLManagedTensor* out[2] = {};
+  AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.r, data.in_dl.data(), 2, out, 2));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_NE(out[i], nullptr);
+    Npy got;
+    got.shape.assign(out[i]->dl_tensor.shape, out[i]->dl_tensor.shape + out[i]->dl_tensor.ndim);
+    const char* p = static_cast<const char*>(out[i]->dl_tensor.data);
+    got.bytes.assign(p, p + data.want[static_cast<size_t>(i)]->bytes.size());
+    EXPECT_EQ(close(got, *data.want[static_cast<size_t>(i)]), "") << "output " << i;
+    out[i]->deleter(out[i]);
+  }
+}
+
+TEST(Pt2, CallerCaptureRecordsSingleThreadedAndRefusesThreaded) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/mlp.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  Loaded data(kNew, kCases[0]);
+  auto y = Npy::zeros_like(*data.want[0]);
+  aotrun_stream* s = nullptr;
+  AOTRUN_ASSERT_OK(aotrun_stream_create(AOTRUN_STREAM_INLINE, &s));
+  {
+    Runner threaded(pkg.p, Options().mode(AOTRUN_MODE_THREADED).models(1));
+    AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s, AOTRUN_CAPTURE_GLOBAL));
+    Outcome o = outcome(aotrun_runner_run_on_stream(threaded.r, s, data.in_dl.data(), 1, &y->dl, 1));
+    EXPECT_EQ(o.code, AOTRUN_ERR_CAPTURE_UNSUPPORTED) << o.message;
+    EXPECT_NE(o.message.find("AOTInductorModelContainerRunSingleThreaded"), std::string::npos) << o.message;
+    aotrun_graph* g = nullptr;
+    aotrun_status_free(aotrun_stream_end_capture(s, &g));
+    aotrun_graph_free(g);
+  }
+  Runner single(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s, AOTRUN_CAPTURE_GLOBAL));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_on_stream(single.r, s, data.in_dl.data(), 1, &y->dl, 1));
+  aotrun_graph* g = nullptr;
+  AOTRUN_ASSERT_OK(aotrun_stream_end_capture(s, &g));
+  std::fill(y->bytes.begin(), y->bytes.end(), 0);
+  AOTRUN_ASSERT_OK(aotrun_graph_launch(g, s));
+  AOTRUN_ASSERT_OK(aotrun_stream_synchronize(s));
+  EXPECT_EQ(close(*y, *data.want[0]), "");
+  aotrun_graph_free(g);
+  aotrun_stream_free(s);
+}
+
+TEST(Pt2, BadInputsAreRefusedWithTheReason) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/dyn_mlp.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  Runner r(pkg.p, Options());
+  Tensor big({65, 64}), y({65, 16});
+  Outcome o = outcome(aotrun_runner_run(r.r, &big.dl, 1, &y.dl, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+  EXPECT_NE(o.message.find("outside the range the model was compiled for [2, 64]"), std::string::npos) << o.message;
+  Tensor wrong({8, 63}), y8({8, 16});
+  o = outcome(aotrun_runner_run(r.r, &wrong.dl, 1, &y8.dl, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+  EXPECT_NE(o.message.find("expected [-1, 64]"), std::string::npos) << o.message;
+  Tensor x({8, 64}), y_bad({8, 15});
+  o = outcome(aotrun_runner_run(r.r, &x.dl, 1, &y_bad.dl, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+  // The runner stays usable.
+  Loaded data(kNew, kCases[2]);
+  data.run_and_compare(r.r);
+}
+
+TEST(Pt2, OldPackageWithoutRunSingleThreadedFallsBackWithOneWarning) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kOld + "/mlp.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  const char* reason = nullptr;
+  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
+  EXPECT_NE(std::string(reason).find("lacks AOTInductorModelContainerRunSingleThreaded"), std::string::npos) << reason;
+  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_GRAPH, &reason), 0);
+  EXPECT_NE(std::string(reason).find("graph mode unavailable"), std::string::npos) << reason;
+
+  LogCapture log;
+  Loaded data(kOld, kCases[0]);
+  {
+    Runner a(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner b(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+    data.run_and_compare(a.r);
+    data.run_and_compare(b.r);
+    EXPECT_GE(a.stats().fallback_runs, 1u);
+  }
+  EXPECT_EQ(log.count_containing("lacks AOTInductorModelContainerRunSingleThreaded"), 1u);
+  Runner g(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
+  data.run_and_compare(g.r);
+  EXPECT_EQ(g.stats().graph_captures, 0u);
+
+  Options strict;
+  strict.mode(AOTRUN_MODE_SINGLE_THREADED).strict(true);
+  aotrun_runner* r = nullptr;
+  Outcome o = outcome(aotrun_runner_create(pkg.p, strict.o, &r));
+  EXPECT_EQ(o.code, AOTRUN_ERR_UNSUPPORTED) << o.message;
+  EXPECT_EQ(r, nullptr);
+}
+
+TEST(Pt2, EveryOldFixtureMatchesEagerPyTorchOnTheNewLibtorch) {
+  REQUIRE_LIBTORCH();
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.prefix);
+    Package pkg(kOld + "/" + c.model + ".pt2");
+    ASSERT_NE(pkg.p, nullptr);
+    Runner r(pkg.p, Options());
+    Loaded data(kOld, c);
+    data.run_and_compare(r.r);
+  }
+}
+
+TEST(Pt2, BrokenArchivesGiveClearErrors) {
+  REQUIRE_LIBTORCH();
+  // Truncated: the zip magic is there, the central directory is not.
+  std::ifstream in(kNew + "/mlp.pt2", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  char dir[] = "/tmp/aotrun-pt2-broken-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string cut = std::string(dir) + "/cut.pt2";
+  std::ofstream(cut, std::ios::binary).write(all.data(), static_cast<std::streamsize>(all.size() / 2));
+  aotrun_package* p = nullptr;
+  Outcome o = outcome(aotrun_package_open(cut.c_str(), nullptr, &p));
+  EXPECT_EQ(o.code, AOTRUN_ERR_BAD_PACKAGE) << o.message;
+  EXPECT_NE(o.message.find("cut.pt2"), std::string::npos) << o.message;
+  // A .pt2 name on something that is not a zip.
+  const std::string text = std::string(dir) + "/text.pt2";
+  std::ofstream(text) << "not a zip\n";
+  o = outcome(aotrun_package_open(text.c_str(), nullptr, &p));
+  EXPECT_EQ(o.code, AOTRUN_ERR_BAD_PACKAGE) << o.message;
+  EXPECT_NE(o.message.find("not a zip archive"), std::string::npos) << o.message;
+  ::unlink(cut.c_str());
+  ::unlink(text.c_str());
+  ::rmdir(dir);
+}
+
+}  // namespace
