@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "log/log.hpp"
 #include "pt2/aoti_library.hpp"
 #include "pt2/pt2_archive.hpp"
@@ -110,7 +112,7 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   b.lib->fn().num_outputs(h, &n_out);
   std::vector<AtenTensorHandle> outs(n_out, nullptr);
   if (b.lib->fn().run(h, in.data(), n_in, outs.data(), n_out, nullptr, nullptr) != 0) {
-    *why = std::string(AotiLibrary::kRun) + " failed on zero inputs (AOTInductor wrote the reason to stderr)";
+    *why = b.lib->failure(AotiLibrary::kRun) + " (on zero inputs)";
     return false;  // the inputs were stolen by the model
   }
   out->assign(n_out, OutputMeta{});
@@ -217,9 +219,8 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
     const int32_t rc = f.create_with_device != nullptr ? f.create_with_device(&c->h, models, "cpu", dir)
                                                        : f.create(&c->h, models, true, dir);
     if (rc != 0 || c->h == nullptr) {
-      return fail_with(AOTRUN_PKG_ERR_RUNTIME, std::string(f.create_with_device ? "AOTInductorModelContainerCreateWithDevice"
-                                                                               : "AOTInductorModelContainerCreate") +
-                                                   " failed (AOTInductor wrote the reason to stderr)");
+      return fail_with(AOTRUN_PKG_ERR_RUNTIME, b->lib->failure(f.create_with_device ? "AOTInductorModelContainerCreateWithDevice"
+                                                                                   : "AOTInductorModelContainerCreate"));
     }
     try {
       settle_specs(*b, c->h);
@@ -339,8 +340,8 @@ int32_t run_work(void* p) {
   // On failure the inputs may or may not have been stolen; leaking them is
   // the safe side of that uncertainty (they only view the caller's memory).
   if (run(w->c->h, in.data(), w->n_in, out.data(), n_out, nullptr, nullptr) != 0) {
-    return fail_with(AOTRUN_PKG_ERR_RUNTIME, std::string(w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun) +
-                                                 " failed (AOTInductor wrote the reason to stderr)");
+    return fail_with(AOTRUN_PKG_ERR_RUNTIME,
+                     b.lib->failure(w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun));
   }
   int32_t rc = AOTRUN_PKG_OK;
   for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
@@ -436,6 +437,16 @@ bool looks_like_zip(int fd) {
 BoundLibrary open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options) {
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
+  if (!model.metadata_json.empty()) {
+    // {"AOTI_DEVICE_KEY": "cpu", ...}: only CPU models are bridged so far.
+    const nlohmann::json meta = nlohmann::json::parse(model.metadata_json, nullptr, false);
+    if (meta.is_object() && meta.contains("AOTI_DEVICE_KEY") && meta["AOTI_DEVICE_KEY"].is_string() &&
+        meta["AOTI_DEVICE_KEY"].get<std::string>() != "cpu") {
+      fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" +
+                                  meta["AOTI_DEVICE_KEY"].get<std::string>() +
+                                  "'; aotrun runs CPU .pt2 packages only");
+    }
+  }
 
   auto b = std::make_shared<Bridge>();
   b->name = display_name;

@@ -25,6 +25,7 @@ constexpr Entry kEntries[] = {
     {"AOTInductorModelContainerGetNumOutputs", true},
     {"AOTInductorModelContainerGetInputName", false},
     {"AOTInductorModelContainerGetOutputName", false},
+    {"AOTInductorGetLastError", false},
 };
 
 }  // namespace
@@ -78,6 +79,15 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   fn_.num_outputs = reinterpret_cast<AotiFunctions::GetCount>(slots[6]);
   fn_.input_name = reinterpret_cast<AotiFunctions::GetName>(slots[7]);
   fn_.output_name = reinterpret_cast<AotiFunctions::GetName>(slots[8]);
+  fn_.last_error = reinterpret_cast<int32_t (*)(const char**)>(slots[9]);
+}
+
+std::string AotiLibrary::failure(const char* what) const {
+  const char* msg = nullptr;
+  if (fn_.last_error != nullptr && fn_.last_error(&msg) == 0 && msg != nullptr && *msg != '\0') {
+    return std::string(what) + " failed: " + msg;
+  }
+  return std::string(what) + " failed (this model has no AOTInductorGetLastError; AOTInductor printed the reason to stderr)";
 }
 
 AotiLibrary::~AotiLibrary() {

@@ -39,6 +39,8 @@ struct AotiFunctions {
   GetCount num_outputs = nullptr;
   GetName input_name = nullptr;   // probed
   GetName output_name = nullptr;  // probed
+  // Probed (torch 2.8+): the message of the last failure on this thread.
+  int32_t (*last_error)(const char** message) = nullptr;
 };
 
 class AotiLibrary {
@@ -53,6 +55,9 @@ class AotiLibrary {
 
   const AotiFunctions& fn() const { return fn_; }
   const std::vector<SymbolReport>& symbols() const { return symbols_; }
+  // "<what> failed: <AOTInductor's message>", or a pointer to stderr where
+  // the model has no AOTInductorGetLastError (it prints there instead).
+  std::string failure(const char* what) const;
   const std::string& path() const { return path_; }
 
   static constexpr const char* kRun = "AOTInductorModelContainerRun";

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pt2/aoti_bridge.hpp"
 #include "pt2/pt2_archive.hpp"
 #include "pt2/private_dir.hpp"
 #include "pt2/wrapper_specs.hpp"
@@ -288,4 +289,13 @@ TEST(Pt2WrapperSpecs, ParsesDtypesStaticDimsRangesAndRank) {
   EXPECT_NE(why.find("input 2"), std::string::npos) << why;
   EXPECT_FALSE(parse_input_checks("void run_impl() {}", 1, &c, &why));
   EXPECT_NE(why.find("no input checks"), std::string::npos) << why;
+}
+
+TEST(Pt2Archive, CudaModelIsRefusedAtOpenBeforeLibtorchIsNeeded) {
+  TempZip z({{"a/data/aotinductor/model/x.so", elf_stub()},
+             {"a/data/aotinductor/model/x_metadata.json", "{\"AOTI_DEVICE_KEY\": \"cuda\"}"}},
+            "cuda");
+  std::string msg;
+  EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", Pt2Options{}); }, &msg), Code::Unsupported);
+  EXPECT_NE(msg.find("for device 'cuda'; aotrun runs CPU .pt2 packages only"), std::string::npos) << msg;
 }
