@@ -79,12 +79,13 @@ abidw --no-corpus-path --no-comp-dir-path --short-locs --no-architecture --expor
 printf '# changelog\n## FX_1.1\n- `fx_new` (documented)\n' >"$work/released/ABI.md"
 printf '# changelog\n## FX_1.1\n(nothing yet)\n' >"$work/released/ABI-empty.md"
 
+
 failures=0
 expect() { # $1 expected status (0 pass, 1 break), $2 variant, $3 description, [$4 ABI.md]
   local d="$work/$2" md=${4:-$work/released/ABI.md}
   bash "$check" --lib "$d/libfx.so.1" --baseline "$work/released/base.abi" --map "$d/fx.map" \
     --symbols "$work/released/symbols" --abi-md "$md" --header "$d/include/fx.h" \
-    --headers-dir "$d/include" --extra-header "" >"$work/$2.log" 2>&1
+    --headers-dir "$d/include" --extra-header "" --table fx_table:fx_get_table >"$work/$2.log" 2>&1
   local rc=$?
   if ((rc == $1)); then
     printf '  ok    %-16s %s (status %d)\n' "$2" "$3" "$rc"
@@ -130,6 +131,19 @@ variant added_old "$fields" "AOTRUN_API int fx_new(int x);" "$handle" "int fx_ne
   "$syms fx_new;" ""
 build "$work/added_old"
 expect 1 added_old "addition in the released node: fails"
+
+variant table_appended "$fields" "AOTRUN_API int fx_new(int x);" "$handle" "int fx_new(int x) { return x; }" "$syms" "fx_new;"
+sed -i 's/int (\*code)(const fx_handle\*); } fx_table;/int (*code)(const fx_handle*); int (*added)(int); } fx_table;/; s/{fx_info_get, fx_code}/{fx_info_get, fx_code, fx_new}/' \
+  "$work/table_appended/include/fx.h" "$work/table_appended/fx.c"
+sed -i 's/^const fx_table\* fx_get_table/int fx_new(int x);\nconst fx_table* fx_get_table/' "$work/table_appended/fx.c"
+build "$work/table_appended"
+expect 0 table_appended "slot appended to the function table (new node, changelog): passes"
+
+variant table_moved "$fields" "" "$handle" "" "$syms" ""
+sed -i 's/{ int (\*info_get)(const fx_handle\*, fx_info\*); int (\*code)(const fx_handle\*); }/{ int (*code)(const fx_handle*); int (*info_get)(const fx_handle*, fx_info*); }/; s/{fx_info_get, fx_code}/{fx_code, fx_info_get}/' \
+  "$work/table_moved/include/fx.h" "$work/table_moved/fx.c"
+build "$work/table_moved"
+expect 1 table_moved "function-table slots swapped: fails"
 
 variant unversioned "$fields" "" "$handle" "" "$syms" ""
 build "$work/unversioned" nomap
