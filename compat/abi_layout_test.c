@@ -257,7 +257,13 @@ PIN(aotrun_api, runner_run_on_stream, API_SLOT(58));
 PIN(aotrun_api, package_options_set_expected_sha256, API_SLOT(59));
 PIN(aotrun_api, package_options_set_allow_untrusted_files, API_SLOT(60));
 PIN(aotrun_api, runner_run_on_cuda_stream, API_SLOT(61)); /* last slot of 1.0 */
-PIN_SIZE(aotrun_api, API_SLOT(62)); /* grows only by appending */
+#ifdef AOTRUN_API_VERSION_1_1
+PIN(aotrun_api, package_options_set_pt2_model, API_SLOT(62));
+PIN(aotrun_api, package_options_set_libtorch, API_SLOT(63)); /* last slot of 1.1 */
+PIN_SIZE(aotrun_api, API_SLOT(64)); /* grows only by appending */
+#else
+PIN_SIZE(aotrun_api, API_SLOT(62));
+#endif
 PIN_LP64(aotrun_api, runner_run_on_cuda_stream, 496);
 
 /* Enums travel as int. */

@@ -68,6 +68,9 @@ aotrun_api make_table() {
   t.package_options_set_expected_sha256 = &aotrun_package_options_set_expected_sha256;
   t.package_options_set_allow_untrusted_files = &aotrun_package_options_set_allow_untrusted_files;
   t.runner_run_on_cuda_stream = &aotrun_runner_run_on_cuda_stream;
+  // 1.1
+  t.package_options_set_pt2_model = &aotrun_package_options_set_pt2_model;
+  t.package_options_set_libtorch = &aotrun_package_options_set_libtorch;
   return t;
 }
 

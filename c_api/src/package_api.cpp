@@ -77,6 +77,24 @@ aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotrun_package_o
   });
 }
 
+aotrun_status* aotrun_package_options_set_pt2_model(aotrun_package_options* options, const char* name) {
+  return guarded([&] {
+    require(options, "options");
+    if (name != nullptr && (*name == '\0' || std::strchr(name, '/') != nullptr)) {
+      fail(Code::InvalidArgument, std::string("pt2 model name '") + name + "' is empty or contains '/'");
+    }
+    options->options.pt2_model = name != nullptr ? name : "model";
+  });
+}
+
+aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* options, const char* path) {
+  return guarded([&] {
+    require(options, "options");
+    if (path != nullptr && *path == '\0') fail(Code::InvalidArgument, "libtorch path is empty");
+    options->options.libtorch = path != nullptr ? path : "";
+  });
+}
+
 aotrun_status* aotrun_package_open(const char* path, const aotrun_package_options* options, aotrun_package** out) {
   return guarded([&] {
     require(path, "path");

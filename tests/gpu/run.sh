@@ -102,7 +102,7 @@ run_suite gpu_tests
 # names the cmake of the machine that configured it.
 link_ok=1
 : > "$out/link_check.log"
-for lib in "$(find_bin libaotrun.so.1.0.0)" "$(find_bin libaotrun_cuda_link_check.so)"; do
+for lib in "$(find_bin "libaotrun.so.1.*")" "$(find_bin libaotrun_cuda_link_check.so)"; do
   [ -n "$lib" ] || { echo "library not found" >> "$out/link_check.log"; link_ok=0; continue; }
   cmake -DLIB="$lib" -DREADELF="$(command -v readelf)" -P "$root/tests/gpu/check_no_driver_link.cmake" \
     >> "$out/link_check.log" 2>&1 || link_ok=0

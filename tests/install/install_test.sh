@@ -10,7 +10,7 @@ test -L "$tmp/prefix/lib/libaotrun.so.1"
 cmake -S "$src/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/consumer/consumer" "$pkg" | tee "$tmp/out1"
-grep -q "abi 1.1 library 1.0.0" "$tmp/out1"
+grep -q "abi 1.1 library 1.1.0" "$tmp/out1"
 # pkg-config, with the prefix the .pc file was configured for replaced.
 sed "s|^prefix=.*|prefix=$tmp/prefix|" "$tmp/prefix/lib/pkgconfig/aotrun.pc" > "$tmp/aotrun.pc"
 PKG_CONFIG_PATH="$tmp" cc "$src/consumer/main.c" -o "$tmp/pc_consumer" $(PKG_CONFIG_PATH="$tmp" pkg-config --cflags --libs aotrun)

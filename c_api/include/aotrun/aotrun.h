@@ -56,7 +56,7 @@ extern "C" {
  * ========================================================================= */
 
 #define AOTRUN_VERSION_MAJOR 1
-#define AOTRUN_VERSION_MINOR 0
+#define AOTRUN_VERSION_MINOR 1
 #define AOTRUN_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 #define AOTRUN_MAKE_VERSION(major, minor, patch) \
@@ -173,6 +173,26 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_expected_sha256(aotrun_pack
  * them (default 0). */
 AOTRUN_API aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotrun_package_options* options,
                                                                           int allow);
+
+/* Since 1.1. For a .pt2 archive (a PyTorch AOTInductor package): which model
+ * of the archive to open, by its directory under data/aotinductor/ (default
+ * "model", the name torch._inductor.aoti_compile_and_package writes). The
+ * string is copied; NULL restores the default. Ignored for other packages.
+ * Opening a name the archive lacks gives NOT_FOUND, listing the models it has.
+ * Errors: INVALID_ARGUMENT (options NULL; name empty or containing '/'). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_model(aotrun_package_options* options,
+                                                               const char* name);
+/* Since 1.1. For a .pt2 archive: where libtorch is — libtorch_cpu.so, or the
+ * directory holding it (e.g. <site-packages>/torch/lib). Running a .pt2 needs
+ * libtorch's C shim; libaotrun never links libtorch. The first .pt2 opened in
+ * the process loads it (RTLD_GLOBAL) and it stays loaded; later settings are
+ * ignored. Without this option the environment variable AOTRUN_LIBTORCH is
+ * used, and a libtorch already loaded in the process (a Python host) wins
+ * over both. The string is copied; NULL restores the default.
+ * Opening a .pt2 with no libtorch found gives LOAD_FAILED naming these ways.
+ * Errors: INVALID_ARGUMENT (options NULL; path empty). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* options,
+                                                              const char* path);
 
 /* Opens the package at `path`. `options` may be NULL (defaults); it is not
  * retained. On success *out owns the package; close it with
@@ -563,7 +583,8 @@ AOTRUN_API aotrun_status* aotrun_runner_run_on_cuda_stream(aotrun_runner* runner
  * ========================================================================= */
 
 #define AOTRUN_API_VERSION_1_0 AOTRUN_MAKE_VERSION(1, 0, 0)
-#define AOTRUN_API_VERSION AOTRUN_API_VERSION_1_0
+#define AOTRUN_API_VERSION_1_1 AOTRUN_MAKE_VERSION(1, 1, 0)
+#define AOTRUN_API_VERSION AOTRUN_API_VERSION_1_1
 
 typedef struct aotrun_api {
   uint32_t version; /* the version of the table actually returned */
@@ -638,6 +659,9 @@ typedef struct aotrun_api {
   aotrun_status* (*package_options_set_allow_untrusted_files)(aotrun_package_options*, int);
   aotrun_status* (*runner_run_on_cuda_stream)(aotrun_runner*, void*, const DLTensor*, size_t, DLTensor*,
                                               size_t);
+  /* 1.1 */
+  aotrun_status* (*package_options_set_pt2_model)(aotrun_package_options*, const char*);
+  aotrun_status* (*package_options_set_libtorch)(aotrun_package_options*, const char*);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -677,5 +701,7 @@ AOTRUN_STATIC_ASSERT(sizeof(aotrun_runner_stats) == AOTRUN_RUNNER_STATS_STRUCT_S
 /* Last slot of each API version. */
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_run_on_cuda_stream) == 62 * sizeof(void*),
                      "aotrun_api 1.0 table changed");
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * sizeof(void*),
+                     "aotrun_api 1.1 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

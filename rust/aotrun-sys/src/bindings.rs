@@ -4,7 +4,7 @@
 
 pub const DLPACK_VERSION: u32 = 60;
 pub const AOTRUN_VERSION_MAJOR: u32 = 1;
-pub const AOTRUN_VERSION_MINOR: u32 = 0;
+pub const AOTRUN_VERSION_MINOR: u32 = 1;
 pub const AOTRUN_VERSION_PATCH: u32 = 0;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
@@ -468,6 +468,18 @@ extern "C" {
     pub fn aotrun_package_options_set_allow_untrusted_files(
         options: *mut aotrun_package_options,
         allow: ::std::os::raw::c_int,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_package_options_set_pt2_model(
+        options: *mut aotrun_package_options,
+        name: *const ::std::os::raw::c_char,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_package_options_set_libtorch(
+        options: *mut aotrun_package_options,
+        path: *const ::std::os::raw::c_char,
     ) -> *mut aotrun_status;
 }
 extern "C" {
@@ -2102,12 +2114,24 @@ pub struct aotrun_api {
             arg6: usize,
         ) -> *mut aotrun_status,
     >,
+    pub package_options_set_pt2_model: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut aotrun_package_options,
+            arg2: *const ::std::os::raw::c_char,
+        ) -> *mut aotrun_status,
+    >,
+    pub package_options_set_libtorch: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut aotrun_package_options,
+            arg2: *const ::std::os::raw::c_char,
+        ) -> *mut aotrun_status,
+    >,
 }
 #[test]
 fn bindgen_test_layout_aotrun_api() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_api>(),
-        504usize,
+        520usize,
         concat!("Size of: ", stringify!(aotrun_api))
     );
     assert_eq!(
@@ -3192,6 +3216,40 @@ fn bindgen_test_layout_aotrun_api() {
         );
     }
     test_field_runner_run_on_cuda_stream();
+    fn test_field_package_options_set_pt2_model() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_options_set_pt2_model) as usize - ptr as usize
+            },
+            504usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_options_set_pt2_model)
+            )
+        );
+    }
+    test_field_package_options_set_pt2_model();
+    fn test_field_package_options_set_libtorch() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_options_set_libtorch) as usize - ptr as usize
+            },
+            512usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_options_set_libtorch)
+            )
+        );
+    }
+    test_field_package_options_set_libtorch();
 }
 extern "C" {
     pub fn aotrun_get_api(version: u32) -> *const aotrun_api;
