@@ -26,7 +26,8 @@ constexpr double kRtol = 1.3e-6, kAtol = 1e-5;
 
 #define REQUIRE_LIBTORCH()                                                                            \
   do {                                                                                                \
-    if (std::getenv("AOTRUN_LIBTORCH") == nullptr)                                                    \
+    const char* lt = std::getenv("AOTRUN_LIBTORCH");                                                 \
+    if (lt == nullptr || *lt == '\0')                                                                 \
       GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
   } while (0)
 

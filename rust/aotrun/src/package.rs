@@ -29,11 +29,19 @@ pub struct OpenOptions {
     verify_hashes: bool,
     expected_sha256: Option<String>,
     allow_untrusted_files: bool,
+    pt2_model: Option<String>,
+    libtorch: Option<PathBuf>,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { verify_hashes: true, expected_sha256: None, allow_untrusted_files: false }
+        OpenOptions {
+            verify_hashes: true,
+            expected_sha256: None,
+            allow_untrusted_files: false,
+            pt2_model: None,
+            libtorch: None,
+        }
     }
 }
 
@@ -65,6 +73,23 @@ impl OpenOptions {
     /// allows them.
     pub fn allow_untrusted_files(mut self, allow: bool) -> OpenOptions {
         self.allow_untrusted_files = allow;
+        self
+    }
+
+    /// For a `.pt2` archive (PyTorch AOTInductor): which model of it to
+    /// open (default `"model"`). A name the archive lacks is NotFound at
+    /// open; an empty name or one with `/` is InvalidArgument.
+    pub fn pt2_model(mut self, name: impl Into<String>) -> OpenOptions {
+        self.pt2_model = Some(name.into());
+        self
+    }
+
+    /// For a `.pt2` archive: `libtorch_cpu.so` or the directory holding it
+    /// (default: the `AOTRUN_LIBTORCH` environment variable, or a libtorch
+    /// already loaded in the process). The first `.pt2` opened loads it for
+    /// the life of the process.
+    pub fn libtorch(mut self, path: impl Into<PathBuf>) -> OpenOptions {
+        self.libtorch = Some(path.into());
         self
     }
 
@@ -130,6 +155,10 @@ pub struct TensorInfo {
     pub dtype: DataType,
     /// -1 marks a dynamic dimension.
     pub shape: Vec<i64>,
+    /// False when the package does not state this tensor's dtype and rank (a
+    /// `.pt2` archive without input checks); `dtype` and `shape` are then
+    /// meaningless.
+    pub known: bool,
 }
 
 /// A package entry point the loader looked for (`aotrun_symbol_info`).
@@ -170,6 +199,14 @@ impl Package {
         }
         if options.allow_untrusted_files {
             check(unsafe { sys::aotrun_package_options_set_allow_untrusted_files(raw.0, 1) })?;
+        }
+        if let Some(model) = &options.pt2_model {
+            let model = CString::new(model.as_str()).map_err(|_| Error::invalid("pt2_model contains a NUL byte"))?;
+            check(unsafe { sys::aotrun_package_options_set_pt2_model(raw.0, model.as_ptr()) })?;
+        }
+        if let Some(lib) = &options.libtorch {
+            let lib = path_cstring(lib)?;
+            check(unsafe { sys::aotrun_package_options_set_libtorch(raw.0, lib.as_ptr()) })?;
         }
         Self::open_raw(&path, raw.0)
     }
@@ -251,7 +288,7 @@ impl Package {
         } else {
             Vec::new()
         };
-        Ok(TensorInfo { name: owned(t.name), dtype: DataType::from_raw(t.dtype), shape })
+        Ok(TensorInfo { name: owned(t.name), dtype: DataType::from_raw(t.dtype), shape, known: t.ndim >= 0 })
     }
 
     /// The entry points the loader looked for, found or not.
