@@ -30,26 +30,11 @@ constexpr Entry kEntries[] = {
 
 }  // namespace
 
-// RTLD_DEEPBIND: a model binds its own copies of the C++ templates it
-// instantiated (std::regex, containers) before the global scope's. Without
-// it, a model built by torch 2.6 (pre-C++11 string ABI) resolves them to
-// libtorch 2.7+'s (C++11 ABI) and crashes in its constructor. The shim, which
-// the model leaves undefined, still comes from the global scope. The
-// sanitizer runtimes refuse RTLD_DEEPBIND, so instrumented builds do without.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kModelDlopenFlags = RTLD_NOW | RTLD_LOCAL;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr int kModelDlopenFlags = RTLD_NOW | RTLD_LOCAL;
-#else
-constexpr int kModelDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-#endif
-#else
-constexpr int kModelDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-#endif
-
 AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
-  handle_ = ::dlopen(path.c_str(), kModelDlopenFlags);
+  // RTLD_LOCAL: two models must not interpose each other's weak symbols
+  // (each exports its template instances); the shim resolves through the
+  // model's DT_NEEDED libtorch_cpu.so (torch_runtime.cpp).
+  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
     const char* e = ::dlerror();
     fail(Code::LoadFailed, "dlopen of the AOTInductor model '" + path + "' failed: " + (e ? e : "unknown error"));

@@ -20,8 +20,8 @@ TorchRuntimeInfo g_info;
 constexpr const char* kProbe = "aoti_torch_delete_tensor_object";
 
 template <typename F>
-void resolve(const char* name, F* out, std::vector<std::string>* missing) {
-  *out = reinterpret_cast<F>(::dlsym(RTLD_DEFAULT, name));
+void resolve(void* scope, const char* name, F* out, std::vector<std::string>* missing) {
+  *out = reinterpret_cast<F>(::dlsym(scope, name));
   if (*out == nullptr) missing->push_back(name);
 }
 
@@ -35,11 +35,17 @@ bool is_dir(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// Loads libtorch from `where` (libtorch_cpu.so or its directory) into the
-// global scope. In a directory, libc10 and libtorch (when present) are
-// loaded by path too, so that a model naming them in DT_NEEDED finds them
-// already loaded whatever the library search path says.
-void load_libtorch(const std::string& where) {
+// Loads libtorch from `where` (libtorch_cpu.so or its directory), RTLD_LOCAL,
+// and returns the libtorch_cpu handle. A model finds it anyway: glibc matches
+// a DT_NEEDED entry against the sonames of loaded objects, and the model's
+// references to the shim resolve within its own dependencies. Kept out of the
+// global scope, libtorch's weak template instances (std::regex, ...) cannot
+// override a model's own copies, which differ in layout for models built by
+// torch 2.6 (pre-C++11 string ABI) and crashed in their constructor on
+// libtorch 2.15 when it was loaded RTLD_GLOBAL. In a directory, libc10 and
+// libtorch (the wheel's, or fetch-libtorch.sh's stub) are loaded by path too,
+// so that the model's DT_NEEDED finds them whatever the search path says.
+void* load_libtorch(const std::string& where) {
   std::vector<std::string> libs;
   if (is_dir(where)) {
     for (const char* f : {"libc10.so", "libtorch_cpu.so", "libtorch.so"}) {
@@ -56,11 +62,14 @@ void load_libtorch(const std::string& where) {
   } else {
     libs.push_back(where);
   }
+  void* cpu = nullptr;
   for (const auto& l : libs) {
-    if (::dlopen(l.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      fail(Code::LoadFailed, "cannot load libtorch from '" + l + "': " + dl_error());
-    }
+    void* h = ::dlopen(l.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) fail(Code::LoadFailed, "cannot load libtorch from '" + l + "': " + dl_error());
+    if (::dlsym(h, kProbe) != nullptr && cpu == nullptr) cpu = h;
   }
+  if (cpu == nullptr) fail(Code::LoadFailed, "'" + where + "' does not export libtorch's C shim (" + kProbe + ")");
+  return cpu;
 }
 
 }  // namespace
@@ -87,7 +96,10 @@ const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_shim) {
     std::string source;
-    if (::dlsym(RTLD_DEFAULT, kProbe) != nullptr) {
+    // A process that already has libtorch (a Python host) keeps its copy.
+    void* scope = ::dlopen("libtorch_cpu.so", RTLD_NOW | RTLD_NOLOAD);
+    if (scope != nullptr || ::dlsym(RTLD_DEFAULT, kProbe) != nullptr) {
+      if (scope == nullptr) scope = RTLD_DEFAULT;
       source = "already loaded in this process";
     } else {
       std::string where = hint;
@@ -101,23 +113,23 @@ const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info) {
              "AOTRUN_LIBTORCH (or the package option 'libtorch') to libtorch_cpu.so or the directory holding it, "
              "e.g. <site-packages>/torch/lib (scripts/fetch-libtorch.sh downloads one)");
       }
-      load_libtorch(where);
+      scope = load_libtorch(where);
       source = where;
     }
     auto s = std::make_unique<TorchShim>();
     std::vector<std::string> missing;
     // v2 adds layout arguments; the first form is in every release with AOTInductor.
-    resolve("aoti_torch_create_tensor_from_blob", &s->create_tensor_from_blob, &missing);
-    resolve("aoti_torch_delete_tensor_object", &s->delete_tensor_object, &missing);
-    resolve("aoti_torch_get_data_ptr", &s->get_data_ptr, &missing);
-    resolve("aoti_torch_get_sizes", &s->get_sizes, &missing);
-    resolve("aoti_torch_get_strides", &s->get_strides, &missing);
-    resolve("aoti_torch_get_dim", &s->get_dim, &missing);
-    resolve("aoti_torch_get_storage_offset", &s->get_storage_offset, &missing);
-    resolve("aoti_torch_get_dtype", &s->get_dtype, &missing);
-    resolve("aoti_torch_get_device_type", &s->get_device_type, &missing);
+    resolve(scope, "aoti_torch_create_tensor_from_blob", &s->create_tensor_from_blob, &missing);
+    resolve(scope, "aoti_torch_delete_tensor_object", &s->delete_tensor_object, &missing);
+    resolve(scope, "aoti_torch_get_data_ptr", &s->get_data_ptr, &missing);
+    resolve(scope, "aoti_torch_get_sizes", &s->get_sizes, &missing);
+    resolve(scope, "aoti_torch_get_strides", &s->get_strides, &missing);
+    resolve(scope, "aoti_torch_get_dim", &s->get_dim, &missing);
+    resolve(scope, "aoti_torch_get_storage_offset", &s->get_storage_offset, &missing);
+    resolve(scope, "aoti_torch_get_dtype", &s->get_dtype, &missing);
+    resolve(scope, "aoti_torch_get_device_type", &s->get_device_type, &missing);
     TorchShim::Constant cpu = nullptr;
-    resolve("aoti_torch_device_type_cpu", &cpu, &missing);
+    resolve(scope, "aoti_torch_device_type_cpu", &cpu, &missing);
     struct {
       const char* fn;
       DLDataType dl;
@@ -130,7 +142,7 @@ const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info) {
     };
     for (const auto& k : known) {
       TorchShim::Constant f = nullptr;
-      resolve(k.fn, &f, &missing);
+      resolve(scope, k.fn, &f, &missing);
       if (f != nullptr) s->dtypes[s->num_dtypes++] = {f(), k.dl};
     }
     if (!missing.empty()) {

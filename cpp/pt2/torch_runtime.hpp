@@ -59,9 +59,9 @@ struct TorchRuntimeInfo {
 // the package options; "" = none) or else $AOTRUN_LIBTORCH names
 // libtorch_cpu.so or the directory holding it (e.g. <site-packages>/torch/lib);
 // if torch is already loaded in the process (a Python host), that copy is
-// used. libtorch is loaded RTLD_GLOBAL (AOTInductor models resolve the shim
-// from the global scope) and never unloaded. Thread-safe. Throws Error
-// LOAD_FAILED naming what was tried and how to point aotrun at a libtorch.
+// used. libtorch is loaded RTLD_LOCAL (torch_runtime.cpp says why) and never
+// unloaded. Thread-safe. Throws Error LOAD_FAILED naming what was tried and
+// how to point aotrun at a libtorch.
 const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info = nullptr);
 
 }  // namespace aotrun::pt2
