@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
 # Every test: the full build (GoogleTest, C ABI programs, compat matrix, Rust
-# crates, CLI) under ctest, then the threading suites under ThreadSanitizer and
-# the whole suite under AddressSanitizer + UBSan.
+# crates, CLI, real PyTorch .pt2 packages) under ctest, then the threading
+# suites under ThreadSanitizer and the whole C++ suite under AddressSanitizer
+# + UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 JOBS=$(nproc)
 
+# libtorch's runtime libraries for the .pt2 tests (tests/pt2, the Rust crate):
+# torch's wheel from PyPI, of which only libtorch_cpu and its dependencies are
+# kept (scripts/fetch-libtorch.sh; cached under ~/.cache/aotrun, so only the
+# first run on a machine downloads). AOTRUN_SKIP_LIBTORCH=1 skips it, and the
+# .pt2 fixture tests then skip, saying so.
+if [ "${AOTRUN_SKIP_LIBTORCH:-0}" != 1 ]; then
+  echo "=== libtorch for the .pt2 tests ==="
+  libtorch_dir=$(bash scripts/fetch-libtorch.sh | tail -1)
+fi
+
 echo "=== main build + ctest ==="
 cmake --preset default >/dev/null
 cmake --build --preset default -j"$JOBS"
-ctest --preset default -j"$JOBS"
+AOTRUN_LIBTORCH="${libtorch_dir:-}" ctest --preset default -j"$JOBS"
+
+# The sanitizer runs leave libtorch out (its 450 MB are not instrumented, and
+# loading it under TSan/ASan proves nothing about aotrun); the .pt2 archive
+# reader and the bridge's parsers are tested there all the same
+# (pt2_archive_tests needs no libtorch).
+unset AOTRUN_LIBTORCH
 
 echo "=== ThreadSanitizer (threading, async, graph suites) ==="
 cmake --preset tsan >/dev/null
