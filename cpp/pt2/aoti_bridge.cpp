@@ -327,11 +327,19 @@ int32_t run_work(void* p) {
   auto* w = static_cast<Work*>(p);
   Bridge& b = *w->c->b;
   const size_t n_out = w->tensors.size() - w->n_in;
-  std::vector<AtenTensorHandle> in(w->n_in, nullptr), out(n_out, nullptr);
+  // Handles on the stack for the common case: no heap allocation per call.
+  // (Not kept in the Work: a caller may launch one captured graph on two
+  // streams at once.)
+  constexpr size_t kStackHandles = 16;
+  AtenTensorHandle stack[kStackHandles] = {};
+  std::vector<AtenTensorHandle> heap;
+  if (w->tensors.size() > kStackHandles) heap.assign(w->tensors.size(), nullptr);
+  AtenTensorHandle* in = heap.empty() ? stack : heap.data();
+  AtenTensorHandle* out = in + w->n_in;
   std::string why;
   for (size_t i = 0; i < w->n_in; ++i) {
     if (!wrap_input(*b.shim, w->tensors[i], &in[i], &why)) {
-      delete_handles(*b.shim, in.data(), i);
+      delete_handles(*b.shim, in, i);
       return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": " + why);
     }
   }
@@ -339,16 +347,17 @@ int32_t run_work(void* p) {
   const auto run = w->single_threaded ? f.run_single_threaded : f.run;
   // On failure the inputs may or may not have been stolen; leaking them is
   // the safe side of that uncertainty (they only view the caller's memory).
-  if (run(w->c->h, in.data(), w->n_in, out.data(), n_out, nullptr, nullptr) != 0) {
+  if (run(w->c->h, in, w->n_in, out, n_out, nullptr, nullptr) != 0) {
     return fail_with(AOTRUN_PKG_ERR_RUNTIME,
                      b.lib->failure(w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun));
   }
   int32_t rc = AOTRUN_PKG_OK;
   for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
-    const std::string what = "output " + std::to_string(i) + " ('" + b.outputs[i].name + "')";
-    if (!copy_output(*b.shim, out[i], w->tensors[w->n_in + i], what, &why)) rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, why);
+    if (!copy_output(*b.shim, out[i], w->tensors[w->n_in + i], &why)) {
+      rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, "output " + std::to_string(i) + " ('" + b.outputs[i].name + "'): " + why);
+    }
   }
-  delete_handles(*b.shim, out.data(), n_out);
+  delete_handles(*b.shim, out, n_out);
   return rc;
 }
 
@@ -393,6 +402,7 @@ int32_t bridge_run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a
     for (size_t i = 0; i < a->num_inputs; ++i) total += static_cast<size_t>(a->inputs[i].ndim);
     for (size_t i = 0; i < a->num_outputs; ++i) total += static_cast<size_t>(a->outputs[i].ndim);
     w->dims.reserve(total);  // never reallocated below: the tensors point into it
+    w->tensors.reserve(a->num_inputs + a->num_outputs);
     auto add = [&](const DLTensor& t) {
       DLTensor copy = t;
       copy.shape = w->dims.data() + w->dims.size();

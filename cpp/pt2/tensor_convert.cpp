@@ -72,39 +72,45 @@ bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out,
   return true;
 }
 
-bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, const std::string& what,
-                 std::string* why) {
-  OutputMeta m;
-  if (!describe_output(shim, h, &m, why)) return false;
-  const std::vector<int64_t> want(dst.shape, dst.shape + dst.ndim);
-  if (m.dtype.code != dst.dtype.code || m.dtype.bits != dst.dtype.bits || m.dtype.lanes != dst.dtype.lanes ||
-      m.shape != want) {
-    *why = what + ": the model returned " + (m.dtype.code == kDLFloat ? "float" : "code ") +
-           std::to_string(m.dtype.bits) + " " + shape_text(m.shape) + ", the output tensor given is " +
-           shape_text(want) + " of " + std::to_string(dst.dtype.bits) + "-bit code " + std::to_string(dst.dtype.code);
-    return false;
-  }
-  void* src = nullptr;
+bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why) {
+  // Runs on every call: reads the handle in place, allocates only to explain
+  // a mismatch.
+  int64_t dim = 0;
+  int64_t* sizes = nullptr;
   int64_t* strides = nullptr;
-  if (shim.get_data_ptr(h, &src) != 0 || shim.get_strides(h, &strides) != 0) {
-    *why = what + ": libtorch could not give the output's data";
+  int32_t torch_dtype = 0;
+  void* src = nullptr;
+  DLDataType dt{};
+  if (shim.get_dim(h, &dim) != 0 || shim.get_sizes(h, &sizes) != 0 || shim.get_strides(h, &strides) != 0 ||
+      shim.get_dtype(h, &torch_dtype) != 0 || shim.get_data_ptr(h, &src) != 0 || dim < 0 || dim > 32) {
+    *why = "libtorch could not describe the output";
     return false;
   }
-  const size_t item = item_bytes(m.dtype);
+  bool same = shim.dlpack_dtype(torch_dtype, &dt) && dt.code == dst.dtype.code && dt.bits == dst.dtype.bits &&
+              dt.lanes == dst.dtype.lanes && dim == dst.ndim;
+  for (int d = 0; same && d < dst.ndim; ++d) same = sizes[d] == dst.shape[d];
+  if (!same) {
+    *why = "the model returned " + shape_text(std::vector<int64_t>(sizes, sizes + dim)) + " of torch dtype " +
+           std::to_string(torch_dtype) + "; the output tensor given is " +
+           shape_text(std::vector<int64_t>(dst.shape, dst.shape + dst.ndim)) + " of " +
+           std::to_string(dst.dtype.bits) + "-bit DLPack code " + std::to_string(dst.dtype.code);
+    return false;
+  }
+  const size_t item = item_bytes(dt);
   size_t count = 1;
   bool compact = true;
   int64_t step = 1;
-  for (int d = static_cast<int>(m.shape.size()) - 1; d >= 0; --d) {
-    count *= static_cast<size_t>(m.shape[static_cast<size_t>(d)]);
-    if (m.shape[static_cast<size_t>(d)] != 1 && strides[d] != step) compact = false;
-    step *= m.shape[static_cast<size_t>(d)];
+  for (int d = static_cast<int>(dim) - 1; d >= 0; --d) {
+    count *= static_cast<size_t>(sizes[d]);
+    if (sizes[d] != 1 && strides[d] != step) compact = false;
+    step *= sizes[d];
   }
   if (count == 0) return true;
   if (compact) {
     std::memcpy(dst.data, src, count * item);
   } else {
-    strided_copy(static_cast<char*>(dst.data), static_cast<const char*>(src), m.shape.data(), strides,
-                 static_cast<int>(m.shape.size()), item);
+    strided_copy(static_cast<char*>(dst.data), static_cast<const char*>(src), sizes, strides, static_cast<int>(dim),
+                 item);
   }
   return true;
 }

@@ -25,9 +25,8 @@ struct OutputMeta {
 bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out, std::string* why);
 
 // Copies output `h` into `dst` (its dtype and shape must match; any strides
-// on the torch side). `what` names the output in messages.
-bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, const std::string& what,
-                 std::string* why);
+// on the torch side). Allocates nothing unless it fails.
+bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why);
 
 // Deletes every non-NULL handle and clears them.
 void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n);
