@@ -174,28 +174,22 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
       if (!options.pt2_model.empty() && options.pt2_model != pt2::kDefaultModel) {
         p->name_ += ":" + options.pt2_model;
       }
-      uint64_t t = now_ns();
+      const uint64_t t = now_ns();
       p->lib_ = std::make_unique<PackageLibrary>(pt2::open_pt2(path, p->name_, {options.pt2_model, options.libtorch}));
       p->timings_.dlopen_ns = now_ns() - t;
-      t = now_ns();
-      p->read_specs();
-      p->timings_.metadata_ns = now_ns() - t;
-      for (RunMode m : {RunMode::Threaded, RunMode::SingleThreaded, RunMode::Graph}) {
-        p->mode_available(m, &p->mode_reasons_[static_cast<int>(m)]);
-      }
-      p->timings_.open_ns = now_ns() - t0;
-      return p;
     }
   } else {
     fail(Code::LoadFailed, "package path '" + path + "' is neither a regular file nor a directory");
   }
 
   uint64_t t = now_ns();
-  p->lib_ = std::make_unique<PackageLibrary>(lib_path, expected_abi, lib_fd.fd);
-  p->timings_.dlopen_ns = now_ns() - t;
+  if (!p->lib_) {
+    p->lib_ = std::make_unique<PackageLibrary>(lib_path, expected_abi, lib_fd.fd);
+    p->timings_.dlopen_ns = now_ns() - t;
+  }
 
   t = now_ns();
-  std::set<std::string> seen;
+  std::set<std::string> seen;  // a .pt2 has no manifest, hence no weights here
   for (const auto& w : manifest.weights) {
     p->weights_.push_back(SafetensorsFile::open(p->dir_ + "/" + w));
   }

@@ -154,14 +154,29 @@ void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inpu
   }
 }
 
+namespace {
+
+void check_output_count(const Package& pkg, const DLTensor* outputs, size_t num_outputs) {
+  if (num_outputs != pkg.outputs().size()) {
+    fail(Code::InvalidArgument, "package '" + pkg.name() + "' produces " + std::to_string(pkg.outputs().size()) +
+                                    " outputs, got " + std::to_string(num_outputs) + " output tensors");
+  }
+  if (num_outputs > 0 && outputs == nullptr) fail(Code::InvalidArgument, "outputs is NULL");
+}
+
+// Where an output's memory is and whether it can be written as one block.
+void check_output_memory(const DLTensor& t, DLDevice device, const Name& what) {
+  check_device(t, device, what);
+  check_extent(t, what);
+  check_layout(t, what);
+}
+
+}  // namespace
+
 void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_outputs, const int64_t* expected,
                       DLDevice device) {
   const auto& specs = pkg.outputs();
-  if (num_outputs != specs.size()) {
-    fail(Code::InvalidArgument, "package '" + pkg.name() + "' produces " + std::to_string(specs.size()) + " outputs, got " +
-                                    std::to_string(num_outputs) + " output tensors");
-  }
-  if (num_outputs > 0 && outputs == nullptr) fail(Code::InvalidArgument, "outputs is NULL");
+  check_output_count(pkg, outputs, num_outputs);
   for (size_t i = 0; i < num_outputs; ++i) {
     const DLTensor& t = outputs[i];
     const Name what{"output", i, specs[i]};
@@ -180,28 +195,19 @@ void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_ou
       }
     }
     expected += rank;
-    check_device(t, device, what);
-    check_extent(t, what);
-    check_layout(t, what);
+    check_output_memory(t, device, what);
   }
 }
 
 void validate_output_layout(const Package& pkg, const DLTensor* outputs, size_t num_outputs, DLDevice device) {
-  const auto& specs = pkg.outputs();
-  if (num_outputs != specs.size()) {
-    fail(Code::InvalidArgument, "package '" + pkg.name() + "' produces " + std::to_string(specs.size()) + " outputs, got " +
-                                    std::to_string(num_outputs) + " output tensors");
-  }
-  if (num_outputs > 0 && outputs == nullptr) fail(Code::InvalidArgument, "outputs is NULL");
+  check_output_count(pkg, outputs, num_outputs);
   for (size_t i = 0; i < num_outputs; ++i) {
     const DLTensor& t = outputs[i];
-    const Name what{"output", i, specs[i]};
+    const Name what{"output", i, pkg.outputs()[i]};
     if (t.ndim < 0 || t.ndim > 32 || (t.ndim > 0 && t.shape == nullptr)) {
       fail(Code::InvalidArgument, what + " has an invalid rank or a NULL shape");
     }
-    check_device(t, device, what);
-    check_extent(t, what);
-    check_layout(t, what);
+    check_output_memory(t, device, what);
   }
 }
 
