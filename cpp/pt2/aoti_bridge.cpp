@@ -48,10 +48,11 @@ struct Bridge {
   std::unique_ptr<AotiLibrary> lib;
   const TorchShim* shim = nullptr;
   std::string name;
-  std::vector<InputCheck> checks;  // empty when the sources carry none
-  std::string no_checks_reason;
 
   std::mutex mu;  // guards everything below
+  std::string sources;             // the model's C++ sources, until settle_specs parses them
+  std::vector<InputCheck> checks;  // empty when the sources carry none
+  std::string no_checks_reason;
   bool specs_ready = false;
   std::vector<Spec> inputs, outputs;
   std::map<std::vector<int64_t>, std::vector<int64_t>> shapes;  // input shapes -> output shapes
@@ -69,22 +70,6 @@ Container* as_container(aotrun_pkg_container* c) {
   return k != nullptr && k->magic == kMagic ? k : nullptr;
 }
 
-bool known_dtype(const std::string& torch_name, DLDataType* out) {
-  struct {
-    const char* name;
-    DLDataType dt;
-  } const table[] = {{"float32", {kDLFloat, 32, 1}}, {"float64", {kDLFloat, 64, 1}}, {"float16", {kDLFloat, 16, 1}},
-                     {"bfloat16", {kDLBfloat, 16, 1}}, {"int8", {kDLInt, 8, 1}},    {"int16", {kDLInt, 16, 1}},
-                     {"int32", {kDLInt, 32, 1}},      {"int64", {kDLInt, 64, 1}},   {"uint8", {kDLUInt, 8, 1}}};
-  for (const auto& t : table) {
-    if (torch_name == t.name) {
-      *out = t.dt;
-      return true;
-    }
-  }
-  return false;
-}
-
 // Runs the model once, synchronously, on zero inputs of the given shapes and
 // dtypes, and reports its outputs. AOTInductor's threaded run is safe to call
 // from any thread.
@@ -96,7 +81,7 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   for (size_t i = 0; i < n_in; ++i) {
     size_t count = 1;
     for (int64_t d : shapes[i]) count *= static_cast<size_t>(d);
-    storage[i].assign(count * ((dtypes[i].bits * dtypes[i].lanes + 7) / 8) + 1, 0);
+    storage[i].assign(count * item_bytes(dtypes[i]) + 1, 0);
     DLTensor t{};
     t.data = storage[i].data();
     t.device = DLDevice{kDLCPU, 0};
@@ -142,11 +127,14 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
   for (size_t i = 0; i < n_in; ++i) inputs[i].name = name_of(f.input_name, i, "input");
   for (size_t i = 0; i < n_out; ++i) outputs[i].name = name_of(f.output_name, i, "output");
 
-  std::string why = b.no_checks_reason;
-  bool known = b.checks.size() == n_in;
+  // Input checks for exactly the inputs the model reports.
+  std::string why;
+  bool known = !b.sources.empty() && parse_input_checks(b.sources, n_in, &b.checks, &why);
+  if (b.sources.empty()) why = "the archive holds no C++ sources of the model";
+  std::string().swap(b.sources);  // parsed once; can be megabytes
   for (size_t i = 0; known && i < n_in; ++i) {
     const InputCheck& c = b.checks[i];
-    if (!known_dtype(c.dtype, &inputs[i].dtype)) {
+    if (!dlpack_dtype_named(c.dtype, &inputs[i].dtype)) {
       known = false;
       why = "input " + std::to_string(i) + " has dtype '" + c.dtype + "', which aotrun cannot represent";
     }
@@ -188,6 +176,7 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
       }
     }
   } else {
+    b.no_checks_reason = why;
     for (auto& s : inputs) s.known = false;
     for (auto& s : outputs) s.known = false;
     log(LogLevel::Warn, "package '" + b.name + "' (AOTInductor .pt2): " + why +
@@ -293,12 +282,16 @@ int32_t bridge_output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_ar
     shapes.emplace_back(t.shape, t.shape + t.ndim);
   }
   std::vector<int64_t> result;
+  bool cached = false;  // not result.empty(): all-scalar outputs have no dims
   {
     std::lock_guard<std::mutex> lock(b.mu);
     auto it = b.shapes.find(key);
-    if (it != b.shapes.end()) result = it->second;
+    if (it != b.shapes.end()) {
+      result = it->second;
+      cached = true;
+    }
   }
-  if (result.empty()) {
+  if (!cached) {
     std::vector<OutputMeta> m;
     std::string why;
     if (!probe(b, c->h, dtypes, shapes, &m, &why)) return fail_with(AOTRUN_PKG_ERR_RUNTIME, "output_shapes: " + why);
@@ -461,22 +454,7 @@ BoundLibrary open_pt2(const std::string& path, const std::string& display_name, 
   auto b = std::make_shared<Bridge>();
   b->name = display_name;
   b->shim = &torch_shim(options.libtorch);
-  const std::string sources = model_sources(*zip, model);
-  size_t num_inputs_hint = 0;
-  // Count the inputs the checks name, then parse them all.
-  for (size_t at = sources.find("\"input_handles["); at != std::string::npos;
-       at = sources.find("\"input_handles[", at + 1)) {
-    num_inputs_hint = std::max(num_inputs_hint, size_t(std::strtoull(sources.c_str() + at + 15, nullptr, 10)) + 1);
-  }
-  if (sources.empty()) {
-    b->no_checks_reason = "the archive holds no C++ sources of the model";
-  } else if (num_inputs_hint == 0) {
-    b->no_checks_reason =
-        "its sources carry no input checks (older torch releases, 2.6 among them, generate them only with "
-        "aot_inductor.debug_compile)";
-  } else if (!parse_input_checks(sources, num_inputs_hint, &b->checks, &b->no_checks_reason)) {
-    b->checks.clear();
-  }
+  b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();
   const std::string so = extract_model(*zip, model, *b->dir);
   b->lib = std::make_unique<AotiLibrary>(so);

@@ -45,9 +45,9 @@ struct AotiFunctions {
 
 class AotiLibrary {
  public:
-  // ELF check, dlopen (RTLD_NOW | RTLD_LOCAL: the shim comes from the global
-  // scope, where torch_shim() put libtorch), then resolution. Throws Error
-  // LOAD_FAILED or MISSING_SYMBOL.
+  // dlopen (RTLD_NOW | RTLD_LOCAL: the shim resolves through the model's
+  // DT_NEEDED libtorch_cpu.so, which torch_shim() loaded), then resolution.
+  // Throws Error LOAD_FAILED or MISSING_SYMBOL.
   explicit AotiLibrary(const std::string& path);
   ~AotiLibrary();
   AotiLibrary(const AotiLibrary&) = delete;

@@ -11,8 +11,6 @@ std::string shape_text(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-size_t item_bytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
-
 // Copies a strided tensor of `rank` dims element by element into packed `dst`.
 void strided_copy(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank,
                   size_t item) {
@@ -33,6 +31,8 @@ void strided_copy(char* dst, const char* src, const int64_t* sizes, const int64_
 }
 
 }  // namespace
+
+size_t item_bytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
 
 bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why) {
   const int32_t dtype = shim.torch_dtype(t.dtype);

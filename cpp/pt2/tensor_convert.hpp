@@ -13,6 +13,9 @@
 
 namespace aotrun::pt2 {
 
+// Bytes of one element of `t`.
+size_t item_bytes(DLDataType t);
+
 // A new handle viewing `t` (CPU, byte_offset already folded into data).
 // Returns false with *why on an unsupported dtype or a shim failure.
 bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why);

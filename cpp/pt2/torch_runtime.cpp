@@ -15,7 +15,20 @@ namespace {
 
 std::mutex g_mu;
 std::unique_ptr<TorchShim> g_shim;  // guarded by g_mu; never reset
-TorchRuntimeInfo g_info;
+std::string g_source;               // where it came from, guarded by g_mu
+
+// The dtypes aotrun maps between torch and DLPack, by torch's name.
+struct NamedDtype {
+  const char* name;
+  DLDataType dl;
+};
+constexpr NamedDtype kDtypes[] = {
+    {"float32", {kDLFloat, 32, 1}}, {"float64", {kDLFloat, 64, 1}}, {"float16", {kDLFloat, 16, 1}},
+    {"bfloat16", {kDLBfloat, 16, 1}}, {"int8", {kDLInt, 8, 1}},     {"int16", {kDLInt, 16, 1}},
+    {"int32", {kDLInt, 32, 1}},       {"int64", {kDLInt, 64, 1}},   {"uint8", {kDLUInt, 8, 1}},
+};
+static_assert(sizeof kDtypes / sizeof kDtypes[0] <= sizeof(TorchShim::dtypes) / sizeof(TorchShim::DtypePair),
+              "TorchShim::dtypes is too small for kDtypes");
 
 constexpr const char* kProbe = "aoti_torch_delete_tensor_object";
 
@@ -74,6 +87,16 @@ void* load_libtorch(const std::string& where) {
 
 }  // namespace
 
+bool dlpack_dtype_named(const std::string& name, DLDataType* out) {
+  for (const auto& d : kDtypes) {
+    if (name == d.name) {
+      *out = d.dl;
+      return true;
+    }
+  }
+  return false;
+}
+
 int32_t TorchShim::torch_dtype(DLDataType dt) const {
   if (dt.lanes != 1) return -1;
   for (int i = 0; i < num_dtypes; ++i) {
@@ -92,7 +115,7 @@ bool TorchShim::dlpack_dtype(int32_t torch, DLDataType* out) const {
   return false;
 }
 
-const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info) {
+const TorchShim& torch_shim(const std::string& hint) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_shim) {
     std::string source;
@@ -125,25 +148,13 @@ const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info) {
     resolve(scope, "aoti_torch_get_sizes", &s->get_sizes, &missing);
     resolve(scope, "aoti_torch_get_strides", &s->get_strides, &missing);
     resolve(scope, "aoti_torch_get_dim", &s->get_dim, &missing);
-    resolve(scope, "aoti_torch_get_storage_offset", &s->get_storage_offset, &missing);
     resolve(scope, "aoti_torch_get_dtype", &s->get_dtype, &missing);
-    resolve(scope, "aoti_torch_get_device_type", &s->get_device_type, &missing);
     TorchShim::Constant cpu = nullptr;
     resolve(scope, "aoti_torch_device_type_cpu", &cpu, &missing);
-    struct {
-      const char* fn;
-      DLDataType dl;
-    } const known[] = {
-        {"aoti_torch_dtype_float32", {kDLFloat, 32, 1}}, {"aoti_torch_dtype_float64", {kDLFloat, 64, 1}},
-        {"aoti_torch_dtype_float16", {kDLFloat, 16, 1}}, {"aoti_torch_dtype_bfloat16", {kDLBfloat, 16, 1}},
-        {"aoti_torch_dtype_int8", {kDLInt, 8, 1}},       {"aoti_torch_dtype_int16", {kDLInt, 16, 1}},
-        {"aoti_torch_dtype_int32", {kDLInt, 32, 1}},     {"aoti_torch_dtype_int64", {kDLInt, 64, 1}},
-        {"aoti_torch_dtype_uint8", {kDLUInt, 8, 1}},
-    };
-    for (const auto& k : known) {
+    for (const auto& d : kDtypes) {
       TorchShim::Constant f = nullptr;
-      resolve(scope, k.fn, &f, &missing);
-      if (f != nullptr) s->dtypes[s->num_dtypes++] = {f(), k.dl};
+      resolve(scope, ("aoti_torch_dtype_" + std::string(d.name)).c_str(), &f, &missing);
+      if (f != nullptr) s->dtypes[s->num_dtypes++] = {f(), d.dl};
     }
     if (!missing.empty()) {
       std::string names;
@@ -152,13 +163,12 @@ const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info) {
                                     " (torch 2.6 or newer is needed)");
     }
     s->device_type_cpu = cpu();
-    g_info.source = source;
+    g_source = source;
     g_shim = std::move(s);
     log(LogLevel::Debug, "libtorch C shim resolved (" + source + ")");
-  } else if (!hint.empty() && hint != g_info.source && g_info.source != hint) {
-    log(LogLevel::Debug, "libtorch already loaded from " + g_info.source + "; ignoring '" + hint + "'");
+  } else if (!hint.empty() && hint != g_source) {
+    log(LogLevel::Debug, "libtorch already loaded from " + g_source + "; ignoring '" + hint + "'");
   }
-  if (info != nullptr) *info = g_info;
   return *g_shim;
 }
 

@@ -32,9 +32,7 @@ struct TorchShim {
   GetInts get_sizes = nullptr;
   GetInts get_strides = nullptr;
   GetInt64 get_dim = nullptr;
-  GetInt64 get_storage_offset = nullptr;
   GetInt32 get_dtype = nullptr;
-  GetInt32 get_device_type = nullptr;
   int32_t device_type_cpu = 0;
 
   // torch dtype code (c10::ScalarType, read from the shim's
@@ -50,10 +48,9 @@ struct TorchShim {
   int num_dtypes = 0;
 };
 
-// Where the shim came from, for messages and `aotrun inspect`.
-struct TorchRuntimeInfo {
-  std::string source;  // "already loaded in this process" or the library path
-};
+// The DLPack dtype of torch's dtype `name` ("float32", "int64", ...: the
+// suffix of the shim's aoti_torch_dtype_<name>()); false when aotrun has none.
+bool dlpack_dtype_named(const std::string& name, DLDataType* out);
 
 // Returns the process's shim, loading libtorch on first use. `hint` (from
 // the package options; "" = none) or else $AOTRUN_LIBTORCH names
@@ -62,6 +59,6 @@ struct TorchRuntimeInfo {
 // used. libtorch is loaded RTLD_LOCAL (torch_runtime.cpp says why) and never
 // unloaded. Thread-safe. Throws Error LOAD_FAILED naming what was tried and
 // how to point aotrun at a libtorch.
-const TorchShim& torch_shim(const std::string& hint, TorchRuntimeInfo* info = nullptr);
+const TorchShim& torch_shim(const std::string& hint);
 
 }  // namespace aotrun::pt2

@@ -100,7 +100,8 @@ bool parse_input_checks(const std::string& source, size_t num_inputs, std::vecto
   for (size_t i = 0; i < num_inputs; ++i) {
     if (!seen[i]) {
       *why = num_inputs == 0 || std::find(seen.begin(), seen.end(), true) == seen.end()
-                 ? "the model's sources carry no input checks"
+                 ? "the model's sources carry no input checks (older torch releases, 2.6 among them, generate "
+                   "them only with aot_inductor.debug_compile)"
                  : "the model's sources carry no dtype check for input " + std::to_string(i);
       return false;
     }
