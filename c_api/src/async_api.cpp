@@ -11,13 +11,15 @@ using aotrun::capi::require;
 
 namespace {
 
+using Submit = aotrun::Runner::Submit;
+
 aotrun_status* submit(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
-                      size_t num_outputs, int64_t timeout_ns, aotrun_event** event) {
+                      size_t num_outputs, Submit how, uint64_t timeout_ns, aotrun_event** event) {
   return guarded([&] {
     require(runner, "runner");
     require(event, "event");
     auto handle = std::make_unique<aotrun_event>();
-    handle->ev = runner->runner->run_async(inputs, num_inputs, outputs, num_outputs, timeout_ns);
+    handle->ev = runner->runner->run_async(inputs, num_inputs, outputs, num_outputs, how, timeout_ns);
     *event = handle.release();
   });
 }
@@ -32,25 +34,33 @@ int64_t clamp_timeout(uint64_t ns) {
                                                                         : static_cast<int64_t>(ns);
 }
 
+// The event's run is queued on the worker that runs this callback, behind
+// it: waiting (even with a bound) cannot see it complete.
+aotrun_status* self_wait(const aotrun_event*) {
+  return aotrun::capi::make_status(Code::InvalidArgument,
+                                   "event wait called from an event callback running on the worker that must run "
+                                   "this event; it is queued behind the callback, so the wait could never end");
+}
+
 }  // namespace
 
 extern "C" {
 
 aotrun_status* aotrun_runner_run_async(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
                                        DLTensor* outputs, size_t num_outputs, aotrun_event** event) {
-  return submit(runner, inputs, num_inputs, outputs, num_outputs, -1, event);
+  return submit(runner, inputs, num_inputs, outputs, num_outputs, Submit::Block, 0, event);
 }
 
 aotrun_status* aotrun_runner_try_run_async(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
                                            DLTensor* outputs, size_t num_outputs, aotrun_event** event) {
-  return submit(runner, inputs, num_inputs, outputs, num_outputs, 0, event);
+  return submit(runner, inputs, num_inputs, outputs, num_outputs, Submit::Try, 0, event);
 }
 
 aotrun_status* aotrun_runner_run_async_timeout(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
                                                DLTensor* outputs, size_t num_outputs, uint64_t timeout_ns,
                                                aotrun_event** event) {
-  // A zero timeout would mean "try"; keep the two entry points distinct.
-  return submit(runner, inputs, num_inputs, outputs, num_outputs, std::max<int64_t>(1, clamp_timeout(timeout_ns)), event);
+  // A zero bound is a bound (TIMEOUT, "within 0 ns"), not "try" (WOULD_BLOCK).
+  return submit(runner, inputs, num_inputs, outputs, num_outputs, Submit::Timed, timeout_ns, event);
 }
 
 aotrun_status* aotrun_runner_wait_all(aotrun_runner* runner) {
@@ -64,12 +74,14 @@ int aotrun_event_is_ready(const aotrun_event* event) { return event != nullptr &
 
 aotrun_status* aotrun_event_wait(aotrun_event* event) {
   if (event == nullptr) return aotrun::capi::make_status(Code::InvalidArgument, "event is NULL");
+  if (event->ev->wait_would_deadlock()) return self_wait(event);
   event->ev->wait(-1);
   return outcome(*event->ev);
 }
 
 aotrun_status* aotrun_event_wait_timeout(aotrun_event* event, uint64_t timeout_ns) {
   if (event == nullptr) return aotrun::capi::make_status(Code::InvalidArgument, "event is NULL");
+  if (event->ev->wait_would_deadlock()) return self_wait(event);
   if (!event->ev->wait(clamp_timeout(timeout_ns))) {
     return aotrun::capi::make_status(Code::Timeout, "run still in flight after " + std::to_string(timeout_ns) + " ns");
   }

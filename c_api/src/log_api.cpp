@@ -1,4 +1,4 @@
-#include <mutex>
+#include <new>
 
 #include "log/log.hpp"
 #include "status.hpp"
@@ -17,24 +17,24 @@ void trampoline(void* p, int level, const char* message) {
   s->fn(s->user, static_cast<aotrun_log_level>(level), message);
 }
 
-std::mutex g_set_mu;
-CSink* g_current = nullptr;  // guarded by g_set_mu
+void release(void* p) { delete static_cast<CSink*>(p); }
 
 }  // namespace
 
 extern "C" {
 
 void aotrun_set_log_callback(aotrun_log_fn fn, void* user_data) {
-  std::lock_guard<std::mutex> lock(g_set_mu);
   CSink* next = fn != nullptr ? new (std::nothrow) CSink{fn, user_data} : nullptr;
-  aotrun::set_log_sink(next != nullptr ? &trampoline : nullptr, next);
-  // set_log_sink returned: the old sink can no longer be running.
-  delete g_current;
-  g_current = next;
+  if (fn != nullptr && next == nullptr) {
+    aotrun::log(aotrun::LogLevel::Error, "aotrun_set_log_callback: out of memory; the callback was not installed");
+    return;
+  }
+  // The core frees the previous trampoline data once it cannot be running.
+  aotrun::set_log_sink(next != nullptr ? &trampoline : nullptr, next, next != nullptr ? &release : nullptr);
 }
 
 void aotrun_set_log_level(aotrun_log_level level) {
-  int v = static_cast<int>(level);
+  int v = aotrun::capi::enum_value(level);
   if (v < -1) v = -1;
   if (v > 3) v = 3;
   aotrun::set_log_level(static_cast<aotrun::LogLevel>(v));

@@ -108,7 +108,7 @@ aotrun_status* aotrun_package_open(const char* path, const aotrun_package_option
 void aotrun_package_close(aotrun_package* package) { delete package; }
 
 const char* aotrun_mode_name(aotrun_mode mode) {
-  switch (mode) {
+  switch (aotrun::capi::enum_value(mode)) {
     case AOTRUN_MODE_THREADED: return "threaded";
     case AOTRUN_MODE_SINGLE_THREADED: return "single_threaded";
     case AOTRUN_MODE_GRAPH: return "graph";
@@ -184,6 +184,8 @@ aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t i
     s.struct_size = sizeof(s);
     s.name = spec.name.c_str();
     s.required = spec.required ? 1 : 0;
+    // Exported, even when ignored for being newer than the package's ABI:
+    // the mode reasons say why such a symbol is not used.
     s.found = spec.found ? 1 : 0;
     s.since = spec.since;
     copy_out(s, info);
@@ -191,11 +193,12 @@ aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t i
 }
 
 int aotrun_package_mode_available(const aotrun_package* package, aotrun_mode mode, const char** reason) {
-  if (package == nullptr || mode < AOTRUN_MODE_THREADED || mode > AOTRUN_MODE_GRAPH) {
+  const int32_t v = aotrun::capi::enum_value(mode);
+  if (package == nullptr || v < AOTRUN_MODE_THREADED || v > AOTRUN_MODE_GRAPH) {
     if (reason != nullptr) *reason = package == nullptr ? "package is NULL" : "unknown mode";
     return 0;
   }
-  const auto m = static_cast<aotrun::RunMode>(mode);
+  const auto m = static_cast<aotrun::RunMode>(v);
   const std::string& why = package->pkg->mode_reason(m);
   if (reason != nullptr) *reason = why.c_str();
   return why.empty() ? 1 : 0;

@@ -1,8 +1,10 @@
 // Runner options, creation and synchronous runs.
-#include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "handles.hpp"
+#include "log/log.hpp"
 #include "runner/validate.hpp"
 #include "status.hpp"
 
@@ -20,17 +22,6 @@ void check_range(const char* what, int64_t v, int64_t lo, int64_t hi) {
   }
 }
 
-// A DLManagedTensor that owns its shape and its 256-byte aligned data.
-struct OwnedTensor {
-  DLManagedTensor managed{};
-  std::vector<int64_t> shape;
-  static void deleter(DLManagedTensor* m) {
-    auto* self = static_cast<OwnedTensor*>(m->manager_ctx);
-    std::free(self->managed.dl_tensor.data);
-    delete self;
-  }
-};
-
 }  // namespace
 
 extern "C" {
@@ -47,8 +38,9 @@ void aotrun_runner_options_free(aotrun_runner_options* options) { delete options
 aotrun_status* aotrun_runner_options_set_mode(aotrun_runner_options* options, aotrun_mode mode) {
   return guarded([&] {
     require(options, "options");
-    check_range("mode", mode, AOTRUN_MODE_THREADED, AOTRUN_MODE_GRAPH);
-    options->options.mode = static_cast<aotrun::RunMode>(mode);
+    const int32_t m = aotrun::capi::enum_value(mode);
+    check_range("mode", m, AOTRUN_MODE_THREADED, AOTRUN_MODE_GRAPH);
+    options->options.mode = static_cast<aotrun::RunMode>(m);
   });
 }
 
@@ -70,7 +62,7 @@ aotrun_status* aotrun_runner_options_set_strict(aotrun_runner_options* options, 
 aotrun_status* aotrun_runner_options_set_device(aotrun_runner_options* options, DLDevice device) {
   return guarded([&] {
     require(options, "options");
-    if (device.device_id < 0) fail(Code::InvalidArgument, "device_id must be >= 0");
+    aotrun::validate_device_option(device);
     options->options.has_device = true;
     options->options.device = device;
   });
@@ -137,10 +129,22 @@ aotrun_status* aotrun_runner_create(aotrun_package* package, const aotrun_runner
 }
 
 void aotrun_runner_destroy(aotrun_runner* runner) {
+  if (runner == nullptr) return;
   try {
+    if (runner->runner->on_own_worker()) {
+      // From an event callback of this runner, on one of its workers: the
+      // destructor waits for this very run to retire and joins this thread.
+      // Hand the destruction to a thread of its own; it completes once the
+      // callback has returned.
+      std::thread([runner] { delete runner; }).detach();
+      return;
+    }
     delete runner;
+  } catch (const std::exception& e) {
+    // No status to return: say it, never terminate.
+    aotrun::log(aotrun::LogLevel::Error, std::string("aotrun_runner_destroy failed: ") + e.what());
   } catch (...) {
-    // A destructor that throws would terminate; nothing useful to report.
+    aotrun::log(aotrun::LogLevel::Error, "aotrun_runner_destroy failed with an unknown exception");
   }
 }
 
@@ -169,50 +173,14 @@ aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* in
   return guarded([&] {
     require(runner, "runner");
     aotrun::Runner& r = *runner->runner;
-    if (r.device().device_type != kDLCPU) {
-      fail(Code::Unsupported, "run_alloc allocates host memory; runners on CUDA devices take caller-allocated "
-                              "outputs (aotrun_runner_run)");
-    }
-    const auto& specs = r.package().outputs();
-    if (num_outputs != specs.size()) {
-      fail(Code::InvalidArgument, "package '" + r.package().name() + "' produces " + std::to_string(specs.size()) +
+    const size_t produced = r.package().outputs().size();
+    if (num_outputs != produced) {
+      fail(Code::InvalidArgument, "package '" + r.package().name() + "' produces " + std::to_string(produced) +
                                       " outputs, got room for " + std::to_string(num_outputs));
     }
     if (num_outputs > 0) require(outputs, "outputs");
-    // Inputs are checked in full before any output is allocated: a NULL-data
-    // input of a huge shape must be an argument error, not an allocation.
-    r.validate_run_inputs(inputs, num_inputs);
-    std::vector<int64_t> shapes(aotrun::total_output_dims(r.package()));
-    r.output_shapes(inputs, num_inputs, shapes.data(), shapes.size());
-    std::vector<std::unique_ptr<OwnedTensor>> owned;
-    std::vector<DLTensor> views;
-    size_t pos = 0;
-    struct FreeOnError {
-      std::vector<std::unique_ptr<OwnedTensor>>& v;
-      ~FreeOnError() {
-        for (auto& t : v) if (t) std::free(t->managed.dl_tensor.data);
-      }
-    } cleanup{owned};
-    for (const auto& spec : specs) {
-      auto t = std::make_unique<OwnedTensor>();
-      t->shape.assign(shapes.begin() + pos, shapes.begin() + pos + spec.shape.size());
-      pos += spec.shape.size();
-      DLTensor& d = t->managed.dl_tensor;
-      d.device = r.device();
-      d.ndim = static_cast<int>(t->shape.size());
-      d.dtype = spec.dtype;
-      d.shape = t->shape.data();
-      const uint64_t bytes = aotrun::numel(d) * aotrun::element_bytes(d.dtype);
-      d.data = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + (bytes == 0 ? 256 : 0));
-      if (d.data == nullptr) throw std::bad_alloc();
-      t->managed.manager_ctx = t.get();
-      t->managed.deleter = &OwnedTensor::deleter;
-      views.push_back(d);
-      owned.push_back(std::move(t));
-    }
-    r.run(inputs, num_inputs, views.data(), views.size());
-    for (size_t i = 0; i < owned.size(); ++i) outputs[i] = &owned[i].release()->managed;
-    owned.clear();
+    const std::vector<DLManagedTensor*> handed = r.run_alloc(inputs, num_inputs);
+    std::copy(handed.begin(), handed.end(), outputs);
   });
 }
 

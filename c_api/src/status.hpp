@@ -2,6 +2,8 @@
 // runs its body through guarded(), so no C++ exception crosses the boundary.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -35,6 +37,19 @@ aotrun_status* guarded(F&& body) noexcept {
   } catch (...) {
     return make_status(Code::Internal, "internal error: unknown exception");
   }
+}
+
+// The value a C caller passed for an enum parameter, as the int it is. A C
+// enum may carry any int; read through its C++ type, a negative value would
+// print as 4294967295 (the enums' underlying type is unsigned here) and
+// loading a value outside the enum's range is undefined. Taken by reference
+// and copied as bytes, so the enum is never loaded as an enum.
+template <typename E>
+int32_t enum_value(const E& e) noexcept {
+  static_assert(sizeof(E) == sizeof(int32_t), "C API enums are 32 bits");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
 }
 
 // Throws Error(InvalidArgument, "<what> is NULL") for a NULL pointer.

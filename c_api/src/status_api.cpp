@@ -27,7 +27,9 @@ void aotrun_status_free(aotrun_status* status) {
   if (status != aotrun::capi::oom_status()) delete status;
 }
 
-const char* aotrun_code_name(aotrun_code code) { return aotrun::code_name(static_cast<aotrun::Code>(code)); }
+const char* aotrun_code_name(aotrun_code code) {
+  return aotrun::code_name(static_cast<aotrun::Code>(aotrun::capi::enum_value(code)));
+}
 
 uint32_t aotrun_version(void) { return AOTRUN_VERSION; }
 

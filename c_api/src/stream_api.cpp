@@ -20,10 +20,11 @@ extern "C" {
 aotrun_status* aotrun_stream_create(aotrun_stream_kind kind, aotrun_stream** out) {
   return guarded([&] {
     require(out, "out");
-    if (kind != AOTRUN_STREAM_INLINE && kind != AOTRUN_STREAM_WORKER) {
-      fail(Code::InvalidArgument, "unknown stream kind " + std::to_string(kind));
+    const int32_t v = aotrun::capi::enum_value(kind);
+    if (v != AOTRUN_STREAM_INLINE && v != AOTRUN_STREAM_WORKER) {
+      fail(Code::InvalidArgument, "unknown stream kind " + std::to_string(v) + " (expected 0 inline or 1 worker)");
     }
-    auto k = kind == AOTRUN_STREAM_INLINE ? aotrun::cpu::Stream::Kind::Inline : aotrun::cpu::Stream::Kind::Worker;
+    auto k = v == AOTRUN_STREAM_INLINE ? aotrun::cpu::Stream::Kind::Inline : aotrun::cpu::Stream::Kind::Worker;
     *out = new aotrun_stream{std::make_unique<aotrun::cpu::Stream>(k)};
   });
 }
@@ -35,7 +36,7 @@ aotrun_status* aotrun_stream_synchronize(aotrun_stream* stream) {
     require(stream, "stream");
     throw_if(aotrun::cpu::capture_rules::check_unsafe("stream_synchronize"));
     aotrun::cpu::Stream& s = *stream->stream;
-    s.wait(s.mark());
+    throw_if(s.wait(s.mark()));
     throw_if(s.take_error());
   });
 }
@@ -43,10 +44,11 @@ aotrun_status* aotrun_stream_synchronize(aotrun_stream* stream) {
 aotrun_status* aotrun_stream_begin_capture(aotrun_stream* stream, aotrun_capture_mode mode) {
   return guarded([&] {
     require(stream, "stream");
-    if (mode < AOTRUN_CAPTURE_GLOBAL || mode > AOTRUN_CAPTURE_RELAXED) {
-      fail(Code::InvalidArgument, "unknown capture mode " + std::to_string(mode));
+    const int32_t v = aotrun::capi::enum_value(mode);
+    if (v < AOTRUN_CAPTURE_GLOBAL || v > AOTRUN_CAPTURE_RELAXED) {
+      fail(Code::InvalidArgument, "unknown capture mode " + std::to_string(v) + " (expected 0..2)");
     }
-    throw_if(stream->stream->begin_capture(static_cast<aotrun::cpu::CaptureMode>(mode)));
+    throw_if(stream->stream->begin_capture(static_cast<aotrun::cpu::CaptureMode>(v)));
   });
 }
 

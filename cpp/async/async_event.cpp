@@ -2,7 +2,30 @@
 
 #include <chrono>
 
+#include "device/cpu/stream.hpp"
+#include "log/log.hpp"
+
 namespace aotrun {
+namespace {
+
+// The callback is the user's: a C++ exception thrown through the C function
+// pointer must not unwind into aotrun's worker (std::terminate).
+void call_user(EventCallback cb, void* user, const Status& st) noexcept {
+  try {
+    cb(user, static_cast<int32_t>(st.code), st.message.c_str());
+  } catch (...) {
+    try {
+      log(LogLevel::Error, "an event callback threw an exception; aotrun ignored it (callbacks must not throw)");
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace
+
+bool AsyncEvent::wait_would_deadlock() const {
+  return queue_ != nullptr && cpu::Stream::current_worker() == queue_ && !ready();
+}
 
 void AsyncEvent::complete(Status status) {
   EventCallback cb;
@@ -16,7 +39,7 @@ void AsyncEvent::complete(Status status) {
     callback_ = nullptr;
   }
   cv_.notify_all();
-  if (cb != nullptr) cb(user, static_cast<int32_t>(status_.code), status_.message.c_str());
+  if (cb != nullptr) call_user(cb, user, status_);
 }
 
 bool AsyncEvent::ready() const {
@@ -48,7 +71,7 @@ void AsyncEvent::set_callback(EventCallback fn, void* user) {
     }
   }
   // status_ is immutable once done_.
-  fn(user, static_cast<int32_t>(status_.code), status_.message.c_str());
+  call_user(fn, user, status_);
 }
 
 void AsyncEvent::keep_descriptors(const DLTensor* in, size_t nin, const DLTensor* out, size_t nout) {

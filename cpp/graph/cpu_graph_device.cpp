@@ -5,6 +5,9 @@
 
 #include "device/cpu/stream.hpp"
 #include "graph/graph_device.hpp"
+#include "runner/package_call.hpp"
+#include "util/checked_math.hpp"
+#include "util/host_alloc.hpp"
 
 namespace aotrun {
 namespace {
@@ -12,21 +15,27 @@ namespace {
 class CpuGraphDevice final : public GraphDevice {
  public:
   void* alloc(size_t bytes) override {
-    const size_t rounded = bytes == 0 ? 256 : (bytes + 255) / 256 * 256;
-    void* p = std::aligned_alloc(256, rounded);
+    size_t rounded = 0;
+    if (!checked_round_up(bytes == 0 ? kAlign : bytes, kAlign, &rounded)) {
+      fail(Code::OutOfMemory, "graph mode: a static buffer of " + std::to_string(bytes) +
+                                  " bytes overflows when rounded up to 256-byte blocks");
+    }
+    void* p = aligned_alloc_bytes(rounded, kAlign);
     if (p == nullptr) fail(Code::OutOfMemory, "graph mode: cannot allocate " + std::to_string(bytes) + " bytes of static buffers");
     std::memset(p, 0, rounded);
     return p;
   }
-  void free(void* p) override { std::free(p); }
+  void free(void* p) override { aligned_free(p, kAlign); }
 
   Status capture(const std::function<void(void*)>& record, std::shared_ptr<void>* graph, uint64_t* graph_bytes) override {
     Status st = stream_.begin_capture(cpu::CaptureMode::ThreadLocal);
     if (!st.ok()) return st;
     try {
       record(&stream_);
-    } catch (const Error& e) {
-      st = Status{e.code(), e.what()};
+    } catch (...) {
+      // Whatever was thrown, the capture is ended below (a stream left
+      // capturing would refuse every later call on this thread).
+      st = current_exception_status("graph capture");
     }
     std::unique_ptr<cpu::Graph> g;
     Status end = stream_.end_capture(&g);  // always end, even after a failure
@@ -53,11 +62,11 @@ class CpuGraphDevice final : public GraphDevice {
   bool is_capturing(void* stream) override { return static_cast<cpu::Stream*>(stream)->is_capturing(); }
   Status wait(void* stream) override {
     auto* s = static_cast<cpu::Stream*>(stream);
-    s->wait(s->mark());
-    return Status::Ok();
+    return s->wait(s->mark());
   }
 
  private:
+  static constexpr size_t kAlign = cpu::Stream::kAllocAlign;
   cpu::Stream stream_{cpu::Stream::Kind::Inline};  // capture and replay
 };
 

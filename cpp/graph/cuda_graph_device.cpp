@@ -5,6 +5,7 @@
 
 #include "device/cuda/cuda_context.hpp"
 #include "graph/graph_device.hpp"
+#include "runner/package_call.hpp"
 
 namespace aotrun {
 namespace {
@@ -38,8 +39,9 @@ class CudaGraphDevice final : public GraphDevice {
     if (!st.ok()) return st;
     try {
       record(stream_);
-    } catch (const Error& e) {
-      st = Status{e.code(), e.what()};
+    } catch (...) {
+      // Whatever was thrown, the capture is ended below.
+      st = current_exception_status("graph capture");
     }
     void* exec = nullptr;
     Status end = ctx_.end_capture(stream_, &exec);

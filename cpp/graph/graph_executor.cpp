@@ -5,6 +5,7 @@
 #include "log/log.hpp"
 #include "runner/runner.hpp"
 #include "runner/validate.hpp"
+#include "util/checked_math.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
@@ -41,7 +42,17 @@ std::string key_string(const std::vector<int64_t>& key) {
   return s;
 }
 
-uint64_t bytes_of(const DLTensor& t) { return numel(t) * element_bytes(t.dtype); }
+// Shapes here passed validation (inputs) or the package's output check,
+// both of which bound the byte size; checked anyway, a wrap would size a
+// static buffer smaller than the tensor it backs.
+uint64_t bytes_of(const DLTensor& t) {
+  uint64_t bytes = 0;
+  if (!checked_bytes(t, &bytes)) {
+    fail(Code::InvalidArgument, "graph mode: a tensor of shape " + shape_string(t.shape, t.ndim) + " and dtype " +
+                                    dtype_name(t.dtype) + " is too large to address");
+  }
+  return bytes;
+}
 
 }  // namespace
 
@@ -91,7 +102,7 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
     const uint64_t bytes = bytes_of(t);
     t.data = device_->alloc(bytes);
     e->buffers.push_back(t.data);
-    e->bytes += bytes;
+    e->bytes = saturating_add(e->bytes, bytes);
     return t;
   };
   d = e->dims.data();
@@ -199,12 +210,14 @@ void GraphExecutor::capture_upfront(const std::vector<std::vector<std::vector<in
   // Largest first: capturing the biggest shape first sizes the pool for it.
   std::vector<const std::vector<std::vector<int64_t>>*> order;
   for (const auto& s : shape_sets) order.push_back(&s);
+  // Sort key only, before the shapes are validated: saturates instead of
+  // wrapping, so an enormous shape sorts first (and is then refused).
   auto volume = [](const std::vector<std::vector<int64_t>>& set) {
     uint64_t v = 0;
     for (const auto& shape : set) {
       uint64_t n = 1;
-      for (int64_t d : shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
-      v += n;
+      for (int64_t d : shape) n = saturating_mul(n, static_cast<uint64_t>(std::max<int64_t>(d, 0)));
+      v = saturating_add(v, n);
     }
     return v;
   };

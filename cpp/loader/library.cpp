@@ -3,34 +3,33 @@
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
-#include <elf.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "loader/elf_check.hpp"
+#include "runner/package_call.hpp"
 #include "util/error.hpp"
 
 namespace aotrun {
 namespace {
 
-// Refuse anything that is not an ELF shared object before dlopen sees it, so
-// the user gets "not an ELF shared object" rather than a linker riddle.
+// Refuse anything dlopen would choke on before it sees it (elf_check.hpp):
+// the user gets the defect named rather than a linker riddle, or a SIGBUS.
 void check_elf(const std::string& path, int given_fd) {
-  int fd = given_fd >= 0 ? given_fd : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not hang; the check refuses it anyway.
+  const int fd = given_fd >= 0 ? given_fd : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int err = errno;
     fail(err == ENOENT ? Code::NotFound : Code::LoadFailed,
          "cannot open package library '" + path + "': " + std::strerror(err));
   }
-  unsigned char ident[EI_NIDENT + 4] = {};
-  ssize_t n = ::pread(fd, ident, sizeof(ident), 0);
-  if (given_fd < 0) ::close(fd);
-  if (n < static_cast<ssize_t>(EI_NIDENT + 2) || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
-    fail(Code::LoadFailed, "'" + path + "' is not an ELF shared object (bad magic)");
-  }
-  // e_type follows e_ident; its byte order is given by EI_DATA.
-  uint16_t type = ident[EI_DATA] == ELFDATA2MSB ? uint16_t((ident[EI_NIDENT] << 8) | ident[EI_NIDENT + 1])
-                                                : uint16_t(ident[EI_NIDENT] | (ident[EI_NIDENT + 1] << 8));
-  if (type != ET_DYN) fail(Code::LoadFailed, "'" + path + "' is an ELF file but not a shared object");
+  struct Closer {
+    int fd;
+    ~Closer() {
+      if (fd >= 0) ::close(fd);
+    }
+  } closer{given_fd >= 0 ? -1 : fd};  // a given descriptor stays the caller's
+  check_elf_shared_object(fd, path);
 }
 
 }  // namespace
@@ -77,7 +76,16 @@ PackageLibrary::PackageLibrary(const std::string& path, uint32_t expected_abi, i
   fn_.output_shapes = reinterpret_cast<aotrun_pkg_container_get_output_shapes_fn>(slots[kSymOutputShapes]);
   fn_.run = reinterpret_cast<aotrun_pkg_container_run_fn>(slots[kSymRun]);
 
-  abi_version_ = fn_.abi_version();
+  // The first call into the package: guarded like every other one.
+  try {
+    abi_version_ = static_cast<uint32_t>(package_call(path, AOTRUN_PKG_SYM_ABI_VERSION, [this] {
+      return static_cast<int32_t>(fn_.abi_version());
+    }));
+  } catch (...) {
+    ::dlclose(handle_);
+    handle_ = nullptr;
+    throw;
+  }
   const uint32_t major = AOTRUN_PKG_VERSION_MAJOR(abi_version_);
   if (major != AOTRUN_PKG_ABI_MAJOR) {
     ::dlclose(handle_);
@@ -94,17 +102,31 @@ PackageLibrary::PackageLibrary(const std::string& path, uint32_t expected_abi, i
   }
   // A symbol newer than the version the package claims is not trusted: a 1.0
   // package that happens to export a same-named function of its own must not
-  // be called with 1.1 semantics.
+  // be called with 1.1 semantics. It stays reported as exported, and ignored.
   for (size_t i = 0; i < kSymCount; ++i) {
+    symbols_.push_back({kPackageSymbols[i].name, kPackageSymbols[i].required, kPackageSymbols[i].since, found_[i]});
     if (found_[i] && kPackageSymbols[i].since > abi_version_) {
       found_[i] = false;
+      ignored_[i] = true;
+      symbols_.back().ignored = true;
       slots[i] = nullptr;
     }
   }
   fn_.run_single_threaded = reinterpret_cast<aotrun_pkg_container_run_single_threaded_fn>(slots[kSymRunSingleThreaded]);
-  for (size_t i = 0; i < kSymCount; ++i) {
-    symbols_.push_back({kPackageSymbols[i].name, kPackageSymbols[i].required, kPackageSymbols[i].since, found_[i]});
+}
+
+std::string PackageLibrary::ignored_reason(size_t symbol_index) const {
+  if (!ignored_[symbol_index]) return "";
+  // "run_single_threaded" for aotrun_pkg_container_run_single_threaded.
+  std::string short_name = kPackageSymbols[symbol_index].name;
+  for (const char* prefix : {"aotrun_pkg_container_", "aotrun_pkg_"}) {
+    if (short_name.rfind(prefix, 0) == 0) {
+      short_name.erase(0, std::strlen(prefix));
+      break;
+    }
   }
+  return "exported, but the package declares ABI " + abi_version_string(abi_version_) + " and " + short_name + " is " +
+         abi_version_string(kPackageSymbols[symbol_index].since) + ": not used";
 }
 
 PackageLibrary::PackageLibrary(BoundLibrary bound)
@@ -140,7 +162,14 @@ std::string PackageLibrary::run_single_threaded_symbol() const {
 }
 
 std::string PackageLibrary::last_error() const {
-  const char* e = fn_.get_last_error ? fn_.get_last_error() : nullptr;
+  const char* e = nullptr;
+  if (fn_.get_last_error != nullptr) {
+    try {
+      e = fn_.get_last_error();
+    } catch (...) {
+      return "(the package gave no message: its " AOTRUN_PKG_SYM_GET_LAST_ERROR " threw an exception)";
+    }
+  }
   return e != nullptr && *e != '\0' ? std::string(e) : std::string("(the package gave no message)");
 }
 

@@ -33,7 +33,9 @@ struct SymbolReport {
   std::string name;
   bool required = false;
   uint32_t since = 0;  // (major << 16) | minor of the ABI (or torch release) that added it
-  bool found = false;
+  bool found = false;  // the library exports it
+  // Exported, but newer than the ABI the package declares, so never called.
+  bool ignored = false;
 };
 
 // The package ABI implemented inside libaotrun over another package format
@@ -70,8 +72,15 @@ class PackageLibrary {
   // Creates a container: the package's own create, or the bridge's.
   int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const;
   uint32_t abi_version() const { return abi_version_; }
-  // Whether the package ABI entry point `symbol_index` is available.
+  // Whether the package ABI entry point `symbol_index` is usable: exported
+  // and not newer than the ABI the package declares.
   bool found(size_t symbol_index) const { return found_[symbol_index]; }
+  // Whether it is exported but ignored for being newer than the declared ABI.
+  bool ignored(size_t symbol_index) const { return ignored_[symbol_index]; }
+  // Why an ignored entry point is not used ("exported, but the package
+  // declares ABI 1.0 and run_single_threaded is 1.1: not used"); "" if it
+  // is not ignored.
+  std::string ignored_reason(size_t symbol_index) const;
   // The entry points as the loader probed them (the foreign ones for a bridge).
   const std::vector<SymbolReport>& symbols() const { return symbols_; }
   const std::string& path() const { return path_; }
@@ -90,7 +99,8 @@ class PackageLibrary {
   void* handle_ = nullptr;
   uint32_t abi_version_ = 0;
   PackageFunctions fn_;
-  std::array<bool, kSymCount> found_{};
+  std::array<bool, kSymCount> found_{};    // usable
+  std::array<bool, kSymCount> ignored_{};  // exported, newer than the declared ABI
   std::vector<SymbolReport> symbols_;
   std::unique_ptr<BoundLibrary> bound_;
 };

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace aotrun {
 namespace {
@@ -36,8 +37,25 @@ std::mutex& sink_mutex() {
   static std::mutex m;
   return m;
 }
-LogSink g_sink = nullptr;
-void* g_sink_user = nullptr;
+struct Sink {
+  LogSink fn = nullptr;
+  void* user = nullptr;
+  LogSinkRelease release = nullptr;
+  void free() const {
+    if (release != nullptr) release(user);
+  }
+};
+Sink g_sink;  // guarded by sink_mutex()
+
+// This thread is inside the sink (and so holds sink_mutex()). A sink that
+// replaces itself must not wait for itself: the swap happens at once and the
+// old sink's data is freed when it returns.
+thread_local bool t_in_sink = false;
+thread_local std::vector<Sink> t_retired;
+
+void write_stderr(LogLevel level, const char* message) {
+  std::fprintf(stderr, "aotrun: %s: %s\n", level_name(level), message);
+}
 
 }  // namespace
 
@@ -48,19 +66,50 @@ std::atomic<int> g_log_level{level_from_env()};
 void set_log_level(LogLevel level) { detail::g_log_level.store(static_cast<int>(level)); }
 LogLevel get_log_level() { return static_cast<LogLevel>(detail::g_log_level.load()); }
 
-void set_log_sink(LogSink sink, void* user) {
-  std::lock_guard<std::mutex> lock(sink_mutex());
-  g_sink = sink;
-  g_sink_user = user;
+void set_log_sink(LogSink sink, void* user, LogSinkRelease release) {
+  const Sink next{sink, user, release};
+  if (t_in_sink) {
+    try {
+      t_retired.push_back(g_sink);
+    } catch (...) {
+      // Out of memory: the old sink's data leaks rather than being freed
+      // while it runs.
+    }
+    g_sink = next;
+    return;
+  }
+  Sink old;
+  {
+    std::lock_guard<std::mutex> lock(sink_mutex());
+    old = g_sink;
+    g_sink = next;
+  }
+  old.free();
 }
 
 void log_emit(LogLevel level, const std::string& message) {
-  std::lock_guard<std::mutex> lock(sink_mutex());
-  if (g_sink != nullptr) {
-    g_sink(g_sink_user, static_cast<int>(level), message.c_str());
-  } else {
-    std::fprintf(stderr, "aotrun: %s: %s\n", level_name(level), message.c_str());
+  if (t_in_sink) {
+    write_stderr(level, message.c_str());
+    return;
   }
+  std::vector<Sink> retired;
+  {
+    std::lock_guard<std::mutex> lock(sink_mutex());
+    if (g_sink.fn == nullptr) {
+      write_stderr(level, message.c_str());
+      return;
+    }
+    t_in_sink = true;
+    try {
+      g_sink.fn(g_sink.user, static_cast<int>(level), message.c_str());
+    } catch (...) {
+      // A C++ sink behind a C function pointer: never unwind into aotrun.
+      write_stderr(LogLevel::Error, "the log callback threw an exception; aotrun ignored it");
+    }
+    t_in_sink = false;
+    retired.swap(t_retired);
+  }
+  for (const Sink& s : retired) s.free();
 }
 
 }  // namespace aotrun

@@ -11,6 +11,8 @@ namespace aotrun {
 enum class LogLevel : int { Off = -1, Error = 0, Warn = 1, Info = 2, Debug = 3 };
 
 using LogSink = void (*)(void* user, int level, const char* message);
+// Frees a sink's user data once the sink can no longer be called.
+using LogSinkRelease = void (*)(void* user);
 
 namespace detail {
 extern std::atomic<int> g_log_level;
@@ -22,9 +24,13 @@ inline bool log_enabled(LogLevel level) {
 
 void set_log_level(LogLevel level);
 LogLevel get_log_level();
-// NULL sink restores stderr. After return the previous sink is never called.
-void set_log_sink(LogSink sink, void* user);
-// Emits unconditionally (the caller checked log_enabled).
+// NULL sink restores stderr. After return the previous sink is never called
+// again, and `release` of the previous sink (if any) has run or, when this is
+// called from inside that sink, runs as soon as the sink returns.
+void set_log_sink(LogSink sink, void* user, LogSinkRelease release = nullptr);
+// Emits unconditionally (the caller checked log_enabled). A message emitted
+// from inside the sink itself (the sink called into aotrun) goes to stderr:
+// sinks are never re-entered.
 void log_emit(LogLevel level, const std::string& message);
 
 inline void log(LogLevel level, const std::string& message) {

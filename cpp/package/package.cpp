@@ -11,6 +11,8 @@
 #include "package/manifest.hpp"
 #include "pt2/aoti_bridge.hpp"
 #include "pt2/pt2_archive.hpp"
+#include "runner/package_call.hpp"
+#include "runner/validate.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -239,28 +241,38 @@ void Package::read_specs() {
   args.num_constants = constants_.size();
   args.package_dir = dir_.empty() ? nullptr : dir_.c_str();
   aotrun_pkg_container* c = nullptr;
-  int32_t rc = lib_->create(&c, &args);
+  // Every call into the package is guarded: a throw is a PACKAGE error.
+  int32_t rc = package_call(name_, "container_create", [&] { return lib_->create(&c, &args); });
   if (rc != AOTRUN_PKG_OK || c == nullptr) {
     fail(rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::BadPackage : Code::Package,
          package_error("creating the metadata container (checks constants)", rc));
   }
-  // Destroy the container on every path out of here.
+  // Destroy the container on every path out of here; on a failure path a
+  // throw from destroy can only be logged, the first error is the one told.
   struct Guard {
+    const std::string& name;
     const PackageFunctions& f;
     aotrun_pkg_container* c;
-    ~Guard() { f.destroy(c); }
-  } guard{f, c};
+    ~Guard() {
+      if (c == nullptr) return;
+      int32_t ignored = 0;
+      const Status st = guard_package_call(name, "container_destroy", [this] { return f.destroy(c); }, &ignored);
+      if (!st.ok()) log_unreported(st, "while destroying the metadata container");
+    }
+  } guard{name_, f, c};
 
   auto read = [&](bool input, std::vector<TensorSpec>* out) {
     size_t n = 0;
-    rc = input ? f.num_inputs(c, &n) : f.num_outputs(c, &n);
-    if (rc != AOTRUN_PKG_OK) fail(Code::Package, package_error(input ? "get_num_inputs" : "get_num_outputs", rc));
+    const char* count_entry = input ? "get_num_inputs" : "get_num_outputs";
+    rc = package_call(name_, count_entry, [&] { return input ? f.num_inputs(c, &n) : f.num_outputs(c, &n); });
+    if (rc != AOTRUN_PKG_OK) fail(Code::Package, package_error(count_entry, rc));
     if (n > 4096) fail(Code::BadPackage, "package '" + name_ + "' reports " + std::to_string(n) + " tensors");
+    const char* spec_entry = input ? "get_input_spec" : "get_output_spec";
     for (size_t i = 0; i < n; ++i) {
       aotrun_pkg_tensor_spec s{};
       s.struct_size = sizeof(s);
-      rc = input ? f.input_spec(c, i, &s) : f.output_spec(c, i, &s);
-      if (rc != AOTRUN_PKG_OK) fail(Code::Package, package_error(input ? "get_input_spec" : "get_output_spec", rc));
+      rc = package_call(name_, spec_entry, [&] { return input ? f.input_spec(c, i, &s) : f.output_spec(c, i, &s); });
+      if (rc != AOTRUN_PKG_OK) fail(Code::Package, package_error(spec_entry, rc));
       // Only the bytes the package says it filled are read.
       const size_t filled = std::min(s.struct_size, sizeof(s));
       if (filled < AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0) {
@@ -272,6 +284,7 @@ void Package::read_specs() {
       if (!unknown && (s.ndim < 0 || s.ndim > 32 || (s.ndim > 0 && s.shape == nullptr))) {
         fail(Code::BadPackage, "package '" + name_ + "' reports an invalid rank for " + (input ? "input " : "output ") + std::to_string(i));
       }
+      check_spec_values(s, unknown, input, i);
       TensorSpec t;
       t.name = s.name != nullptr ? s.name : (input ? "input" : "output") + std::to_string(i);
       t.dtype = s.dtype;
@@ -282,6 +295,29 @@ void Package::read_specs() {
   };
   read(true, &inputs_);
   read(false, &outputs_);
+  // On success a throw from destroy is an error like any other.
+  aotrun_pkg_container* done = guard.c;
+  guard.c = nullptr;
+  package_call(name_, "container_destroy", [&] { return f.destroy(done); });
+}
+
+void Package::check_spec_values(const aotrun_pkg_tensor_spec& s, bool unknown, bool input, size_t index) const {
+  const std::string what = std::string(input ? "input " : "output ") + std::to_string(index) +
+                           (s.name != nullptr ? " ('" + std::string(s.name) + "')" : std::string());
+  if (unknown) return;  // the .pt2 bridge's "not stated": checked per run
+  // Bits 0 or lanes 0 would make every tensor of this spec zero bytes.
+  if (s.dtype.bits == 0 || s.dtype.lanes == 0) {
+    fail(Code::BadPackage, "package '" + name_ + "' declares " + what + " with dtype code " +
+                               std::to_string(s.dtype.code) + ", " + std::to_string(s.dtype.bits) + " bits, " +
+                               std::to_string(s.dtype.lanes) + " lanes: no such dtype");
+  }
+  for (int d = 0; d < s.ndim; ++d) {
+    if (s.shape[d] < -1) {
+      fail(Code::BadPackage, "package '" + name_ + "' declares " + what + " with shape " +
+                                 shape_string(s.shape, s.ndim) + ": dim " + std::to_string(d) +
+                                 " is negative (only -1, any size, is allowed)");
+    }
+  }
 }
 
 bool Package::mode_available(RunMode mode, std::string* reason) const {
@@ -289,11 +325,16 @@ bool Package::mode_available(RunMode mode, std::string* reason) const {
   // "ABI 1.0" for aotrun packages, "AOTInductor .pt2" for bridged ones.
   const std::string label = lib_->label();
   const std::string run = lib_->run_symbol(), run_st = lib_->run_single_threaded_symbol();
+  // Exported but newer than the declared ABI: say so, not "lacks".
+  const std::string ignored = lib_->bridged() ? "" : lib_->ignored_reason(kSymRunSingleThreaded);
+  const std::string unused = "package '" + name_ + "' (" + label + "): " + run_st + " is " + ignored;
   std::string why;
   switch (mode) {
     case RunMode::Threaded: break;
     case RunMode::SingleThreaded:
-      if (!st) {
+      if (!st && !ignored.empty()) {
+        why = unused + "; single_threaded runs fall back to " + run;
+      } else if (!st) {
         why = "package '" + name_ + "' (" + label + ") lacks " + run_st + "; single_threaded runs fall back to " + run;
       }
       break;
@@ -301,6 +342,8 @@ bool Package::mode_available(RunMode mode, std::string* reason) const {
       if (st && !outputs_known()) {
         why = "graph mode unavailable: package '" + name_ + "' (" + label +
               ") does not state its input shapes, so its output buffers cannot be sized ahead; runs are eager through " + run;
+      } else if (!st && !ignored.empty()) {
+        why = "graph mode unavailable: " + unused + "; runs are eager through " + run;
       } else if (!st) {
         why = "graph mode unavailable: " + (lib_->bridged() ? label : "package " + label) + " lacks " + run_st +
               " (package '" + name_ + "'); runs are eager through " + run;

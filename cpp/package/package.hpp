@@ -63,9 +63,11 @@ class Package {
   // Cached reasons, for the C API's borrowed strings.
   const std::string& mode_reason(RunMode mode) const { return mode_reasons_[static_cast<int>(mode)]; }
 
-  // True the first time it is called for `mode`: fallback warnings are
-  // emitted once per opened package.
-  bool first_fallback(RunMode mode) const { return !warned_[static_cast<int>(mode)].exchange(true); }
+  // True the first time any runner of this opened package falls back: the
+  // fallback warning is emitted once per opened package, whichever modes fall
+  // back (later fallbacks are logged at info level; each runner's reason is
+  // in its stats).
+  bool first_fallback() const { return !warned_.exchange(true); }
 
   // Message for a failed package call, read from the package on this thread.
   std::string package_error(const char* what, int32_t rc) const;
@@ -73,6 +75,8 @@ class Package {
  private:
   Package() = default;
   void read_specs();
+  // Refuses spec values no tensor could match (BAD_PACKAGE).
+  void check_spec_values(const aotrun_pkg_tensor_spec& s, bool unknown, bool input, size_t index) const;
 
   std::string path_, dir_, name_;
   DLDevice device_{kDLCPU, 0};
@@ -85,7 +89,7 @@ class Package {
   std::vector<TensorSpec> inputs_, outputs_;
   std::string mode_reasons_[3];
   LoadTimings timings_;
-  mutable std::atomic<bool> warned_[3] = {};
+  mutable std::atomic<bool> warned_{false};
 };
 
 }  // namespace aotrun

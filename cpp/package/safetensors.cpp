@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/checked_math.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -62,10 +63,9 @@ std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t
     for (const auto& d : shape) {
       if (!d.is_number_unsigned()) fail(Code::BadPackage, what + " has a negative or non-integer dimension");
       uint64_t v = d.get<uint64_t>();
-      if (v > (uint64_t(1) << 48) || (v != 0 && elems > (uint64_t(1) << 62) / v)) {
+      if (v > (uint64_t(1) << 48) || !checked_mul(elems, v, &elems) || elems > (uint64_t(1) << 62)) {
         fail(Code::BadPackage, what + " has a shape too large");
       }
-      elems *= v;
       m.shape.push_back(static_cast<int64_t>(v));
     }
     const auto& off = t["data_offsets"];
@@ -83,7 +83,10 @@ std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t
       fail(Code::BadPackage, what + " has " + std::to_string(elems) + " elements, more than the " +
                                  std::to_string(data_size) + "-byte data section can hold");
     }
-    const uint64_t expect = elems * elem_bytes;
+    uint64_t expect = 0;
+    if (!checked_mul(elems, elem_bytes, &expect)) {  // cannot fail after the bound above; checked anyway
+      fail(Code::BadPackage, what + " has a byte size that overflows 64 bits");
+    }
     if (end - begin != expect) {
       fail(Code::BadPackage, what + " occupies " + std::to_string(end - begin) + " bytes but its dtype and shape need " +
                                  std::to_string(expect));
@@ -140,6 +143,7 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
   const uint8_t* bytes = static_cast<const uint8_t*>(map);
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
+  // Compared as header_len > size - 8 (size >= 8 here): 8 + header_len could wrap.
   if (header_len > kMaxSafetensorsHeader || header_len > size - 8) {
     fail(Code::BadPackage, "weights file '" + path + "': header length " + std::to_string(header_len) +
                                " exceeds the file (" + std::to_string(size) + " bytes)");

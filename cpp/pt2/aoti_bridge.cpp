@@ -15,6 +15,8 @@
 #include "pt2/pt2_archive.hpp"
 #include "pt2/tensor_convert.hpp"
 #include "pt2/wrapper_specs.hpp"
+#include "runner/package_call.hpp"
+#include "util/checked_math.hpp"
 #include "util/error.hpp"
 
 namespace aotrun::pt2 {
@@ -29,6 +31,32 @@ thread_local std::string t_last_error;
 int32_t fail_with(int32_t code, std::string message) {
   t_last_error = std::move(message);
   return code;
+}
+
+// The bridge is a package: nothing may leave its entry points as an
+// exception. It calls foreign C++ (the model, libtorch's shim) behind C
+// functions that should not throw, and allocates; whatever escapes anyway
+// becomes a status (bad_alloc: OUT_OF_MEMORY) with its text as last error.
+template <class F>
+int32_t bridge_guard(const char* where, F&& f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    int32_t code = AOTRUN_PKG_ERR_RUNTIME;
+    try {
+      try {
+        throw;
+      } catch (const std::bad_alloc&) {
+        code = AOTRUN_PKG_ERR_OUT_OF_MEMORY;
+        t_last_error = std::string(where) + ": out of memory";
+      } catch (...) {
+        t_last_error = std::string(where) + " " + detail::describe_thrown();
+      }
+    } catch (...) {
+      t_last_error.clear();
+    }
+    return code;
+  }
 }
 
 uint32_t bridge_abi_version() { return AOTRUN_PKG_MAKE_VERSION(1, 1); }
@@ -79,9 +107,20 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   std::vector<std::vector<char>> storage(n_in);
   std::vector<AtenTensorHandle> in(n_in, nullptr);
   for (size_t i = 0; i < n_in; ++i) {
-    size_t count = 1;
-    for (int64_t d : shapes[i]) count *= static_cast<size_t>(d);
-    storage[i].assign(count * item_bytes(dtypes[i]) + 1, 0);
+    // The shapes come from the caller (validated) or from the model's
+    // sources (its compiled minimum sizes): a product that wraps would hand
+    // the model a buffer smaller than the shape it is told.
+    uint64_t count = 0, bytes = 0;
+    if (!checked_numel(shapes[i].data(), static_cast<int>(shapes[i].size()), &count) ||
+        !checked_mul<uint64_t>(count, item_bytes(dtypes[i]), &bytes) || !checked_add<uint64_t>(bytes, 1, &bytes) ||
+        bytes > (uint64_t(1) << 62)) {
+      std::string dims;
+      for (int64_t d : shapes[i]) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      *why = "probe input " + std::to_string(i) + " of shape [" + dims + "] is too large to address";
+      delete_handles(*b.shim, in.data(), i);
+      return false;
+    }
+    storage[i].assign(static_cast<size_t>(bytes), 0);
     DLTensor t{};
     t.data = storage[i].data();
     t.device = DLDevice{kDLCPU, 0};
@@ -223,18 +262,22 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
     return fail_with(e.code() == Code::BadPackage ? AOTRUN_PKG_ERR_INVALID_ARGUMENT : AOTRUN_PKG_ERR_RUNTIME, e.what());
   } catch (const std::bad_alloc&) {
     return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "create: out of memory");
-  } catch (const std::exception& e) {
-    return fail_with(AOTRUN_PKG_ERR_INTERNAL, std::string("create: ") + e.what());
+  } catch (...) {
+    // The model's create or a probe run threw: the model failed.
+    return bridge_guard("create", [] () -> int32_t { throw; });
   }
 }
 
 int32_t bridge_destroy(aotrun_pkg_container* pc) {
   Container* c = as_container(pc);
   if (c == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "destroy: not a .pt2 container");
-  c->b->lib->fn().destroy(c->h);
+  const int32_t rc = bridge_guard("destroy", [&] {
+    c->b->lib->fn().destroy(c->h);
+    return AOTRUN_PKG_OK;
+  });
   c->magic = 0;
   delete c;
-  return AOTRUN_PKG_OK;
+  return rc;
 }
 
 int32_t bridge_num(aotrun_pkg_container* pc, size_t* out, bool inputs) {
@@ -263,7 +306,7 @@ int32_t bridge_spec(aotrun_pkg_container* pc, size_t i, aotrun_pkg_tensor_spec* 
 int32_t bridge_input_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return bridge_spec(c, i, s, true); }
 int32_t bridge_output_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return bridge_spec(c, i, s, false); }
 
-int32_t bridge_output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) {
+int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) {
   Container* c = as_container(pc);
   if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: bad argument");
   Bridge& b = *c->b;
@@ -306,6 +349,10 @@ int32_t bridge_output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_ar
   return AOTRUN_PKG_OK;
 }
 
+int32_t bridge_output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) {
+  return bridge_guard("output_shapes", [&] { return output_shapes_impl(pc, a); });
+}
+
 // One launched call of the model: owns copies of the tensor descriptors, so
 // that a captured launch can be replayed after the caller's arrays are gone.
 struct Work {
@@ -316,7 +363,7 @@ struct Work {
   std::vector<int64_t> dims;      // every shape, concatenated
 };
 
-int32_t run_work(void* p) {
+int32_t run_work_impl(void* p) {
   auto* w = static_cast<Work*>(p);
   Bridge& b = *w->c->b;
   const size_t n_out = w->tensors.size() - w->n_in;
@@ -354,9 +401,14 @@ int32_t run_work(void* p) {
   return rc;
 }
 
+int32_t run_work(void* p) {
+  return bridge_guard(static_cast<Work*>(p)->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun,
+                      [&] { return run_work_impl(p); });
+}
+
 void destroy_work(void* p) { delete static_cast<Work*>(p); }
 
-int32_t bridge_run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded) {
+int32_t run_common_impl(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded) {
   Container* c = as_container(pc);
   if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
   const Bridge& b = *c->b;
@@ -412,9 +464,11 @@ int32_t bridge_run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a
   return c->host->launch(c->host->host_ctx, a->stream, &run_work, w, &destroy_work);
 }
 
-int32_t bridge_run(aotrun_pkg_container* c, const aotrun_pkg_run_args* a) { return bridge_run_common(c, a, false); }
+int32_t bridge_run(aotrun_pkg_container* c, const aotrun_pkg_run_args* a) {
+  return bridge_guard("run", [&] { return run_common_impl(c, a, false); });
+}
 int32_t bridge_run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* a) {
-  return bridge_run_common(c, a, true);
+  return bridge_guard("run_single_threaded", [&] { return run_common_impl(c, a, true); });
 }
 
 // The model's C++ sources in the archive, concatenated (for their checks).

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "util/checked_math.hpp"
+
 namespace aotrun::pt2 {
 namespace {
 
@@ -41,12 +43,21 @@ bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out,
            " bits) has no torch equivalent";
     return false;
   }
-  // Compact row-major strides: the runner refuses anything else.
+  // Compact row-major strides: the runner refuses anything else. The
+  // runner bounds the byte size, but a stride product must not overflow
+  // (signed) whatever reaches here.
+  if (t.ndim < 0 || t.ndim > 32) {
+    *why = "rank " + std::to_string(t.ndim) + " is outside 0..32";
+    return false;
+  }
   int64_t strides[32];
   int64_t step = 1;
   for (int d = t.ndim - 1; d >= 0; --d) {
     strides[d] = step;
-    step *= t.shape[d] > 0 ? t.shape[d] : 1;
+    if (!checked_mul<int64_t>(step, t.shape[d] > 0 ? t.shape[d] : 1, &step)) {
+      *why = "shape is too large to address";
+      return false;
+    }
   }
   if (shim.create_tensor_from_blob(t.data, t.ndim, t.shape, strides, 0, dtype, shim.device_type_cpu, 0, out) != 0) {
     *why = "aoti_torch_create_tensor_from_blob failed";
@@ -96,18 +107,24 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
            std::to_string(dst.dtype.bits) + "-bit DLPack code " + std::to_string(dst.dtype.code);
     return false;
   }
+  // sizes equal the destination's shape, whose byte size the runner bounded;
+  // the products are checked anyway, a wrapped count would copy too little
+  // or too much.
   const size_t item = item_bytes(dt);
-  size_t count = 1;
-  bool compact = true;
-  int64_t step = 1;
-  for (int d = static_cast<int>(dim) - 1; d >= 0; --d) {
-    count *= static_cast<size_t>(sizes[d]);
-    if (sizes[d] != 1 && strides[d] != step) compact = false;
-    step *= sizes[d];
+  uint64_t count = 0, bytes = 0;
+  if (!checked_numel(sizes, static_cast<int>(dim), &count) || !checked_mul<uint64_t>(count, item, &bytes)) {
+    *why = "the output is too large to address";
+    return false;
   }
   if (count == 0) return true;
+  bool compact = true;
+  int64_t step = 1;
+  for (int d = static_cast<int>(dim) - 1; d >= 0 && compact; --d) {
+    if (sizes[d] != 1 && strides[d] != step) compact = false;
+    if (!checked_mul<int64_t>(step, sizes[d], &step)) compact = false;  // then strides decide
+  }
   if (compact) {
-    std::memcpy(dst.data, src, count * item);
+    std::memcpy(dst.data, src, bytes);
   } else {
     strided_copy(static_cast<char*>(dst.data), static_cast<const char*>(src), sizes, strides, static_cast<int>(dim),
                  item);

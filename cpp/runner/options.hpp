@@ -28,4 +28,9 @@ struct RunnerOptions {
 constexpr int32_t kMaxModels = 1024;
 constexpr int32_t kMaxInflight = 1 << 16;
 
+// Refuses a device id no device of its type can have (negative; a CPU id
+// other than 0): INVALID_ARGUMENT where the option is set. Whether the type
+// is supported, and a CUDA id present, is decided at runner creation.
+void validate_device_option(const DLDevice& device);
+
 }  // namespace aotrun

@@ -8,6 +8,7 @@
 #include "graph/graph_device.hpp"
 #include "graph/graph_executor.hpp"
 #include "log/log.hpp"
+#include "runner/package_call.hpp"
 #include "runner/validate.hpp"
 #include "util/error.hpp"
 
@@ -62,6 +63,7 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
     fail(Code::Unsupported, "package '" + r->pkg_->name() + "': device type " + std::to_string(type) +
                                 " is not supported (aotrun runs on CPU (1) and CUDA (2))");
   }
+  validate_device_option(r->device_);
   if (device_type_of(r->pkg_->device()) != type) {
     fail(Code::Unsupported, "package '" + r->pkg_->name() + "' was compiled for device type " +
                                 std::to_string(device_type_of(r->pkg_->device())) + "; running it on device type " +
@@ -108,7 +110,8 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   args.constants = r->pkg_->constants().data();
   args.num_constants = r->pkg_->constants().size();
   args.package_dir = r->pkg_->dir().empty() ? nullptr : r->pkg_->dir().c_str();
-  int32_t rc = r->pkg_->library().create(&r->container_, &args);
+  int32_t rc = package_call(r->pkg_->name(), "container_create",
+                            [&] { return r->pkg_->library().create(&r->container_, &args); });
   if (rc != AOTRUN_PKG_OK || r->container_ == nullptr) {
     r->container_ = nullptr;
     fail(rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::Package,
@@ -132,7 +135,7 @@ void Runner::settle_mode() {
   effective_ = RunMode::Threaded;
   uses_fallback_ = true;
   fallback_reason_ = reason;
-  if (pkg_->first_fallback(options_.mode)) log(LogLevel::Warn, reason);
+  log(pkg_->first_fallback() ? LogLevel::Warn : LogLevel::Info, reason);
 }
 
 Runner::~Runner() {
@@ -141,7 +144,12 @@ Runner::~Runner() {
   workers_.clear();
   graphs_.reset();
   if (cuda_) cuda_->synchronize(cuda_->stream());  // nothing of the container may still run
-  if (container_ != nullptr) pkg_->library().fn().destroy(container_);
+  if (container_ != nullptr) {
+    int32_t rc = 0;
+    const Status st = guard_package_call(pkg_->name(), "container_destroy",
+                                         [this] { return pkg_->library().fn().destroy(container_); }, &rc);
+    if (!st.ok()) log_unreported(st, "while destroying a runner; its container may have leaked");
+  }
   cuda_.reset();  // after the container and its graphs, which use its pool and streams
 }
 
@@ -163,20 +171,37 @@ void Runner::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* s
 }
 
 void Runner::compute_output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity) {
-  const size_t need = out_dims_;
   aotrun_pkg_shape_args args{};
   args.struct_size = sizeof(args);
   args.inputs = inputs;
   args.num_inputs = num_inputs;
   args.output_shapes = shapes;
   args.output_shapes_capacity = capacity;
-  int32_t rc = pkg_->library().fn().output_shapes(container_, &args);
+  int32_t rc = package_call(pkg_->name(), "get_output_shapes",
+                            [&] { return pkg_->library().fn().output_shapes(container_, &args); });
   if (rc != AOTRUN_PKG_OK) fail(cpu::from_pkg_code(rc), pkg_->package_error("get_output_shapes", rc));
-  for (size_t i = 0; i < need; ++i) {
-    if (shapes[i] < 0) fail(Code::Package, "package '" + pkg_->name() + "' reported a negative output dimension");
+  // The package is checked against its own declarations: a shape that
+  // contradicts its output spec would blame a caller whose tensor conforms,
+  // and run_alloc would hand out the wrong shape.
+  const int64_t* d = shapes;
+  for (const auto& spec : pkg_->outputs()) {
+    const int nd = static_cast<int>(spec.shape.size());
+    for (int k = 0; k < nd; ++k) {
+      if (d[k] < 0) {
+        fail(Code::Package, "package '" + pkg_->name() + "' reported a negative output dimension: shape " +
+                                shape_string(d, nd) + " for output '" + spec.name + "'");
+      }
+      if (spec.shape[k] >= 0 && d[k] != spec.shape[k]) {
+        fail(Code::Package, "package '" + pkg_->name() + "' reported shape " + shape_string(d, nd) + " for output '" +
+                                spec.name + "', which contradicts its declared shape " +
+                                shape_string(spec.shape.data(), nd) + " (dim " + std::to_string(k) +
+                                " is fixed; -1 = any)");
+      }
+    }
+    d += nd;
   }
   // An output whose byte size overflows could never be allocated or checked.
-  const int64_t* d = shapes;
+  d = shapes;
   for (const auto& spec : pkg_->outputs()) {
     DLTensor t{};
     t.ndim = static_cast<int>(spec.shape.size());
@@ -259,7 +284,9 @@ void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t n
   std::string& launch_failure = cpu::last_launch_failure();
   if (!launch_failure.empty()) launch_failure.clear();
   if (cuda_) cuda::clear_last_failure();
-  int32_t rc = single_threaded ? f.run_single_threaded(container_, &args) : f.run(container_, &args);
+  int32_t rc = package_call(pkg_->name(), single_threaded ? "run_single_threaded" : "run", [&] {
+    return single_threaded ? f.run_single_threaded(container_, &args) : f.run(container_, &args);
+  });
   if (rc == AOTRUN_PKG_OK) return;
   const char* what = single_threaded ? "run_single_threaded" : "run";
   if (cuda_ && !cuda::last_failure().empty()) {

@@ -53,19 +53,33 @@ class Runner {
   void run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
            cpu::Stream* stream = nullptr);
 
+  // Synchronous run whose outputs are allocated here (host memory, CPU
+  // runners only: UNSUPPORTED elsewhere) and handed over, one per output, in
+  // DLManagedTensors the caller releases through their deleter. Inputs are
+  // validated in full before anything is allocated; on failure nothing is
+  // handed over.
+  std::vector<DLManagedTensor*> run_alloc(const DLTensor* inputs, size_t num_inputs);
+
   // Synchronous enqueue on a caller's device stream (CUDA runners only):
   // returns once the work is enqueued (or recorded, under capture).
   void run_on_device_stream(void* stream, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
                             size_t num_outputs);
 
-  // Asynchronous run. timeout_ns: < 0 block for a slot, 0 try, > 0 bounded.
-  // Throws Error(WouldBlock / Timeout) when no slot was had; argument errors
-  // are thrown before a slot is taken. The returned event completes exactly
-  // once, with the run's status.
+  // How run_async waits for a slot of the in-flight window.
+  enum class Submit { Block, Try, Timed };
+  // Asynchronous run. Throws Error(WouldBlock) for Try and Error(Timeout)
+  // for Timed when no slot was had (timeout_ns only counts for Timed; 0 is a
+  // valid bound); argument errors are thrown before a slot is taken. The
+  // returned event completes exactly once, with the run's status.
   std::shared_ptr<AsyncEvent> run_async(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
-                                        size_t num_outputs, int64_t timeout_ns);
+                                        size_t num_outputs, Submit how, uint64_t timeout_ns = 0);
   // Waits until no asynchronous run of this runner is in flight.
+  // INVALID_ARGUMENT from one of its own workers (the wait could never end).
   void wait_all();
+  // Whether the calling thread is one of this runner's async workers (an
+  // event callback, or code its run called): such a thread must not wait
+  // for the runner's work (aotrun.h, "Calls from callbacks").
+  bool on_own_worker() const;
 
   // Drops every captured graph (graph mode); later runs capture again.
   void evict_graphs();

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "util/checked_math.hpp"
 #include "util/error.hpp"
 
 namespace aotrun {
@@ -52,11 +53,25 @@ void check_extent(const DLTensor& t, const Name& what) {
 void check_layout(const DLTensor& t, const Name& what) {
   if (!is_compact(t)) fail(Code::InvalidArgument, what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
   if (t.data == nullptr && numel(t) != 0) fail(Code::InvalidArgument, what + " has a NULL data pointer");
+  if (t.data == nullptr) return;  // empty: the offset is never applied
+  // data + byte_offset + the tensor's bytes must stay inside the address
+  // space: the runner folds the offset into the pointer the package sees,
+  // and a wrapped pointer lands anywhere. (Extent checked before: fits.)
+  static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "64-bit address space assumed");
+  uint64_t bytes = 0, end = 0, last = 0;
+  if (!checked_bytes(t, &bytes) || !checked_add<uint64_t>(t.byte_offset, bytes, &end) ||
+      !checked_add<uint64_t>(reinterpret_cast<uintptr_t>(t.data), end, &last)) {
+    fail(Code::InvalidArgument, what + " has byte_offset " + std::to_string(t.byte_offset) + ", which with its " +
+                                    std::to_string(bytes) + " bytes runs past the end of the address space");
+  }
 }
 
 void check_input_shape(const TensorSpec& spec, const DLTensor& t, const Name& what) {
   if (!spec.known) {  // a .pt2 without input checks: nothing to compare with
-    if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr)) fail(Code::InvalidArgument, what + " has an invalid shape");
+    // Rank bounded like every spec's (32): the dims are read below.
+    if (t.ndim < 0 || t.ndim > 32 || (t.ndim > 0 && t.shape == nullptr)) {
+      fail(Code::InvalidArgument, what + " has an invalid shape");
+    }
     for (int d = 0; d < t.ndim; ++d) {
       if (t.shape[d] < 0) fail(Code::InvalidArgument, what + " has shape " + shape_string(t.shape, t.ndim));
     }
@@ -103,23 +118,26 @@ int32_t device_type_of(const DLDevice& d) {
 }
 
 bool checked_bytes(const DLTensor& t, uint64_t* bytes) {
-  uint64_t n = element_bytes(t.dtype);
-  for (int d = 0; d < t.ndim; ++d) {
-    if (t.shape[d] < 0) return false;
-    if (t.shape[d] == 0) n = 0;  // empty, whatever the other dims say
-  }
-  for (int d = 0; d < t.ndim && n != 0; ++d) {
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(t.shape[d]), &n)) return false;
-  }
-  // Addressable and representable as a signed stride product.
-  if (n > (uint64_t(1) << 62)) return false;
+  // An empty tensor (a zero dim) is 0 bytes whatever the other dims say.
+  uint64_t elems = 0, n = 0;
+  if (!checked_numel(t.shape, t.ndim, &elems)) return false;
+  if (!checked_mul<uint64_t>(elems, element_bytes(t.dtype), &n)) return false;
+  // Addressable and representable as a signed stride product; the element
+  // count too, so a zero-byte dtype does not make any shape acceptable.
+  constexpr uint64_t kLimit = uint64_t(1) << 62;
+  if (n > kLimit || elems > kLimit) return false;
   if (bytes != nullptr) *bytes = n;
   return true;
 }
 
 uint64_t numel(const DLTensor& t) {
+  // Negative dims count as 0; an overflowing count saturates (it must never
+  // wrap to "empty", which would let NULL data through).
   uint64_t n = 1;
-  for (int d = 0; d < t.ndim; ++d) n *= static_cast<uint64_t>(t.shape[d] < 0 ? 0 : t.shape[d]);
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] <= 0) return 0;
+  }
+  for (int d = 0; d < t.ndim; ++d) n = saturating_mul(n, static_cast<uint64_t>(t.shape[d]));
   return n;
 }
 

@@ -33,7 +33,8 @@ int32_t device_type_of(const DLDevice& d);
 // Byte size of t, false if it overflows (or a dim is negative).
 bool checked_bytes(const DLTensor& t, uint64_t* bytes);
 
-// Number of elements; bytes of one element.
+// Number of elements (negative dims count as 0; UINT64_MAX when the count
+// overflows, never a wrapped value); bytes of one element.
 uint64_t numel(const DLTensor& t);
 size_t element_bytes(DLDataType t);
 size_t total_output_dims(const Package& pkg);

@@ -53,7 +53,9 @@ TEST(Runner, Abi10SingleThreadedFallsBackWithOneWarning) {
     EXPECT_EQ(st.fallback_runs, 1u);
     EXPECT_EQ(std::string(st.fallback_reason), expected);
   }
-  Runner again(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));  // warned once per package
+  Runner again(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));  // warned once per package...
+  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));  // ...whichever mode falls back
+  EXPECT_EQ(aotrun_runner_mode(graph.r), AOTRUN_MODE_THREADED);
   auto msgs = logs.messages();
   ASSERT_EQ(msgs.size(), 1u);
   EXPECT_EQ(msgs[0].first, AOTRUN_LOG_WARN);

@@ -435,3 +435,53 @@ TEST(CapiArgs, EnumValuesOutsideTheirRange) {
                      "unknown stream kind 7");
   EXPECT_EQ(s, nullptr);
 }
+
+// Messages name the value the caller passed, as the caller wrote it.
+TEST(CapiArgs, MessagesNameTheRealValue) {
+  Options o;
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_mode(o.o, static_cast<aotrun_mode>(-1))),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "mode must be 0..2, got -1");
+  aotrun_stream* s = nullptr;
+  REL_EXPECT_OUTCOME(outcome(aotrun_stream_create(static_cast<aotrun_stream_kind>(-2), &s)),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "unknown stream kind -2");
+  AOTRUN_ASSERT_OK(aotrun_stream_create(AOTRUN_STREAM_INLINE, &s));
+  REL_EXPECT_OUTCOME(outcome(aotrun_stream_begin_capture(s, static_cast<aotrun_capture_mode>(-3))),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "unknown capture mode -3");
+  aotrun_stream_free(s);
+  EXPECT_STREQ(aotrun_mode_name(static_cast<aotrun_mode>(-1)), "unknown");
+
+  // A zero timeout is a bound of 0 ns: TIMEOUT saying so, not "1 ns".
+  ::setenv("AOTRUN_TEST_SPIN_US", "20000", 1);  // the first run holds the only slot a while
+  Package pkg(pkg_path("counting"));
+  Runner r(pkg.p, Options().inflight(1));
+  ::unsetenv("AOTRUN_TEST_SPIN_US");
+  Tensor x({2, 4}), y1({2, 4}), y2({2, 4});
+  aotrun_event* first = nullptr;
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y1.dl, 1, &first));
+  aotrun_event* second = nullptr;
+  Outcome t = outcome(aotrun_runner_run_async_timeout(r.r, &x.dl, 1, &y2.dl, 1, 0, &second));
+  if (t.code == AOTRUN_OK) {
+    // The first run finished before the second was submitted (a loaded
+    // machine): nothing to check about the full window this time.
+    aotrun_event_free(second);
+  } else {
+    EXPECT_EQ(t.code, AOTRUN_ERR_TIMEOUT) << t.message;
+    EXPECT_TRUE(rel::contains(t.message, "no slot freed within 0 ns")) << t.message;
+  }
+  AOTRUN_ASSERT_OK(aotrun_event_wait(first));
+  aotrun_event_free(first);
+}
+
+// Device ids are validated where they are set: the CPU is device 0.
+TEST(CapiArgs, DeviceIdsAreValidatedWhereSet) {
+  Options o;
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_device(o.o, DLDevice{kDLCPU, 1})),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "device_id 1 is not a CPU device");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_device(o.o, DLDevice{kDLCUDA, -2})),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "device_id must be >= 0, got -2");
+  AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.o, DLDevice{kDLCPU, 0}));
+  Package pkg(pkg_path("counting"));
+  Runner r(pkg.p, o);
+  Tensor x({2, 4}), y({2, 4});
+  AOTRUN_EXPECT_OK(run_vec(r.r, x, y));
+}

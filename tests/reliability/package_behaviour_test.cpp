@@ -156,3 +156,32 @@ TEST(PackageBehaviour, LoaderRefusalsOfForeignLibraries) {
   rel::ScratchDir empty("emptydir");
   REL_EXPECT_OUTCOME(open_fails(empty.path()), AOTRUN_ERR_NOT_FOUND, "has no readable manifest.json");
 }
+
+// A package whose get_output_shapes contradicts its own output spec is at
+// fault: PACKAGE naming the output and both shapes, on every path, and the
+// caller's spec-conforming tensor is not blamed.
+TEST(PackageBehaviour, OutputShapesContradictingTheSpecBlameThePackage) {
+  Package pkg(rel_so("contradict_shape"));
+  ASSERT_NE(pkg.p, nullptr);
+  Runner r(pkg.p, Options());
+  ASSERT_NE(r.r, nullptr);
+  Tensor x({2, 4}), y({2, 4});
+  const char* needle = "reported shape [2, 5] for output 'y', which contradicts its declared shape [-1, 4]";
+  int64_t shapes[2] = {0, 0};
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(r.r, &x.dl, 1, shapes, 2)), AOTRUN_ERR_PACKAGE, needle);
+  REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_PACKAGE, needle);
+  DLManagedTensor* out = nullptr;
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.r, &x.dl, 1, &out, 1)), AOTRUN_ERR_PACKAGE, needle);
+  EXPECT_EQ(out, nullptr);
+  aotrun_event* ev = nullptr;
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev)), AOTRUN_ERR_PACKAGE, needle);
+  EXPECT_EQ(ev, nullptr);
+}
+
+// Spec values no tensor could match are refused at open.
+TEST(PackageBehaviour, ImpossibleSpecValuesAreRefusedAtOpen) {
+  rel::Outcome o = rel::open_fails(rel_so("spec_bad_dim"));
+  REL_EXPECT_OUTCOME(o, AOTRUN_ERR_BAD_PACKAGE, "declares input 0 ('x') with shape [-7, 4]: dim 0 is negative");
+  o = rel::open_fails(rel_so("spec_bad_dtype"));
+  REL_EXPECT_OUTCOME(o, AOTRUN_ERR_BAD_PACKAGE, "declares output 0 ('y') with dtype code 2, 0 bits, 1 lanes");
+}

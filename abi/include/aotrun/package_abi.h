@@ -25,6 +25,35 @@
  *   1.1  aotrun_pkg_container_run_single_threaded (probed).
  *
  * Tensors are DLPack DLTensor (dlpack.h, DLPACK_VERSION >= 60).
+ *
+ * What the host defends against (a package that breaks the rules above gets
+ * an error, not a crash of the host process):
+ *   - A C++ exception of any type escaping any entry point, a function given
+ *     to launch, or a launch context's destroy: caught at the boundary and
+ *     reported as the host API's PACKAGE error, naming the package and the
+ *     entry point ("package 'p': run threw std::runtime_error: ..."; "threw
+ *     an exception that is not a std::exception (int)"), on every path:
+ *     synchronous and asynchronous runs, worker streams, graph capture and
+ *     replay, metadata at open, output shapes, runner creation. Where nobody
+ *     can be told (container_destroy when a runner is destroyed, the
+ *     destroy of a context released with a captured graph) it is logged.
+ *   - Sizes: every size the host derives from a package's request (alloc),
+ *     a caller's tensor (element count x item size, strides, byte_offset +
+ *     extent) or a file is overflow-checked. alloc of a size whose rounding
+ *     to 256 bytes overflows (SIZE_MAX, SIZE_MAX - 100) fails with
+ *     AOTRUN_PKG_ERR_OUT_OF_MEMORY and *out = NULL, never a small block.
+ *   - Values returned: counts, tensor specs and output shapes are checked
+ *     against the limits above and the package's own declarations.
+ * What it does NOT defend against (undefined behaviour, as in any C library):
+ *   - handles or pointers passed back to host services that the host did not
+ *     hand out, or that were already freed or destroyed;
+ *   - writes outside the buffers given (outputs, alloc'd blocks) and writes
+ *     to constants;
+ *   - calls of host services contrary to their contract: after the container
+ *     was destroyed, from threads or work that outlive it, on a stream the
+ *     host did not give;
+ *   - crashes inside package code (SIGSEGV, abort), longjmp, or a package
+ *     function that never returns.
  */
 #ifndef AOTRUN_PACKAGE_ABI_H_
 #define AOTRUN_PACKAGE_ABI_H_

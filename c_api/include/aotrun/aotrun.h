@@ -28,6 +28,9 @@
  *     call it concurrently with any other "any thread" function on the same
  *     object; "serialised" means the caller must not overlap such calls on
  *     the same object.
+ *   - No call waits for work that only the calling thread could finish: it
+ *     either works or fails at once. The cases are listed under "Calls from
+ *     callbacks" below (since 1.1.0; earlier versions could hang there).
  *
  * ABI: symbols carry GNU version nodes (AOTRUN_1.0, ...). Programs that dlopen
  * the library can use the single entry point aotrun_get_api() instead of
@@ -127,12 +130,18 @@ typedef enum aotrun_log_level {
 } aotrun_log_level;
 
 /* Receives one message. `message` is valid only during the call. May be called
- * from any thread, including aotrun's worker threads, concurrently; it must
- * not call back into aotrun. */
+ * from any thread, including aotrun's worker threads, concurrently (calls are
+ * serialised: one message at a time). It may call aotrun, including
+ * aotrun_set_log_callback; messages aotrun emits during the call go to
+ * stderr, so the callback is never re-entered. It must not throw (a C++
+ * exception is caught and reported on stderr). */
 typedef void (*aotrun_log_fn)(void* user_data, aotrun_log_level level, const char* message);
 
 /* Installs a process-wide log callback (NULL restores stderr). The previous
- * callback is never called after this function returns. Any thread. */
+ * callback is never called after this function returns; when called from
+ * another thread, it waits for a running call of the previous callback to
+ * return. Called from inside the callback itself, it takes effect at once
+ * and does not wait. Any thread. */
 AOTRUN_API void aotrun_set_log_callback(aotrun_log_fn fn, void* user_data);
 /* Sets the most verbose level that is emitted. Any thread. */
 AOTRUN_API void aotrun_set_log_level(aotrun_log_level level);
@@ -271,7 +280,11 @@ typedef struct aotrun_symbol_info {
 } aotrun_symbol_info;
 
 /* Describes the package entry point `index` (< info.num_symbols) that the
- * loader looked for. Any thread. Errors: INVALID_ARGUMENT. */
+ * loader looked for. `found` says whether the library exports it, not
+ * whether aotrun calls it: an entry point newer than the ABI the package
+ * declares (since > aotrun_package_info.abi_version) is ignored even if
+ * exported, and aotrun_package_mode_available's reason says so.
+ * Any thread. Errors: INVALID_ARGUMENT. */
 AOTRUN_API aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t index,
                                                     aotrun_symbol_info* info);
 
@@ -305,7 +318,10 @@ AOTRUN_API aotrun_status* aotrun_runner_options_set_num_models(aotrun_runner_opt
  * falling back with a warning (default 0). */
 AOTRUN_API aotrun_status* aotrun_runner_options_set_strict(aotrun_runner_options* options,
                                                            int strict);
-/* Device to run on (default: the package's device). */
+/* Device to run on (default: the package's device).
+ * Errors: INVALID_ARGUMENT (a negative device_id; a CPU device_id other
+ * than 0). Whether the type is supported and a CUDA device is present is
+ * decided by aotrun_runner_create (UNSUPPORTED, DEVICE). */
 AOTRUN_API aotrun_status* aotrun_runner_options_set_device(aotrun_runner_options* options,
                                                            DLDevice device);
 
@@ -345,8 +361,10 @@ AOTRUN_API aotrun_status* aotrun_runner_create(aotrun_package* package,
 
 /* Destroys a runner. Waits for every asynchronous run still in flight (their
  * events complete normally), then releases the container. Must not overlap
- * other calls on the same runner and must not be called from an event
- * callback of this runner. NULL is a no-op. */
+ * other calls on the same runner. From an event callback of this runner it
+ * returns at once and the runner is destroyed on another thread once the
+ * callback has returned and the runs in flight have completed (since 1.1.0;
+ * see "Calls from callbacks"). NULL is a no-op. */
 AOTRUN_API void aotrun_runner_destroy(aotrun_runner* runner);
 
 /* The mode the runner actually uses (after any fallback). Any thread. */
@@ -452,14 +470,16 @@ AOTRUN_API aotrun_status* aotrun_runner_run_async(aotrun_runner* runner, const D
 AOTRUN_API aotrun_status* aotrun_runner_try_run_async(aotrun_runner* runner, const DLTensor* inputs,
                                                       size_t num_inputs, DLTensor* outputs,
                                                       size_t num_outputs, aotrun_event** event);
-/* Like run_async but waits at most timeout_ns for a slot: TIMEOUT after. */
+/* Like run_async but waits at most timeout_ns for a slot: TIMEOUT after
+ * (timeout_ns 0: TIMEOUT at once when the window is full). */
 AOTRUN_API aotrun_status* aotrun_runner_run_async_timeout(aotrun_runner* runner,
                                                           const DLTensor* inputs, size_t num_inputs,
                                                           DLTensor* outputs, size_t num_outputs,
                                                           uint64_t timeout_ns, aotrun_event** event);
 /* Waits until no asynchronous run of THIS runner is in flight; other runners
  * are unaffected. Returns at once when idle. Any thread.
- * Errors: INVALID_ARGUMENT. */
+ * Errors: INVALID_ARGUMENT (NULL; called from an event callback of this
+ * runner). */
 AOTRUN_API aotrun_status* aotrun_runner_wait_all(aotrun_runner* runner);
 
 /* 1 if the run has completed (successfully or not), else 0. Any thread. */
@@ -472,8 +492,26 @@ AOTRUN_API aotrun_status* aotrun_event_wait_timeout(aotrun_event* event, uint64_
 
 /* Receives the outcome of a run: code AOTRUN_OK or the failure's code and
  * message (valid during the call only). Runs on an aotrun worker thread, or
- * on the registering thread if the run already completed. It must not block
- * for long and must not destroy the runner. */
+ * on the registering thread if the run already completed. It should not
+ * block for long: runs queued behind it on the same worker wait for it. It
+ * must not throw (a C++ exception is caught and logged as an error).
+ *
+ * Calls from callbacks. An event callback runs on the worker that ran its
+ * run; that run retires only after the callback returns, and later runs
+ * queued on the same worker start only then. So, on a worker of runner R (an
+ * event callback of R, or a log callback called during one of R's
+ * asynchronous runs; since 1.1.0):
+ *   - aotrun_runner_wait_all(R) fails at once with INVALID_ARGUMENT;
+ *   - aotrun_event_wait / _wait_timeout on an event of a run still queued on
+ *     the same worker fail at once with INVALID_ARGUMENT (events of other
+ *     workers and runners can be waited for);
+ *   - aotrun_runner_run_async / _run_async_timeout on R do not wait for a
+ *     slot: WOULD_BLOCK at once when the window is full (try_run_async as
+ *     usual);
+ *   - aotrun_runner_destroy(R) returns at once; R is destroyed on another
+ *     thread afterwards;
+ *   - synchronous runs, stats and every call on other runners work as usual.
+ * A log callback may call aotrun too (see aotrun_log_fn). */
 typedef void (*aotrun_event_callback)(void* user_data, aotrun_code code, const char* message);
 /* Registers the completion callback (at most one per event; it fires exactly
  * once, even if the event is freed first). Waiters are woken before the

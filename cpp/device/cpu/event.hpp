@@ -32,7 +32,7 @@ class Event {
     std::lock_guard<std::mutex> lock(mu_);
     return stream_ == nullptr || stream_->reached(point_);
   }
-  void synchronize() {
+  Status synchronize() {
     Stream* s;
     uint64_t p;
     {
@@ -40,7 +40,7 @@ class Event {
       s = stream_;
       p = point_;
     }
-    if (s != nullptr) s->wait(p);
+    return s != nullptr ? s->wait(p) : Status::Ok();
   }
 
  private:

@@ -1,13 +1,24 @@
 #include "device/cpu/graph.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+
+#include "device/cpu/stream.hpp"
+#include "log/log.hpp"
+#include "util/host_alloc.hpp"
 
 namespace aotrun::cpu {
 
 Graph::~Graph() {
-  for (const Task& t : nodes_) t.release();
-  for (void* p : allocations_) std::free(p);
+  for (const Task& t : nodes_) {
+    Status st = t.release();
+    if (st.ok()) continue;
+    // Nobody waits for a graph's destruction: the throw can only be logged.
+    try {
+      log(LogLevel::Error, st.message + " (while destroying a captured graph)");
+    } catch (...) {
+    }
+  }
+  for (void* p : allocations_) aligned_free(p, Stream::kAllocAlign);
 }
 
 bool Graph::owns_allocation(const void* p) const {

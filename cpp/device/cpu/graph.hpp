@@ -18,6 +18,7 @@ class Graph {
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
 
+  // Both may throw std::bad_alloc (the caller still owns what it passed).
   void add_node(const Task& t) { nodes_.push_back(t); }
   void own_allocation(void* p, size_t bytes) {
     allocations_.push_back(p);
@@ -26,7 +27,7 @@ class Graph {
   bool owns_allocation(const void* p) const;
 
   // Runs every node in order on the calling thread; stops at the first
-  // failure and returns it.
+  // failure (or throw of a package's function) and returns it.
   Status replay() const;
 
   size_t num_nodes() const { return nodes_.size(); }

@@ -5,6 +5,9 @@
 
 #include "device/cpu/event.hpp"
 #include "log/log.hpp"
+#include "runner/package_call.hpp"
+#include "util/checked_math.hpp"
+#include "util/host_alloc.hpp"
 
 namespace aotrun::cpu {
 namespace {
@@ -14,64 +17,105 @@ Stream* stream_of(void* host_ctx, aotrun_pkg_stream s) {
   return s != nullptr ? static_cast<Stream*>(s) : ctx_of(host_ctx)->default_stream;
 }
 
-// Sizes are rounded up so that every block is 256-byte aligned, like cudaMalloc.
-size_t rounded(size_t bytes) { return bytes == 0 ? 256 : (bytes + 255) / 256 * 256; }
+// These functions are C callbacks called from package code: nothing may
+// unwind out of them. shield() turns an exception of aotrun's own (a
+// bad_alloc building a message, a queue node) into a status.
+template <class F>
+int32_t shield(F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
+  } catch (...) {
+    return AOTRUN_PKG_ERR_INTERNAL;
+  }
+}
 
 int32_t host_log_enabled(void*, int32_t level) { return log_enabled(static_cast<LogLevel>(level)) ? 1 : 0; }
 
 void host_log(void* c, int32_t level, const char* message) {
   if (level < 0 || level > 3 || !log_enabled(static_cast<LogLevel>(level))) return;
-  log_emit(static_cast<LogLevel>(level), "package '" + ctx_of(c)->package_name + "': " + (message ? message : ""));
+  try {
+    log_emit(static_cast<LogLevel>(level), "package '" + ctx_of(c)->package_name + "': " + (message ? message : ""));
+  } catch (...) {
+    // Logging never fails the package's operation.
+  }
 }
 
+// Blocks are 256-byte aligned, like cudaMalloc; sizes are rounded up to that.
+constexpr size_t kAlign = Stream::kAllocAlign;
+
 int32_t free_task(void* p) {
-  std::free(p);
+  aligned_free(p, kAlign);
   return AOTRUN_PKG_OK;
+}
+
+// A size near SIZE_MAX must not wrap to a small block when rounded up: the
+// package would get success and write past it. It gets OUT_OF_MEMORY and a
+// NULL block, and the log says which size was refused.
+int32_t refuse_alloc(void* c, size_t bytes, void** out) {
+  *out = nullptr;
+  if (log_enabled(LogLevel::Warn)) {
+    size_t rounded = 0;
+    const char* why = !checked_round_up(bytes == 0 ? kAlign : bytes, kAlign, &rounded)
+                          ? "the size overflows when rounded up to 256-byte blocks"
+                      : rounded > kMaxAllocBytes ? "more than any block can hold"
+                                                 : "out of host memory";
+    log_emit(LogLevel::Warn, "package '" + ctx_of(c)->package_name + "': alloc of " + std::to_string(bytes) +
+                                 " bytes failed: " + why);
+  }
+  return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
 }
 
 int32_t host_alloc(void* c, size_t bytes, aotrun_pkg_stream s, void** out) {
   if (out == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
-  Stream* stream = stream_of(c, s);
-  // While capturing, memory belongs to the graph being recorded and lives as
-  // long as it: replays reuse the same buffers.
-  void* p = stream->is_capturing() ? stream->capture_alloc(bytes) : nullptr;
-  if (p == nullptr && !stream->is_capturing()) {
-    p = std::aligned_alloc(256, rounded(bytes));
-  }
-  if (p == nullptr) return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
-  *out = p;
-  return AOTRUN_PKG_OK;
+  return shield([&] {
+    Stream* stream = stream_of(c, s);
+    // While capturing, memory belongs to the graph being recorded and lives as
+    // long as it: replays reuse the same buffers.
+    const bool capturing = stream->is_capturing();
+    void* p = capturing ? stream->capture_alloc(bytes) : aligned_alloc_bytes(bytes, kAlign);
+    if (p == nullptr) return refuse_alloc(c, bytes, out);
+    *out = p;
+    return AOTRUN_PKG_OK;
+  });
 }
 
 int32_t host_free(void* c, void* ptr, aotrun_pkg_stream s) {
   if (ptr == nullptr) return AOTRUN_PKG_OK;
-  Stream* stream = stream_of(c, s);
-  if (stream->is_capturing()) {
-    // Graph-owned memory is released with the graph; freeing memory from
-    // outside the capture inside it would free it on every replay.
-    return stream->capture_owns(ptr) ? AOTRUN_PKG_OK : AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED;
-  }
-  Task t;
-  t.fn = &free_task;
-  t.ctx = ptr;
-  Status st = stream->launch(std::move(t));  // stream-ordered, like cudaFreeAsync
-  return st.ok() ? AOTRUN_PKG_OK : to_pkg_code(st.code);
+  return shield([&] {
+    Stream* stream = stream_of(c, s);
+    if (stream->is_capturing()) {
+      // Graph-owned memory is released with the graph; freeing memory from
+      // outside the capture inside it would free it on every replay.
+      return stream->capture_owns(ptr) ? AOTRUN_PKG_OK : AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED;
+    }
+    Task t;
+    t.fn = &free_task;
+    t.ctx = ptr;
+    Status st = stream->launch(std::move(t));  // stream-ordered, like cudaFreeAsync
+    return st.ok() ? AOTRUN_PKG_OK : to_pkg_code(st.code);
+  });
 }
 
 int32_t host_launch(void* c, aotrun_pkg_stream s, aotrun_pkg_host_fn fn, void* ctx, aotrun_pkg_ctx_destroy_fn destroy) {
-  if (fn == nullptr) {
-    if (destroy != nullptr) destroy(ctx);
-    return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
-  }
   Task t;
   t.fn = fn;
   t.ctx = ctx;
   t.destroy = destroy;
   t.last_error = ctx_of(c)->last_error;
+  t.package = &ctx_of(c)->package_name;
+  if (fn == nullptr) {
+    (void)t.release();  // refused: released before launch returns
+    return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
+  }
+  // launch releases the context on every path, and never throws.
   Status st = stream_of(c, s)->launch(std::move(t));
   if (st.ok()) return AOTRUN_PKG_OK;
-  last_launch_failure() = st.message;
-  return to_pkg_code(st.code);
+  return shield([&] {
+    last_launch_failure() = st.message;
+    return to_pkg_code(st.code);
+  });
 }
 
 int32_t host_event_create(void*, aotrun_pkg_event* out) {
@@ -89,47 +133,55 @@ int32_t host_event_destroy(void*, aotrun_pkg_event e) {
 
 int32_t host_event_record(void* c, aotrun_pkg_event e, aotrun_pkg_stream s) {
   if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
-  Stream* stream = stream_of(c, s);
-  // Recording into a capturing stream is legal and records no node: the
-  // event only orders captured work (as in CUDA's single-stream capture).
-  if (stream->is_capturing()) {
-    const uint64_t id = stream->capture_id();
-    if (id != 0) {
-      static_cast<Event*>(e)->record_in_capture(id);
-      return AOTRUN_PKG_OK;
+  return shield([&] {
+    Stream* stream = stream_of(c, s);
+    // Recording into a capturing stream is legal and records no node: the
+    // event only orders captured work (as in CUDA's single-stream capture).
+    if (stream->is_capturing()) {
+      const uint64_t id = stream->capture_id();
+      if (id != 0) {
+        static_cast<Event*>(e)->record_in_capture(id);
+        return AOTRUN_PKG_OK;
+      }
     }
-  }
-  static_cast<Event*>(e)->record(stream);
-  return AOTRUN_PKG_OK;
+    static_cast<Event*>(e)->record(stream);
+    return AOTRUN_PKG_OK;
+  });
 }
 
 int32_t host_event_query(void*, aotrun_pkg_event e) {
   if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
-  // A captured event fails before the capture-mode rules are consulted.
-  const uint64_t captured_in = static_cast<Event*>(e)->captured_in();
-  Status st = captured_in != 0 ? capture_rules::captured_event("event_query", captured_in)
-                               : capture_rules::check_unsafe("event_query");
-  if (!st.ok()) return to_pkg_code(st.code);
-  return static_cast<Event*>(e)->query() ? AOTRUN_PKG_OK : AOTRUN_PKG_NOT_READY;
+  return shield([&] {
+    // A captured event fails before the capture-mode rules are consulted.
+    const uint64_t captured_in = static_cast<Event*>(e)->captured_in();
+    Status st = captured_in != 0 ? capture_rules::captured_event("event_query", captured_in)
+                                 : capture_rules::check_unsafe("event_query");
+    if (!st.ok()) return to_pkg_code(st.code);
+    return static_cast<Event*>(e)->query() ? AOTRUN_PKG_OK : AOTRUN_PKG_NOT_READY;
+  });
 }
 
 int32_t host_event_synchronize(void*, aotrun_pkg_event e) {
   if (e == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
-  // A captured event fails before the capture-mode rules are consulted.
-  const uint64_t captured_in = static_cast<Event*>(e)->captured_in();
-  Status st = captured_in != 0 ? capture_rules::captured_event("event_synchronize", captured_in)
-                               : capture_rules::check_unsafe("event_synchronize");
-  if (!st.ok()) return to_pkg_code(st.code);
-  static_cast<Event*>(e)->synchronize();
-  return AOTRUN_PKG_OK;
+  return shield([&] {
+    // A captured event fails before the capture-mode rules are consulted.
+    const uint64_t captured_in = static_cast<Event*>(e)->captured_in();
+    Status st = captured_in != 0 ? capture_rules::captured_event("event_synchronize", captured_in)
+                                 : capture_rules::check_unsafe("event_synchronize");
+    if (!st.ok()) return to_pkg_code(st.code);
+    st = static_cast<Event*>(e)->synchronize();
+    return st.ok() ? AOTRUN_PKG_OK : to_pkg_code(st.code);
+  });
 }
 
 int32_t host_stream_synchronize(void* c, aotrun_pkg_stream s) {
-  Status st = capture_rules::check_unsafe("stream_synchronize");
-  if (!st.ok()) return to_pkg_code(st.code);
-  Stream* stream = stream_of(c, s);
-  stream->wait(stream->mark());
-  return AOTRUN_PKG_OK;
+  return shield([&] {
+    Status st = capture_rules::check_unsafe("stream_synchronize");
+    if (!st.ok()) return to_pkg_code(st.code);
+    Stream* stream = stream_of(c, s);
+    st = stream->wait(stream->mark());
+    return st.ok() ? AOTRUN_PKG_OK : to_pkg_code(st.code);
+  });
 }
 
 int32_t host_stream_is_capturing(void* c, aotrun_pkg_stream s, int32_t* out) {

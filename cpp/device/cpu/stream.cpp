@@ -1,6 +1,10 @@
 #include "device/cpu/stream.hpp"
 
 #include <cstdlib>
+#include <new>
+
+#include "log/log.hpp"
+#include "util/host_alloc.hpp"
 
 namespace aotrun::cpu {
 
@@ -21,43 +25,77 @@ Stream::~Stream() {
   if (capture_record_) capture_rules::unregister_capture(capture_record_.get());
 }
 
-void Stream::push(Task task) {
-  {
+bool Stream::push(Task& task) noexcept {
+  try {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(task));
     enqueued_.fetch_add(1, std::memory_order_release);
+  } catch (...) {
+    return false;  // no memory for the queue node; the task was not moved from
   }
   cv_work_.notify_one();
+  return true;
 }
 
-Status Stream::launch(Task task) {
+namespace {
+
+// A task that could not be enqueued or recorded: its context is released
+// now (package_abi.h: exactly once, also when the launch is refused).
+Status refuse(const Task& task, const char* why) noexcept {
+  (void)task.release();
+  Status st{Code::OutOfMemory, {}};
+  try {
+    st.message = why;
+  } catch (...) {
+  }
+  return st;
+}
+
+}  // namespace
+
+Status Stream::launch(Task task) noexcept {
   if (capturing_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(capture_mu_);
     if (capture_graph_) {
       if (task.internal) {
         return Status{Code::CaptureUnsupported, "aotrun bookkeeping cannot be captured into a graph"};
       }
-      capture_graph_->add_node(task);
+      try {
+        capture_graph_->add_node(task);
+      } catch (...) {
+        return refuse(task, "launch: out of host memory to record the work into the graph");
+      }
       return Status::Ok();
     }
   }
   if (kind_ == Kind::Worker) {
-    push(std::move(task));
+    if (!push(task)) return refuse(task, "launch: out of host memory to enqueue the work");
     return Status::Ok();
   }
   // Inline: the work is complete when launch returns, so no counters move
   // (events recorded on an inline stream are complete at once).
-  Status s;
   if (task.internal) {
-    task.internal();
-  } else {
-    s = task.execute();
-    task.release();
+    try {
+      task.internal();
+    } catch (...) {
+      return current_exception_status("work on an inline stream");
+    }
+    return Status::Ok();
   }
-  return s;
+  Status s = task.execute();
+  Status r = task.release();
+  return s.ok() ? r : s;
 }
 
+namespace {
+// The worker stream whose thread this is (nullptr on other threads).
+thread_local const Stream* t_current_worker = nullptr;
+}  // namespace
+
+const Stream* Stream::current_worker() noexcept { return t_current_worker; }
+
 void Stream::worker_loop() {
+  t_current_worker = this;
   for (;;) {
     Task task;
     {
@@ -68,10 +106,21 @@ void Stream::worker_loop() {
       queue_.pop_front();
     }
     if (task.internal) {
-      task.internal();
+      // Internal tasks report their own failures (the async runner completes
+      // its event); one that throws anyway must not end the process.
+      try {
+        task.internal();
+      } catch (...) {
+        Status s = current_exception_status("work on a worker stream");
+        try {
+          log(LogLevel::Error, s.message);
+        } catch (...) {
+        }
+      }
     } else {
       Status s = task.execute();
-      task.release();
+      Status r = task.release();
+      if (s.ok()) s = std::move(r);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu_);
         if (error_.ok()) error_ = std::move(s);
@@ -86,10 +135,17 @@ void Stream::worker_loop() {
   }
 }
 
-void Stream::wait(uint64_t point) {
-  if (reached(point)) return;
+Status Stream::wait(uint64_t point) {
+  if (reached(point)) return Status::Ok();
+  if (t_current_worker == this) {
+    // Work queued behind the caller on its own thread can never complete
+    // while the caller waits for it.
+    return Status{Code::InvalidArgument, "a wait on a worker stream from that stream's own thread (work it runs, or "
+                                         "a callback of it) waits for work queued behind itself and could never end"};
+  }
   std::unique_lock<std::mutex> lock(mu_);
   cv_done_.wait(lock, [&] { return reached(point); });
+  return Status::Ok();
 }
 
 Status Stream::take_error() {
@@ -139,11 +195,17 @@ Status Stream::end_capture(std::unique_ptr<Graph>* out) {
   return Status::Ok();
 }
 
-void* Stream::capture_alloc(size_t bytes) {
+void* Stream::capture_alloc(size_t bytes) noexcept {
   std::lock_guard<std::mutex> lock(capture_mu_);
   if (!capture_graph_) return nullptr;
-  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256 * (bytes == 0));
-  if (p != nullptr) capture_graph_->own_allocation(p, bytes);
+  void* p = aligned_alloc_bytes(bytes, kAllocAlign);  // NULL when the rounded size overflows
+  if (p == nullptr) return nullptr;
+  try {
+    capture_graph_->own_allocation(p, bytes);
+  } catch (...) {
+    aligned_free(p, kAllocAlign);
+    return nullptr;
+  }
   return p;
 }
 
@@ -158,14 +220,18 @@ Status Stream::launch_graph(const std::shared_ptr<const Graph>& graph) {
   }
   if (kind_ == Kind::Inline) return graph->replay();
   Task t;
-  t.internal = [this, graph] {
-    Status s = graph->replay();
-    if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (error_.ok()) error_ = std::move(s);
-    }
-  };
-  push(std::move(t));
+  try {
+    t.internal = [this, graph] {
+      Status s = graph->replay();
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (error_.ok()) error_ = std::move(s);
+      }
+    };
+  } catch (...) {
+    return Status{Code::OutOfMemory, "graph launch: out of host memory"};
+  }
+  if (!push(t)) return Status{Code::OutOfMemory, "graph launch: out of host memory to enqueue the graph"};
   return Status::Ok();
 }
 

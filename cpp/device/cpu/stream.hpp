@@ -33,16 +33,26 @@ class Stream {
   Kind kind() const { return kind_; }
 
   // Enqueues (worker), runs (inline) or records (capturing) a task. On an
-  // inline stream the task's own failure is returned. Takes ownership of the
-  // task's context in every case except a failed call.
-  Status launch(Task task);
+  // inline stream the task's own failure (or throw) is returned. Takes
+  // ownership of the task's context in every case: a task that cannot be
+  // enqueued or recorded (out of memory) is released before it returns.
+  // Never throws: it runs under the package's host service calls.
+  Status launch(Task task) noexcept;
 
   // Point in the stream after everything enqueued so far, and whether / when
   // it is reached. Used by events. On an inline stream every point is
   // reached: work launched by a thread has completed when launch returns.
   uint64_t mark() const { return enqueued_.load(std::memory_order_acquire); }
   bool reached(uint64_t point) const { return completed_.load(std::memory_order_acquire) >= point; }
-  void wait(uint64_t point);
+  // Blocks until `point` is reached. From this stream's own worker thread a
+  // point not yet reached can never be: INVALID_ARGUMENT at once.
+  Status wait(uint64_t point);
+  // The worker stream whose thread calls this, or nullptr.
+  static const Stream* current_worker() noexcept;
+  // An opaque tag of who owns a worker stream (a runner), for the rules on
+  // calls from its threads; nullptr when none.
+  void set_owner(const void* owner) { owner_ = owner; }
+  const void* owner() const { return owner_; }
   // Work enqueued and not yet completed (worker streams; 0 on inline ones).
   uint64_t backlog() const {
     const uint64_t done = completed_.load(std::memory_order_acquire);
@@ -60,8 +70,10 @@ class Stream {
   bool is_capturing() const { return capturing_.load(std::memory_order_acquire); }
   // Id of the open capture (CaptureRecord::id), 0 if none.
   uint64_t capture_id();
-  // Capture-owned allocation bookkeeping (alloc while capturing).
-  void* capture_alloc(size_t bytes);
+  // Capture-owned allocation bookkeeping (alloc while capturing): kAllocAlign
+  // aligned, NULL when out of memory or `bytes` overflows when rounded.
+  static constexpr size_t kAllocAlign = 256;
+  void* capture_alloc(size_t bytes) noexcept;
   bool capture_owns(const void* p);
 
   // Runs a graph's nodes in stream order; the graph must outlive the work
@@ -70,9 +82,11 @@ class Stream {
 
  private:
   void worker_loop();
-  void push(Task task);
+  // False (task untouched) when out of memory.
+  bool push(Task& task) noexcept;
 
   const Kind kind_;
+  const void* owner_ = nullptr;
   std::atomic<uint64_t> enqueued_{0};
   std::atomic<uint64_t> completed_{0};
 

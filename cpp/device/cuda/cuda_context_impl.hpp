@@ -25,9 +25,16 @@ struct HostWork {
   void* ctx = nullptr;
   aotrun_pkg_ctx_destroy_fn destroy = nullptr;
   ContextImpl* owner = nullptr;  // where a failure of fn is recorded
+  // A destroy that throws (the ABI forbids it) must not end the process
+  // here (noexcept): nobody waits for a release, so the throw is dropped.
   void release() noexcept {
-    if (destroy != nullptr) destroy(ctx);
+    aotrun_pkg_ctx_destroy_fn d = destroy;
     destroy = nullptr;
+    if (d == nullptr) return;
+    try {
+      d(ctx);
+    } catch (...) {
+    }
   }
 };
 

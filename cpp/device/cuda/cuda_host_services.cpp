@@ -6,6 +6,8 @@
 
 #include "device/cuda/cuda_context_impl.hpp"
 #include "device/cuda/cuda_errors.hpp"
+#include "runner/package_call.hpp"
+#include "util/checked_math.hpp"
 
 namespace aotrun::cuda::detail {
 namespace {
@@ -17,18 +19,47 @@ constexpr uintptr_t kAlign = 256;
 
 // --- launched host work -------------------------------------------------------
 
+// ContextImpl::run_work calls fn inside a noexcept function, on CUDA's host
+// callback thread: a package function that throws would end the process.
+// It is handed this shim instead, which calls fn under guard_package_call;
+// a throw becomes a RUNTIME failure of the work (run_work records it as
+// PACKAGE) and its text is logged, since run_work reads the message from the
+// package's own last error.
+int32_t call_guarded(void* p) noexcept {
+  const auto* w = static_cast<const HostWork*>(p);
+  int32_t rc = AOTRUN_PKG_OK;
+  const Status st = guard_package_call(w->owner->package_name(), "launched function",
+                                       [w] { return w->fn(w->ctx); }, &rc);
+  if (st.ok()) return rc;
+  const LogHooks& h = w->owner->log_hooks();
+  if (h.enabled != nullptr && h.emit != nullptr && h.enabled(AOTRUN_PKG_LOG_ERROR)) {
+    try {
+      h.emit(AOTRUN_PKG_LOG_ERROR, st.message);
+    } catch (...) {
+    }
+  }
+  return AOTRUN_PKG_ERR_RUNTIME;
+}
+
+void run_guarded(HostWork* w) {
+  HostWork shim = *w;
+  shim.fn = &call_guarded;
+  shim.ctx = w;
+  shim.destroy = nullptr;  // the real work is released by its owner
+  w->owner->run_work(shim);
+}
+
 // Not captured: runs once, then the context is released.
 void CUDART_CB run_once(void* p) {
   auto* w = static_cast<HostWork*>(p);
-  w->owner->run_work(*w);
+  run_guarded(w);
   w->release();
   delete w;
 }
 
 // Captured: runs on every replay; released with the graph.
 void CUDART_CB run_replayed(void* p) {
-  auto* w = static_cast<HostWork*>(p);
-  w->owner->run_work(*w);
+  run_guarded(static_cast<HostWork*>(p));
 }
 
 // A capture that aotrun did not begin (a caller's own graph) owns its host
@@ -87,6 +118,14 @@ int32_t host_alloc(void* c, size_t bytes, aotrun_pkg_stream s, void** out) {
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   cudaError_t e = cudaStreamIsCapturing(stream, &cs);
   if (e != cudaSuccess) return fail_pkg("alloc: cudaStreamIsCapturing", e);
+  // Refused before CUDA sees it, like the CPU host: a size whose 256-byte
+  // rounding overflows (the pool rounds internally) is out of memory.
+  size_t rounded = 0;
+  if (!checked_round_up(bytes, kAlign, &rounded)) {
+    *out = nullptr;
+    return fail_pkg(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "alloc: " + std::to_string(bytes) +
+                                                      " bytes overflows when rounded up to 256-byte blocks");
+  }
   void* p = nullptr;
   // Under capture this records an allocation node: the graph owns the memory
   // and every replay uses the same address.
@@ -129,12 +168,12 @@ int32_t host_launch(void* c, aotrun_pkg_stream s, aotrun_pkg_host_fn fn, void* f
                     aotrun_pkg_ctx_destroy_fn destroy) {
   ContextImpl* ctx = self(c);
   if (fn == nullptr) {
-    if (destroy != nullptr) destroy(fn_ctx);
+    HostWork{fn, fn_ctx, destroy, ctx}.release();  // refused: released before launch returns
     return fail_pkg(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "launch: fn is NULL");
   }
   auto* w = new (std::nothrow) HostWork{fn, fn_ctx, destroy, ctx};
   if (w == nullptr) {
-    if (destroy != nullptr) destroy(fn_ctx);
+    HostWork{fn, fn_ctx, destroy, ctx}.release();
     return fail_pkg(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "launch: out of host memory");
   }
   const cudaStream_t stream = ctx->resolve(s);

@@ -12,10 +12,13 @@
 //! The C library may call the handler from any thread, including its own
 //! worker threads, and concurrently; hence `Fn + Send + Sync`. A panic in the
 //! handler is caught before it reaches C (unwinding across `extern "C"` would
-//! abort the process) and reported on stderr. The handler must not call back
-//! into aotrun (the C API forbids it; [`set_log_handler`] from inside a
-//! handler would deadlock).
+//! abort the process) and reported on stderr. The handler may replace or
+//! clear itself ([`set_log_handler`] / [`clear_log_handler`] from inside the
+//! handler take effect at once; the running handler is dropped when it
+//! returns). Messages aotrun emits while the handler runs on the same thread
+//! go to stderr: the handler is never re-entered.
 
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 use std::io::Write;
@@ -103,6 +106,14 @@ unsafe impl Send for Installed {}
 /// Serialises installs; the trampoline never takes it.
 static INSTALLED: Mutex<Option<Installed>> = Mutex::new(None);
 
+thread_local! {
+    /// This thread is running the handler.
+    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
+    /// Handlers replaced from inside the running handler: dropped when it
+    /// returns, never while it runs.
+    static RETIRED: RefCell<Vec<Installed>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Routes aotrun's log messages to `handler`, process-wide, replacing any
 /// previous handler (which is dropped: the C API guarantees the previous
 /// callback is never called once the replacement returns).
@@ -123,8 +134,14 @@ fn install(f: sys::aotrun_log_fn, user_data: *mut c_void, new: Option<Installed>
     let mut slot = INSTALLED.lock().unwrap_or_else(PoisonError::into_inner);
     unsafe { sys::aotrun_set_log_callback(f, user_data) };
     if let Some(old) = std::mem::replace(&mut *slot, new) {
-        // No longer reachable from C (see above), so no call is in flight.
-        drop(unsafe { Box::from_raw(old.0) });
+        if IN_HANDLER.with(Cell::get) {
+            // This thread is inside a handler, perhaps `old` itself: C no
+            // longer calls it, but this call is still running.
+            RETIRED.with(|r| r.borrow_mut().push(old));
+        } else {
+            // No longer reachable from C (see above), so no call is in flight.
+            drop(unsafe { Box::from_raw(old.0) });
+        }
     }
 }
 
@@ -150,8 +167,22 @@ unsafe extern "C" fn trampoline(user_data: *mut c_void, level: sys::aotrun_log_l
             // Borrowed when the message is UTF-8 (it always is in practice).
             unsafe { CStr::from_ptr(message) }.to_string_lossy()
         };
+        IN_HANDLER.with(|h| h.set(true));
         handler(Level::from_raw(level), &text);
     }));
+    IN_HANDLER.with(|h| h.set(false));
+    let retired = RETIRED.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    if !retired.is_empty() {
+        // A closure's drop may panic too; it must not unwind into C.
+        let dropped = catch_unwind(AssertUnwindSafe(|| {
+            for old in retired {
+                drop(unsafe { Box::from_raw(old.0) });
+            }
+        }));
+        if let Err(payload) = dropped {
+            std::mem::forget(payload);
+        }
+    }
     if let Err(payload) = result {
         // Dropping the payload could panic again; leak it instead.
         std::mem::forget(payload);

@@ -24,6 +24,9 @@
 #define MB_HUGE_OUTPUT 11      /* get_output_shapes reports [2^62, 4] */
 #define MB_RUN_INVALID 12      /* run fails with INVALID_ARGUMENT */
 #define MB_CREATE_FAILS 13     /* create (even metadata-only) fails with RUNTIME */
+#define MB_CONTRADICT_SHAPE 14 /* get_output_shapes reports [n, 5] for the declared [-1, 4] */
+#define MB_SPEC_BAD_DIM 15     /* input spec: dim -7 (only -1 means "any") */
+#define MB_SPEC_BAD_DTYPE 16   /* output spec: dtype float with 0 bits */
 
 #ifndef MISBEHAVE
 #error "define MISBEHAVE"
@@ -121,6 +124,9 @@ EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size
   out->ndim = 33;
 #elif MISBEHAVE == MB_SPEC_NULL_SHAPE
   out->shape = NULL;
+#elif MISBEHAVE == MB_SPEC_BAD_DIM
+  static const int64_t bad[2] = {-7, 4};
+  out->shape = bad;
 #endif
   return AOTRUN_PKG_OK;
 }
@@ -128,7 +134,11 @@ EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size
 EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
-  return fill_spec("y", out);
+  fill_spec("y", out);
+#if MISBEHAVE == MB_SPEC_BAD_DTYPE
+  out->dtype.bits = 0;
+#endif
+  return AOTRUN_PKG_OK;
 }
 
 EXPORT int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, const aotrun_pkg_shape_args* args) {
@@ -143,7 +153,11 @@ EXPORT int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, c
 #else
   args->output_shapes[0] = args->inputs[0].shape[0];
 #endif
+#if MISBEHAVE == MB_CONTRADICT_SHAPE
+  args->output_shapes[1] = 5;
+#else
   args->output_shapes[1] = 4;
+#endif
   return AOTRUN_PKG_OK;
 }
 

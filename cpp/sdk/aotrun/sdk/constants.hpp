@@ -70,8 +70,10 @@ class Constants {
                    (t.shape || t.ndim == 0 ? format_shape(t.shape, t.ndim) : std::string("(NULL)")) +
                    ", expected " + format_shape(shape.data(), ndim));
     }
+    int64_t bytes = 0;
+    if (!checked_nbytes(t, &bytes)) fail_invalid(prefix + " has a shape too large to address");
     if (!is_compact(t)) fail_invalid(prefix + " is not compact row-major");
-    if (t.data == nullptr && numel(t) != 0) fail_invalid(prefix + " has no data");
+    if (t.data == nullptr && bytes != 0) fail_invalid(prefix + " has no data");
     return t;
   }
 

@@ -9,6 +9,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include "aotrun/sdk/error.hpp"
+
 namespace aotrun {
 namespace sdk {
 
@@ -32,9 +34,17 @@ class Shape {
   int32_t ndim() const { return ndim_; }
   int64_t operator[](int32_t i) const { return dims_[i]; }
   const int64_t* data() const { return dims_; }
+  // Product of the dims (0 if one is 0). A product that overflows int64_t
+  // is an INVALID_ARGUMENT error, never a wrapped count (signed overflow is
+  // undefined, and a wrap can read as "empty").
   int64_t numel() const {
+    for (int32_t i = 0; i < ndim_; ++i) {
+      if (dims_[i] == 0) return 0;
+    }
     int64_t n = 1;
-    for (int32_t i = 0; i < ndim_; ++i) n *= dims_[i];
+    for (int32_t i = 0; i < ndim_; ++i) {
+      if (__builtin_mul_overflow(n, dims_[i], &n)) fail_invalid("shape " + str() + " has more elements than int64_t holds");
+    }
     return n;
   }
   std::string str() const { return format_shape(dims_, ndim_); }

@@ -24,21 +24,53 @@ T* data_ptr(const DLTensor& t) {
   return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
 }
 
-inline int64_t numel(const DLTensor& t) {
+// Element count, false if a dim is negative or the count overflows int64_t
+// (a wrapped count can read as 0, "empty", and let NULL data through). An
+// empty tensor (a zero dim) is 0 whatever the other dims say.
+inline bool checked_numel(const DLTensor& t, int64_t* out) noexcept {
   int64_t n = 1;
-  for (int32_t i = 0; i < t.ndim; ++i) n *= t.shape[i];
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] < 0) return false;
+    if (t.shape[i] == 0) {
+      *out = 0;
+      return true;
+    }
+  }
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (__builtin_mul_overflow(n, t.shape[i], &n)) return false;
+  }
+  *out = n;
+  return true;
+}
+
+// Byte size (dtype_bytes x element count), false if it overflows int64_t:
+// model code computes sizes from shapes, and those must not wrap either.
+inline bool checked_nbytes(const DLTensor& t, int64_t* out) noexcept {
+  int64_t n = 0;
+  return checked_numel(t, &n) && !__builtin_mul_overflow(n, static_cast<int64_t>(dtype_bytes(t.dtype)), out);
+}
+
+// Element count; INVALID_ARGUMENT if it overflows (checked_numel).
+inline int64_t numel(const DLTensor& t) {
+  int64_t n = 0;
+  if (!checked_numel(t, &n)) {
+    fail_invalid("a tensor of shape " + format_shape(t.shape, t.ndim) + " has no valid element count");
+  }
   return n;
 }
 
 // strides NULL, or equal to compact row-major strides (dims of extent 1 may
-// carry any stride; an empty tensor is always compact).
+// carry any stride; an empty tensor is always compact). A stride product
+// that overflows cannot equal any given stride: not compact.
 inline bool is_compact(const DLTensor& t) {
   if (t.strides == nullptr) return true;
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] == 0) return true;
+  }
   int64_t expected = 1;
   for (int32_t i = t.ndim - 1; i >= 0; --i) {
-    if (t.shape[i] == 0) return true;
     if (t.shape[i] != 1 && t.strides[i] != expected) return false;
-    expected *= t.shape[i];
+    if (__builtin_mul_overflow(expected, t.shape[i], &expected)) return false;
   }
   return true;
 }
@@ -105,10 +137,14 @@ inline void check_run_tensor(const char* role, size_t index, const TensorSpec& s
                         "is on device " + device_str(t.device) + ", the container runs on " +
                             device_str(device));
   }
+  int64_t bytes = 0;
+  if (!checked_nbytes(t, &bytes)) {
+    detail::tensor_fail(role, index, spec, "shape " + format_shape(t.shape, t.ndim) + " is too large to address");
+  }
   if (!is_compact(t)) {
     detail::tensor_fail(role, index, spec, "is not compact row-major (strides given do not match)");
   }
-  if (t.data == nullptr && numel(t) != 0) detail::tensor_fail(role, index, spec, "data is NULL");
+  if (t.data == nullptr && bytes != 0) detail::tensor_fail(role, index, spec, "data is NULL");
 }
 
 }  // namespace sdk
