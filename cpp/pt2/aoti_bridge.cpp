@@ -12,6 +12,7 @@
 
 #include "log/log.hpp"
 #include "pt2/aoti_library.hpp"
+#include "pt2/cuda_requirements.hpp"
 #include "pt2/pt2_archive.hpp"
 #include "pt2/tensor_convert.hpp"
 #include "pt2/wrapper_specs.hpp"
@@ -496,12 +497,17 @@ BoundLibrary open_pt2(const std::string& path, const std::string& display_name, 
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
   if (!model.metadata_json.empty()) {
     // {"AOTI_DEVICE_KEY": "cpu", ...}: only CPU models are bridged so far.
+    // A CUDA model is checked for what it would need first, so that a
+    // machine without it hears which piece is missing (nothing is extracted
+    // yet).
     const nlohmann::json meta = nlohmann::json::parse(model.metadata_json, nullptr, false);
     if (meta.is_object() && meta.contains("AOTI_DEVICE_KEY") && meta["AOTI_DEVICE_KEY"].is_string() &&
         meta["AOTI_DEVICE_KEY"].get<std::string>() != "cpu") {
-      fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" +
-                                  meta["AOTI_DEVICE_KEY"].get<std::string>() +
-                                  "'; aotrun runs CPU .pt2 packages only");
+      const std::string device = meta["AOTI_DEVICE_KEY"].get<std::string>();
+      if (device == "cuda") require_cuda_runtime(display_name, options.libtorch, 0);
+      fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" + device +
+                                  "'; aotrun runs CPU .pt2 packages only" +
+                                  (device == "cuda" ? " (CUDA archives are not yet verified on a GPU)" : ""));
     }
   }
 

@@ -9,12 +9,14 @@
 #include <zip.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "device/cuda/cuda_context.hpp"
 #include "pt2/aoti_bridge.hpp"
 #include "pt2/pt2_archive.hpp"
 #include "pt2/private_dir.hpp"
@@ -291,11 +293,89 @@ TEST(Pt2WrapperSpecs, ParsesDtypesStaticDimsRangesAndRank) {
   EXPECT_NE(why.find("no input checks"), std::string::npos) << why;
 }
 
-TEST(Pt2Archive, CudaModelIsRefusedAtOpenBeforeLibtorchIsNeeded) {
-  TempZip z({{"a/data/aotinductor/model/x.so", elf_stub()},
-             {"a/data/aotinductor/model/x_metadata.json", "{\"AOTI_DEVICE_KEY\": \"cuda\"}"}},
-            "cuda");
+namespace {
+
+// A directory standing for a libtorch lib/ (files only: nothing is loaded,
+// the CUDA checks look for libtorch_cuda.so by name), and a scratch TMPDIR
+// that must stay empty (nothing extracted from a refused archive).
+struct FakeDirs {
+  std::string libtorch, tmp;
+  explicit FakeDirs(bool with_cuda) {
+    char a[] = "/tmp/aotrun-fake-libtorch-XXXXXX", b[] = "/tmp/aotrun-fake-tmp-XXXXXX";
+    libtorch = ::mkdtemp(a);
+    tmp = ::mkdtemp(b);
+    touch(libtorch + "/libtorch_cpu.so");
+    if (with_cuda) touch(libtorch + "/libtorch_cuda.so");
+    ::setenv("AOTRUN_TMPDIR", tmp.c_str(), 1);
+  }
+  ~FakeDirs() {
+    ::unsetenv("AOTRUN_TMPDIR");
+    std::system(("rm -rf '" + libtorch + "' '" + tmp + "'").c_str());
+  }
+  static void touch(const std::string& p) { std::fclose(std::fopen(p.c_str(), "w")); }
+  bool tmp_empty() const {
+    DIR* d = ::opendir(tmp.c_str());
+    int n = 0;
+    while (dirent* e = d ? ::readdir(d) : nullptr) n += e->d_name[0] != '.';
+    if (d) ::closedir(d);
+    return n == 0;
+  }
+};
+
+std::vector<File> cuda_archive(const char* device) {
+  return {{"a/data/aotinductor/model/x.so", elf_stub()},
+          {"a/data/aotinductor/model/x_metadata.json", std::string("{\"AOTI_DEVICE_KEY\": \"") + device + "\"}"}};
+}
+
+}  // namespace
+
+// A CUDA archive says which piece it lacks, before anything is extracted:
+// a libtorch with CUDA (LOAD_FAILED naming libtorch_cuda.so and the fix),
+// then a device (DEVICE with CUDA's reason).
+TEST(Pt2Archive, CudaModelNamesWhatItNeedsBeforeExtracting) {
+  TempZip z(cuda_archive("cuda"), "cuda");
+  const char* saved = std::getenv("AOTRUN_LIBTORCH");
+  const std::string keep = saved ? saved : "";
+  ::unsetenv("AOTRUN_LIBTORCH");
   std::string msg;
-  EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", Pt2Options{}); }, &msg), Code::Unsupported);
-  EXPECT_NE(msg.find("for device 'cuda'; aotrun runs CPU .pt2 packages only"), std::string::npos) << msg;
+  {
+    FakeDirs none(false);
+    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", Pt2Options{}); }, &msg), Code::LoadFailed);
+    EXPECT_NE(msg.find("package 'gpu_model' is a CUDA AOTInductor model and needs libtorch with CUDA "
+                       "(libtorch_cuda.so), and no libtorch is named"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("AOTRUN_LIBTORCH"), std::string::npos) << msg;
+    EXPECT_TRUE(none.tmp_empty());
+  }
+  {
+    FakeDirs cpu_only(false);
+    Pt2Options o;
+    o.libtorch = cpu_only.libtorch;
+    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), Code::LoadFailed);
+    EXPECT_NE(msg.find("the libtorch in '" + cpu_only.libtorch + "' has no libtorch_cuda.so (a CPU-only libtorch"),
+              std::string::npos) << msg;
+    EXPECT_TRUE(cpu_only.tmp_empty());
+    // The same through the file name of libtorch_cpu.so.
+    o.libtorch = cpu_only.libtorch + "/libtorch_cpu.so";
+    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), Code::LoadFailed);
+  }
+  {
+    FakeDirs with_cuda(true);
+    Pt2Options o;
+    o.libtorch = with_cuda.libtorch;
+    std::string why;
+    const bool gpu = aotrun::cuda::usable(0, &why);
+    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), gpu ? Code::Unsupported : Code::Device);
+    if (!gpu) {
+      EXPECT_NE(msg.find("needs CUDA device 0, which is not usable here: " + why), std::string::npos) << msg;
+    }
+    EXPECT_TRUE(with_cuda.tmp_empty());
+  }
+  if (saved) ::setenv("AOTRUN_LIBTORCH", keep.c_str(), 1);
+}
+
+TEST(Pt2Archive, ModelForAnotherDeviceIsUnsupportedNamingIt) {
+  TempZip z(cuda_archive("mps"), "mps");
+  std::string msg;
+  EXPECT_EQ(code_of([&] { open_pt2(z.path, "mps_model", Pt2Options{}); }, &msg), Code::Unsupported);
+  EXPECT_NE(msg.find("for device 'mps'; aotrun runs CPU .pt2 packages only"), std::string::npos) << msg;
 }
