@@ -1,6 +1,7 @@
 // SHA-256 (FIPS 180-4), used to verify package files against their manifest
-// before any of their code is loaded. Own implementation: libaotrun must not
-// pull a crypto library into every process that loads a model.
+// before any of their code is loaded. Computed by OpenSSL's libcrypto (EVP),
+// linked privately into libaotrun: none of its symbols is exported, and no
+// OpenSSL header is included here, so users of the core do not see it.
 #pragma once
 
 #include <array>
@@ -8,20 +9,26 @@
 #include <cstdint>
 #include <string>
 
+// OpenSSL's EVP_MD_CTX, declared without its headers.
+struct evp_md_ctx_st;
+
 namespace aotrun {
 
+// Incremental digest. Throws std::bad_alloc when OpenSSL cannot allocate its
+// context, Error(Internal) if OpenSSL refuses an operation.
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
   void update(const void* data, size_t len);
+  // The digest of everything passed to update(); call once.
   std::array<uint8_t, 32> finish();
 
  private:
-  void block(const uint8_t* p);
-  uint32_t h_[8];
-  uint8_t buf_[64];
-  size_t buf_len_ = 0;
-  uint64_t total_ = 0;
+  evp_md_ctx_st* ctx_;
 };
 
 // Lower-case hex digest of a whole file. Throws Error(NotFound/LoadFailed).
