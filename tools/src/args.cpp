@@ -4,66 +4,109 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <CLI/CLI.hpp>
+
 #include "error.h"
 
 namespace aotrun_cli {
 
 namespace {
 
-const OptionSpec* find_spec(const std::vector<OptionSpec>& specs, const std::string& name) {
-  for (const OptionSpec& spec : specs) {
-    if (spec.name == name) return &spec;
-  }
-  return nullptr;
+// How messages name an option: "--name=value" -> "--name".
+std::string option_token(const std::string& arg) {
+  return arg.compare(0, 2, "--") == 0 ? arg.substr(0, arg.find('=')) : arg;
 }
+
+// CLI11 reads tokens such as "-5" (a negative number) as positionals; this
+// tool has no such values, so before `--` they stay unknown options.
+bool looks_like_option(const std::string& arg) { return arg.size() >= 2 && arg[0] == '-'; }
 
 }  // namespace
 
 Args Args::parse(const std::string& command, const std::vector<OptionSpec>& specs, int argc,
                  char** argv, int begin) {
+  return parse_impl(command, specs, argc, argv, begin, nullptr);
+}
+
+Args Args::parse_leading(const std::string& command, const std::vector<OptionSpec>& specs,
+                         int argc, char** argv, int begin, int* rest) {
+  return parse_impl(command, specs, argc, argv, begin, rest);
+}
+
+Args Args::parse_impl(const std::string& command, const std::vector<OptionSpec>& specs, int argc,
+                      char** argv, int begin, int* rest) {
+  CLI::App app;
+  app.set_help_flag();  // each command prints its own help text (kHelp)
+  // parse_leading: the first positional and all after it are left unparsed.
+  app.prefix_command(rest != nullptr);
+  // A vector makes CLI11 take any number of positionals; their text is read
+  // from the option's results, as given.
+  std::vector<std::string> positional_values;
+  CLI::Option* positional = nullptr;
+  if (rest == nullptr) positional = app.add_option("args", positional_values);
+
+  std::map<const CLI::Option*, const OptionSpec*> spec_of;
+  for (const OptionSpec& spec : specs) {
+    const std::string names = spec.name == "help" ? "-h,--help" : "--" + spec.name;
+    CLI::Option* option = spec.takes_value ? app.add_option(names) : app.add_flag(names);
+    // Keep every occurrence: repeats and flag values are judged below, in
+    // command-line order.
+    option->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    spec_of[option] = &spec;
+  }
+
+  try {
+    // argv[begin - 1] stands in for the program name CLI11 skips.
+    app.parse(argc - begin + 1, argv + begin - 1);
+  } catch (const CLI::ExtrasError&) {
+    // Only options can be left over: positionals are all accepted.
+    for (const std::string& extra : app.remaining()) {
+      if (extra != "--") throw UsageError(command, "unknown option '" + option_token(extra) + "'");
+    }
+    throw;
+  } catch (const CLI::ArgumentMismatch&) {
+    // Thrown while parsing only when an option that takes a value is the
+    // last argument: there is nothing left to take.
+    throw UsageError(command, "option '" + option_token(argv[argc - 1]) + "' needs a value");
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(command, e.what());
+  }
+
   Args args;
   args.command_ = command;
-  bool options_done = false;
-  for (int i = begin; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (options_done || arg.size() < 2 || arg[0] != '-') {
-      args.positionals_.push_back(arg);
-      continue;
+  std::map<const CLI::Option*, size_t> seen;
+  for (const CLI::Option* option : app.parse_order()) {
+    auto it = spec_of.find(option);
+    if (it == spec_of.end()) continue;  // a positional: read below
+    const OptionSpec& spec = *it->second;
+    const size_t index = seen[option]++;
+    const std::string& value = option->results().at(index);
+    // An unvalued flag reads "true"; anything else was given as --flag=VALUE.
+    if (!spec.takes_value && value != "true") {
+      throw UsageError(command, "option '--" + spec.name + "' takes no value");
     }
-    if (arg == "--") {
-      options_done = true;
-      continue;
+    if (!spec.repeatable && index > 0) {
+      throw UsageError(command, "option '--" + spec.name + "' given more than once");
     }
-    if (arg == "-h") {
-      args.values_["help"].push_back("");
-      continue;
+    args.values_[spec.name].push_back(spec.takes_value ? value : "");
+  }
+
+  const std::vector<std::string> remaining = app.remaining();
+  const bool saw_end_of_options = !remaining.empty() && remaining.front() == "--";
+  if (rest != nullptr) {
+    // What CLI11 left is argv's tail: an unknown option, or `--` and/or the
+    // subcommand with its arguments.
+    if (!remaining.empty() && !saw_end_of_options && looks_like_option(remaining.front())) {
+      throw UsageError(command, "unknown option '" + option_token(remaining.front()) + "'");
     }
-    if (arg.compare(0, 2, "--") != 0) {
-      throw UsageError(command, "unknown option '" + arg + "'");
+    *rest = argc - static_cast<int>(remaining.size()) + (saw_end_of_options ? 1 : 0);
+    return args;
+  }
+  args.positionals_ = positional->results();
+  if (!saw_end_of_options) {
+    for (const std::string& arg : args.positionals_) {
+      if (looks_like_option(arg)) throw UsageError(command, "unknown option '" + option_token(arg) + "'");
     }
-    std::string name = arg.substr(2);
-    std::string value;
-    bool inline_value = false;
-    const size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      inline_value = true;
-    }
-    const OptionSpec* spec = find_spec(specs, name);
-    if (spec == nullptr) throw UsageError(command, "unknown option '--" + name + "'");
-    if (spec->takes_value) {
-      if (!inline_value) {
-        if (i + 1 >= argc) throw UsageError(command, "option '--" + name + "' needs a value");
-        value = argv[++i];
-      }
-    } else if (inline_value) {
-      throw UsageError(command, "option '--" + name + "' takes no value");
-    }
-    if (!spec->repeatable && args.values_.count(name) != 0) {
-      throw UsageError(command, "option '--" + name + "' given more than once");
-    }
-    args.values_[name].push_back(value);
   }
   return args;
 }

@@ -1,8 +1,10 @@
-// Command-line parsing for the aotrun subcommands.
+// Command-line parsing for the aotrun subcommands, on CLI11.
 //
 // Options are GNU style: `--name value`, `--name=value`, or `--flag`; `--`
 // ends the options; everything else is positional. Unknown options, missing
-// values and repeated single-use options throw UsageError (exit code 2).
+// values, values given to flags and repeated single-use options throw
+// UsageError (exit code 2). Help texts are the commands' own (kHelp), so
+// CLI11's generated help is not used.
 #ifndef AOTRUN_TOOLS_ARGS_H_
 #define AOTRUN_TOOLS_ARGS_H_
 
@@ -14,7 +16,7 @@
 namespace aotrun_cli {
 
 struct OptionSpec {
-  std::string name;          // without the leading "--"
+  std::string name;          // without the leading "--"; "help" also answers to -h
   bool takes_value = false;  // false: a flag
   bool repeatable = false;   // may be given more than once (values accumulate)
 };
@@ -24,6 +26,11 @@ class Args {
   // Parses argv[begin, end) of subcommand `command` against `specs`.
   static Args parse(const std::string& command, const std::vector<OptionSpec>& specs,
                     int argc, char** argv, int begin);
+  // Parses the options in front of a subcommand: stops at the first
+  // positional argument, or after `--`, and sets *rest to its index in argv
+  // (argc when there is none).
+  static Args parse_leading(const std::string& command, const std::vector<OptionSpec>& specs,
+                            int argc, char** argv, int begin, int* rest);
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   // Last value of an option, or `fallback` when absent.
@@ -44,6 +51,9 @@ class Args {
   const std::string& command() const { return command_; }
 
  private:
+  static Args parse_impl(const std::string& command, const std::vector<OptionSpec>& specs,
+                         int argc, char** argv, int begin, int* rest);
+
   std::string command_;
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positionals_;

@@ -1,6 +1,5 @@
 // aotrun — command line for aotrun packages: global options, subcommand
 // dispatch, and the one place where errors become messages and exit codes.
-#include <cstring>
 #include <iostream>
 #include <new>
 #include <string>
@@ -54,22 +53,9 @@ CommandFn find_command(const std::string& name) {
 
 int dispatch(int argc, char** argv) {
   // Global options come before the command; the command parses the rest.
-  int i = 1;
-  Args global;
-  std::vector<OptionSpec> specs = {{"help", false, true}, {"log", true, false}, {"version", false, false}};
-  int end = i;
-  while (end < argc && argv[end][0] == '-' && std::strcmp(argv[end], "--") != 0) {
-    // --log takes a separate value; keep it with its option.
-    if (std::strcmp(argv[end], "--log") == 0 && end + 1 < argc) ++end;
-    ++end;
-  }
-  {
-    // Parse only argv[1, end) as global options.
-    std::vector<char*> head(argv, argv + end);
-    global = Args::parse("", specs, static_cast<int>(head.size()), head.data(), 1);
-  }
-  if (end < argc && std::strcmp(argv[end], "--") == 0) ++end;
-  i = end;
+  const std::vector<OptionSpec> specs = {{"help", false, true}, {"log", true, false}, {"version", false, false}};
+  int i = argc;
+  const Args global = Args::parse_leading("", specs, argc, argv, 1, &i);
   apply_log_option(global);
   if (global.has("version")) {
     std::cout << "aotrun " << AOTRUN_VERSION_MAJOR << "." << AOTRUN_VERSION_MINOR << "."

@@ -197,12 +197,27 @@ def case_usage_errors():
         (["check", "--runs", "0", "x"], "--runs"),
         (["check", "--mode", "graph", "x"], "unknown option '--mode'"),
         (["check"], "missing package path"),
+        # How options are read (args.cpp, CLI11 underneath).
+        (["--log"], "option '--log' needs a value"),
+        (["run", "x", "--values"], "option '--values' needs a value"),
+        (["--version", "--version"], "option '--version' given more than once"),
+        (["inspect", "--json", "--json", "x"], "option '--json' given more than once"),
+        (["inspect", "--no-verify=1", "x"], "option '--no-verify' takes no value"),
+        (["inspect", "--bogus=1", "x"], "unknown option '--bogus'"),
+        (["inspect", "-x", "x"], "unknown option '-x'"),
+        (["run", "-5"], "unknown option '-5'"),
+        (["--log", "warn", "--bogus", "run", "x"], "unknown option '--bogus'"),
     ]
     for args, needle in cases:
         _, out, err = cli(*args, expect=2)
         check(needle in err, f"aotrun {' '.join(args)}: stderr lacks '{needle}'", err)
         check("--help" in err, f"aotrun {' '.join(args)}: stderr does not point to --help", err)
         check(out == "", f"aotrun {' '.join(args)}: usage error wrote to stdout", out)
+    # `--` ends the options, of the tool and of a command: what follows is
+    # the command, or the package path, whatever it looks like.
+    for args in (["--log", "off", "--", "inspect", "--", "-5"], ["inspect", "--", "--json"]):
+        _, out, err = cli(*args, expect=1)
+        check("NOT_FOUND" in err and f"'{args[-1]}'" in err, f"aotrun {' '.join(args)}: {err}")
 
 
 def case_help():
