@@ -3,13 +3,11 @@
 //! little-endian float32 files, written by tests/support/mlp_reference_dump).
 
 mod common;
-#[path = "common/json.rs"]
-mod json;
 
 use std::path::{Path, PathBuf};
 
 use aotrun::{DataType, Mode, Package, TensorMut, TensorRef};
-use json::Json;
+use serde_json::Value;
 
 struct Case {
     x: Vec<f32>,
@@ -24,8 +22,18 @@ fn read_f32(path: &Path) -> Vec<f32> {
     bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
-fn shape(j: &Json) -> Vec<i64> {
-    j.arr().iter().map(|d| d.num() as i64).collect()
+/// `j[key]`, panicking with the key's name when absent.
+fn field<'a>(j: &'a Value, key: &str) -> &'a Value {
+    j.get(key).unwrap_or_else(|| panic!("reference index: key '{key}' missing in {j}"))
+}
+
+fn text_of<'a>(j: &'a Value, key: &str) -> &'a str {
+    field(j, key).as_str().unwrap_or_else(|| panic!("reference index: '{key}' is not a string"))
+}
+
+fn shape(j: &Value, key: &str) -> Vec<i64> {
+    let dims = field(j, key).as_array().unwrap_or_else(|| panic!("reference index: '{key}' is not an array"));
+    dims.iter().map(|d| d.as_i64().unwrap_or_else(|| panic!("reference index: '{key}' holds {d}"))).collect()
 }
 
 /// The reference cases and their tolerance.
@@ -34,19 +42,19 @@ fn reference(dir: &Path) -> (Vec<Case>, f32) {
     let index_path = ref_dir.join("index.json");
     let text = std::fs::read_to_string(&index_path)
         .unwrap_or_else(|e| panic!("{}: {e} (target mlp_reference_data builds it)", index_path.display()));
-    let index = Json::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", index_path.display()));
-    assert_eq!(index.get("dtype").str(), "float32");
-    assert_eq!(index.get("byte_order").str(), "little");
-    let tol = index.get("tolerance").num() as f32;
-    let cases: Vec<Case> = index
-        .get("cases")
-        .arr()
+    let index: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", index_path.display()));
+    assert_eq!(text_of(&index, "dtype"), "float32");
+    assert_eq!(text_of(&index, "byte_order"), "little");
+    let tol = field(&index, "tolerance").as_f64().expect("reference index: 'tolerance' is not a number") as f32;
+    let cases: Vec<Case> = field(&index, "cases")
+        .as_array()
+        .expect("reference index: 'cases' is not an array")
         .iter()
         .map(|c| Case {
-            x: read_f32(&ref_dir.join(c.get("input").str())),
-            x_shape: shape(c.get("input_shape")),
-            y: read_f32(&ref_dir.join(c.get("output").str())),
-            y_shape: shape(c.get("output_shape")),
+            x: read_f32(&ref_dir.join(text_of(c, "input"))),
+            x_shape: shape(c, "input_shape"),
+            y: read_f32(&ref_dir.join(text_of(c, "output"))),
+            y_shape: shape(c, "output_shape"),
         })
         .collect();
     assert!(!cases.is_empty(), "{} lists no cases", index_path.display());
