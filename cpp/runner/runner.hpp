@@ -26,7 +26,7 @@ class GraphExecutor;
 
 class Runner {
  public:
-  // Creates the container and settles the mode per DESIGN.md's fallback
+  // Creates the container and settles the mode per ABI.md's fallback
   // table (warning once per package, or UNSUPPORTED when strict).
   static std::unique_ptr<Runner> create(std::shared_ptr<Package> pkg, const RunnerOptions& options);
   // Waits for every asynchronous run, then releases the container.

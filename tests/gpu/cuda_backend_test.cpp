@@ -363,7 +363,7 @@ class CudaMlpOnContext : public testing::Test {
 
 }  // namespace
 
-// What DESIGN.md's single-threaded entry point exists for, on real CUDA: the
+// What the package ABI's single-threaded entry point exists for, on real CUDA: the
 // threaded run's second call under capture must query its instance's event.
 // The first call recorded that event inside the capture, so CUDA answers
 // cudaErrorCapturedEvent (907), not 900; both are CAPTURE_UNSUPPORTED.
