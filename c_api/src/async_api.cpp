@@ -93,14 +93,15 @@ aotrun_status* aotrun_event_set_callback(aotrun_event* event, aotrun_event_callb
     require(event, "event");
     require(reinterpret_cast<const void*>(fn), "callback");
     if (event->callback_set) fail(Code::InvalidArgument, "the event already has a callback");
-    event->callback_set = true;
     struct Adapter {
       aotrun_event_callback fn;
       void* user;
     };
     // The core's callback type takes int32_t codes; adapt without casting
-    // function pointers.
+    // function pointers. Allocated before the event is marked, so that a
+    // failed allocation leaves the event without a callback, free to retry.
     auto* a = new Adapter{fn, user_data};
+    event->callback_set = true;
     event->ev->set_callback(
         [](void* p, int32_t code, const char* message) {
           std::unique_ptr<Adapter> ad(static_cast<Adapter*>(p));

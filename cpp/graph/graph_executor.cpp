@@ -100,8 +100,11 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
     t.dtype = spec.dtype;
     t.shape = shape;
     const uint64_t bytes = bytes_of(t);
+    // The slot first: once allocated, the buffer is owned by the entry (a
+    // push_back that threw after the allocation lost it).
+    e->buffers.push_back(nullptr);
     t.data = device_->alloc(bytes);
-    e->buffers.push_back(t.data);
+    e->buffers.back() = t.data;
     e->bytes = saturating_add(e->bytes, bytes);
     return t;
   };

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
@@ -60,9 +59,13 @@ uint32_t parse_abi_version(const std::string& text, const std::string& where) {
 }
 
 Manifest parse_manifest(const std::string& text, const std::string& where) {
-  nlohmann::json j = parse_package_json(text.data(), text.data() + text.size(), where, "JSON", Code::BadPackage);
+  const PackageJson doc = parse_package_json(text.data(), text.data() + text.size(), where, "JSON", Code::BadPackage);
+  const nlohmann::json& j = doc.get();
   if (!j.is_object()) fail(Code::BadPackage, where + ": top level must be a JSON object");
-  if (auto f = j.find("format"); f != j.end() && (!f->is_string() || *f != "aotrun-package")) {
+  // get_ref, not json's operator!= with a C string: that one is noexcept and
+  // builds a temporary json (out of memory there ends the process).
+  if (auto f = j.find("format");
+      f != j.end() && (!f->is_string() || f->get_ref<const std::string&>() != "aotrun-package")) {
     fail(Code::BadPackage, where + ": \"format\" must be \"aotrun-package\"");
   }
   if (auto fv = j.find("format_version"); fv != j.end()) {
@@ -116,11 +119,16 @@ Manifest read_manifest(const std::string& dir) {
   if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes) {
     fail(Code::BadPackage, path + ": larger than " + std::to_string(kMaxManifestBytes) + " bytes");
   }
+  // Read into a buffer sized up front: `ss << rdbuf()` swallows bad_alloc
+  // and returns a truncated text, which would read as a corrupt manifest.
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(Code::LoadFailed, "cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_manifest(ss.str(), path);
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.gcount() != static_cast<std::streamsize>(text.size())) {
+    fail(Code::LoadFailed, "cannot read " + path + ": it changed size while being read");
+  }
+  return parse_manifest(text, path);
 }
 
 }  // namespace aotrun

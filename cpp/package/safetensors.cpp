@@ -39,7 +39,8 @@ bool dtype_from_string(const std::string& s, DLDataType* out) {
 
 std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t json_len, const uint8_t* data,
                                                         uint64_t data_size, const std::string& where) {
-  nlohmann::json j = parse_package_json(json, json + json_len, where, "safetensors header", Code::BadPackage);
+  const PackageJson doc = parse_package_json(json, json + json_len, where, "safetensors header", Code::BadPackage);
+  const nlohmann::json& j = doc.get();
   if (!j.is_object()) fail(Code::BadPackage, where + ": safetensors header is not a JSON object");
   if (j.size() > kMaxSafetensorsTensors) fail(Code::BadPackage, where + ": too many tensors in header");
   std::vector<MappedTensor> out;

@@ -158,11 +158,21 @@ Status Stream::take_error() {
 Status Stream::begin_capture(CaptureMode mode) {
   std::lock_guard<std::mutex> lock(capture_mu_);
   if (capture_graph_) return Status{Code::InvalidArgument, "stream is already capturing"};
-  capture_graph_ = std::make_unique<Graph>();
-  capture_record_ = std::make_unique<CaptureRecord>();
-  capture_record_->mode = mode;
-  capture_record_->owner = std::this_thread::get_id();
-  capture_rules::register_capture(capture_record_.get());
+  // Built aside and installed only once nothing can fail any more: a failed
+  // begin (out of memory) must leave the stream not capturing.
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<CaptureRecord> record;
+  try {
+    graph = std::make_unique<Graph>();
+    record = std::make_unique<CaptureRecord>();
+    record->mode = mode;
+    record->owner = std::this_thread::get_id();
+    capture_rules::register_capture(record.get());
+  } catch (const std::bad_alloc&) {
+    return Status{Code::OutOfMemory, "begin_capture: out of host memory"};
+  }
+  capture_graph_ = std::move(graph);
+  capture_record_ = std::move(record);
   capturing_.store(true, std::memory_order_release);
   return Status::Ok();
 }
