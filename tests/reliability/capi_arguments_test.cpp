@@ -450,6 +450,16 @@ TEST(CapiArgs, MessagesNameTheRealValue) {
   aotrun_stream_free(s);
   EXPECT_STREQ(aotrun_mode_name(static_cast<aotrun_mode>(-1)), "unknown");
 
+  // An unknown dtype code is named as the number it is ("code990" before).
+  {
+    Package named(pkg_path("counting"));
+    Runner nr(named.p, Options());
+    Tensor x({2, 4}), y({2, 4});
+    x.dl.dtype = DLDataType{static_cast<uint8_t>(99), 32, 1};
+    REL_EXPECT_OUTCOME(outcome(run_vec(nr.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT,
+                       "has dtype code 99 (unknown, 32 bits), expected float32");
+  }
+
   // A zero timeout is a bound of 0 ns: TIMEOUT saying so, not "1 ns".
   ::setenv("AOTRUN_TEST_SPIN_US", "20000", 1);  // the first run holds the only slot a while
   Package pkg(pkg_path("counting"));

@@ -34,7 +34,8 @@ constexpr size_t dtype_bytes(DLDataType t) {
   return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8;
 }
 
-// "float32", "int64", "bfloat16", "float32x4"; unknown codes as "code7_32".
+// "float32", "int64", "bfloat16", "float32x4"; an unknown code as
+// "code 7 (unknown, 32 bits)".
 inline std::string dtype_name(DLDataType t) {
   std::string base;
   switch (t.code) {
@@ -42,7 +43,11 @@ inline std::string dtype_name(DLDataType t) {
     case kDLUInt: base = "uint"; break;
     case kDLFloat: base = "float"; break;
     case kDLBfloat: base = "bfloat"; break;
-    default: base = "code" + std::to_string(t.code) + "_"; break;
+    case kDLComplex: base = "complex"; break;
+    case 6: base = "bool"; break;  // kDLBool (DLPack 0.8)
+    default:
+      return "code " + std::to_string(t.code) + " (unknown, " + std::to_string(t.bits) + " bits" +
+             (t.lanes != 1 ? ", " + std::to_string(t.lanes) + " lanes)" : std::string(")"));
   }
   base += std::to_string(t.bits);
   if (t.lanes != 1) base += "x" + std::to_string(t.lanes);
