@@ -81,22 +81,6 @@ const RealLibrary& noop() {
   return lib;
 }
 
-// Runs `body` in a forked child and reports how the child ended: a crash in
-// the loader then fails the test instead of killing the test binary.
-std::string in_child(const std::function<int()>& body) {
-  const pid_t pid = ::fork();
-  if (pid < 0) return "fork failed";
-  if (pid == 0) {
-    int rc = body();
-    ::_exit(rc);
-  }
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return "waitpid failed";
-  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + ::strsignal(WTERMSIG(status)) + ")";
-  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "";
-}
-
 // Writes `bytes` as a bare package library and opens it with its own sha256
 // pinned: first in a child (which must exit normally, having been refused
 // with LOAD_FAILED), then in this process, where the message must name the
@@ -112,7 +96,7 @@ void expect_refused(const std::string& bytes, const std::string& tag, const std:
   rel::OpenOptions opts;
   opts.pin(hash);
 
-  const std::string child = in_child([&] {
+  const rel::ChildResult child = rel::in_child([&] {
     aotrun_package* p = nullptr;
     aotrun_status* s = aotrun_package_open(path.c_str(), opts.o, &p);
     const int rc = aotrun_status_code(s) == AOTRUN_ERR_LOAD_FAILED ? 0 : 3;
@@ -120,7 +104,7 @@ void expect_refused(const std::string& bytes, const std::string& tag, const std:
     aotrun_package_close(p);
     return rc;
   });
-  ASSERT_EQ(child, "") << "opening the damaged library in a child process";
+  ASSERT_TRUE(child.ok()) << "opening the damaged library in a child process: " << child.describe();
 
   const rel::Outcome o = open_fails(path, opts.o);
   REL_EXPECT_OUTCOME(o, AOTRUN_ERR_LOAD_FAILED, "'" + path + "'");

@@ -4,8 +4,6 @@
 // regression shows up as a failed test (SIGALRM = hang, SIGABRT = terminate)
 // instead of a stuck or dead suite.
 #include <dirent.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,33 +20,7 @@ using namespace aotrun_test;
 
 namespace {
 
-struct ChildResult {
-  bool exited = false;
-  int status = -1;  // exit status, or signal number when !exited
-  std::string describe() const {
-    if (exited) return "exited with " + std::to_string(status);
-    return "killed by signal " + std::to_string(status) + (status == SIGALRM ? " (hung: alarm)" : "");
-  }
-};
-
-// Runs `body` in a child process that dies of SIGALRM after `seconds`. The
-// body returns 0 on success; failures print their reason to stderr.
-ChildResult in_child(int seconds, const std::function<int()>& body) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::alarm(static_cast<unsigned>(seconds));
-    const int rc = body();
-    std::fflush(nullptr);
-    ::_exit(rc);
-  }
-  ChildResult r;
-  int st = 0;
-  if (pid < 0 || ::waitpid(pid, &st, 0) != pid) return r;
-  r.exited = WIFEXITED(st);
-  r.status = r.exited ? WEXITSTATUS(st) : WTERMSIG(st);
-  return r;
-}
+constexpr unsigned kAlarmSeconds = 20;  // a child still running then is hung
 
 #define CHILD_CHECK(cond)                                                        \
   do {                                                                           \
@@ -102,7 +74,7 @@ struct SpinUs {
 
 TEST(Reentrancy, WaitAllFromAnEventCallbackOfTheSameRunnerFailsAtOnce) {
   SpinUs spin("20000");  // the callback is registered before the run completes
-  ChildResult r = in_child(20, [] {
+  rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     Runner run(pkg.p, Options());
     Tensor x({1, 4}, 1.f), y({1, 4});
@@ -122,13 +94,13 @@ TEST(Reentrancy, WaitAllFromAnEventCallbackOfTheSameRunnerFailsAtOnce) {
     CHILD_CHECK(aotrun_runner_run(run.r, &x.dl, 1, &y.dl, 1) == nullptr);
     aotrun_event_free(ev);
     return 0;
-  });
-  EXPECT_TRUE(r.exited && r.status == 0) << r.describe();
+  }, kAlarmSeconds);
+  EXPECT_TRUE(r.ok()) << r.describe();
 }
 
 TEST(Reentrancy, DestroyFromAnEventCallbackOfTheSameRunnerCompletesLater) {
   SpinUs spin("20000");
-  ChildResult r = in_child(20, [] {
+  rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     const int before = thread_count();
     aotrun_runner* runner = nullptr;
@@ -156,13 +128,13 @@ TEST(Reentrancy, DestroyFromAnEventCallbackOfTheSameRunnerCompletesLater) {
     }
     CHILD_CHECK(joined);
     return 0;
-  });
-  EXPECT_TRUE(r.exited && r.status == 0) << r.describe();
+  }, kAlarmSeconds);
+  EXPECT_TRUE(r.ok()) << r.describe();
 }
 
 TEST(Reentrancy, WaitingFromACallbackForARunQueuedBehindItFailsAtOnce) {
   SpinUs spin("20000");
-  ChildResult r = in_child(20, [] {
+  rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     Runner run(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED).inflight(4));  // one worker
     Runner other(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
@@ -192,13 +164,13 @@ TEST(Reentrancy, WaitingFromACallbackForARunQueuedBehindItFailsAtOnce) {
     CHILD_CHECK(yb.data[0] == 2.f);  // counting: y = x + 1
     for (aotrun_event* e : {a, b, c}) aotrun_event_free(e);
     return 0;
-  });
-  EXPECT_TRUE(r.exited && r.status == 0) << r.describe();
+  }, kAlarmSeconds);
+  EXPECT_TRUE(r.ok()) << r.describe();
 }
 
 TEST(Reentrancy, BlockingSubmitFromACallbackIntoAFullWindowFailsAtOnce) {
   SpinUs spin("20000");
-  ChildResult r = in_child(20, [] {
+  rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     Runner run(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED).inflight(2));
     Tensor x({1, 4}, 1.f), ya({1, 4}), yb({1, 4});
@@ -229,8 +201,8 @@ TEST(Reentrancy, BlockingSubmitFromACallbackIntoAFullWindowFailsAtOnce) {
     CHILD_CHECK(yc.data[0] == 2.f);
     for (aotrun_event* e : {a, b, c}) aotrun_event_free(e);
     return 0;
-  });
-  EXPECT_TRUE(r.exited && r.status == 0) << r.describe();
+  }, kAlarmSeconds);
+  EXPECT_TRUE(r.ok()) << r.describe();
 }
 
 namespace {
@@ -254,7 +226,7 @@ int provoke_warning(const char* package, aotrun_mode mode) {
 }  // namespace
 
 TEST(Reentrancy, TheLogCallbackMayReplaceOrClearItselfAndLogAgain) {
-  ChildResult r = in_child(20, [] {
+  rel::ChildResult r = rel::in_child([] {
     aotrun_set_log_level(AOTRUN_LOG_WARN);  // one message per provoke_warning
     // Clears itself from inside: returns at once, later messages go to stderr.
     aotrun_set_log_callback(
@@ -287,15 +259,15 @@ TEST(Reentrancy, TheLogCallbackMayReplaceOrClearItselfAndLogAgain) {
     CHILD_CHECK(g_log.calls == 3);
     aotrun_set_log_callback(nullptr, nullptr);
     return 0;
-  });
-  EXPECT_TRUE(r.exited && r.status == 0) << r.describe();
+  }, kAlarmSeconds);
+  EXPECT_TRUE(r.ok()) << r.describe();
 }
 
 // A C++ host's callback that throws must not unwind into aotrun's worker
 // (std::terminate): the exception is caught and reported.
 TEST(Reentrancy, CallbacksThatThrowAreCaughtAndReported) {
   SpinUs spin("20000");
-  ChildResult r = in_child(20, [] {
+  rel::ChildResult r = rel::in_child([] {
     static std::atomic<bool> thrown{false};
     static std::atomic<int> errors{0};
     aotrun_set_log_level(AOTRUN_LOG_WARN);
@@ -327,6 +299,6 @@ TEST(Reentrancy, CallbacksThatThrowAreCaughtAndReported) {
     // The runner still works.
     CHILD_CHECK(aotrun_runner_run(run.r, &x.dl, 1, &y.dl, 1) == nullptr && y.data[0] == 2.f);
     return 0;
-  });
-  EXPECT_TRUE(r.exited && r.status == 0) << r.describe();
+  }, kAlarmSeconds);
+  EXPECT_TRUE(r.ok()) << r.describe();
 }

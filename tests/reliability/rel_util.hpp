@@ -4,12 +4,16 @@
 #pragma once
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -138,6 +142,41 @@ inline Outcome open_fails(const std::string& path, const aotrun_package_options*
   EXPECT_EQ(p, sentinel) << "out parameter written on failure";
   if (o.code == AOTRUN_OK && p != sentinel) aotrun_package_close(p);
   return o;
+}
+
+// How a forked child ended.
+struct ChildResult {
+  bool exited = false;
+  int status = -1;  // exit status, or the signal number when !exited
+  bool ok() const { return exited && status == 0; }
+  // "" when ok(); else how it ended (SIGALRM: it hung).
+  std::string describe() const {
+    if (ok()) return "";
+    if (exited) return "exited with status " + std::to_string(status);
+    if (status < 0) return "fork or waitpid failed";
+    return "killed by signal " + std::to_string(status) + " (" + ::strsignal(status) + ")" +
+           (status == SIGALRM ? " (hung: alarm)" : "");
+  }
+};
+
+// Runs `body` in a forked child (0 = success), so that a crash or a hang in
+// the library fails the test instead of killing or stalling the test binary.
+// With `alarm_s` > 0 the child dies of SIGALRM after that many seconds.
+inline ChildResult in_child(const std::function<int()>& body, unsigned alarm_s = 0) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (alarm_s > 0) ::alarm(alarm_s);
+    const int rc = body();
+    std::fflush(nullptr);
+    ::_exit(rc);
+  }
+  ChildResult r;
+  int st = 0;
+  if (pid < 0 || ::waitpid(pid, &st, 0) != pid) return r;
+  r.exited = WIFEXITED(st);
+  r.status = r.exited ? WEXITSTATUS(st) : WTERMSIG(st);
+  return r;
 }
 
 inline bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
