@@ -133,7 +133,7 @@ aotrun_status* aotrun_package_get_info(const aotrun_package* package, aotrun_pac
     i.num_outputs = p.outputs().size();
     i.num_constants = p.constants().size();
     i.constant_bytes = p.constant_bytes();
-    i.num_symbols = package->pkg->library().symbols().size();
+    i.num_symbols = package->pkg->code().symbols().size();
     i.hashes_verified = p.hashes_verified() ? 1 : 0;
     i.open_ns = p.timings().open_ns;
     i.verify_ns = p.timings().verify_ns;
@@ -174,7 +174,7 @@ aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t i
   return guarded([&] {
     require(package, "package");
     require(info, "info");
-    const auto& symbols = package->pkg->library().symbols();
+    const auto& symbols = package->pkg->code().symbols();
     if (index >= symbols.size()) {
       fail(Code::InvalidArgument, "symbol index " + std::to_string(index) + " out of range (" +
                                       std::to_string(symbols.size()) + " symbols)");

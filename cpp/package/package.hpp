@@ -1,6 +1,7 @@
-// An opened package: its library (dlopen'd, probed), its weights (mapped),
-// its manifest, and the specs read from a metadata-only container. Shared by
-// the C handle and every runner created from it.
+// An opened package, whatever its kind (package_kind.hpp): its code (the
+// package ABI's entry points), its constants (mapped weights), its device and
+// name, and the specs read through its entry points. Immutable once open;
+// shared by the C handle and every runner created from it.
 #pragma once
 
 #include <atomic>
@@ -11,17 +12,11 @@
 
 #include <aotrun/package_abi.h>
 
-#include "loader/library.hpp"
-#include "package/safetensors.hpp"
+#include "package/constant_table.hpp"
+#include "package/package_code.hpp"
+#include "package/tensor_spec.hpp"
 
 namespace aotrun {
-
-struct TensorSpec {
-  std::string name;
-  DLDataType dtype{};
-  std::vector<int64_t> shape;  // -1 = dynamic
-  bool known = true;           // false: dtype and rank unknown (.pt2 without input checks)
-};
 
 struct PackageOptions {
   bool verify_hashes = true;
@@ -44,17 +39,18 @@ class Package {
 
   const std::string& name() const { return name_; }
   const std::string& path() const { return path_; }
-  const char* format() const { return lib_->bridged() ? "pt2" : dir_.empty() ? "aotrun-so" : "aotrun-dir"; }
+  // The kind's name: "aotrun-so", "aotrun-dir" or "pt2".
+  const char* format() const { return format_; }
   const std::string& dir() const { return dir_; }
   DLDevice device() const { return device_; }
-  const PackageLibrary& library() const { return *lib_; }
-  uint32_t abi_version() const { return lib_->abi_version(); }
+  const PackageCode& code() const { return *code_; }
+  uint32_t abi_version() const { return code_->abi_version(); }
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
   // False for a .pt2 whose specs are unknown: output shapes exist only after a run.
   bool outputs_known() const { return outputs_.empty() || outputs_[0].known; }
-  const std::vector<aotrun_pkg_constant>& constants() const { return constants_; }
-  uint64_t constant_bytes() const { return constant_bytes_; }
+  const std::vector<aotrun_pkg_constant>& constants() const { return constants_.entries(); }
+  uint64_t constant_bytes() const { return constants_.bytes(); }
   bool hashes_verified() const { return hashes_verified_; }
   const LoadTimings& timings() const { return timings_; }
 
@@ -74,17 +70,12 @@ class Package {
 
  private:
   Package() = default;
-  void read_specs();
-  // Refuses spec values no tensor could match (BAD_PACKAGE).
-  void check_spec_values(const aotrun_pkg_tensor_spec& s, bool unknown, bool input, size_t index) const;
 
   std::string path_, dir_, name_;
+  const char* format_ = "";
   DLDevice device_{kDLCPU, 0};
-  std::unique_ptr<PackageLibrary> lib_;
-  std::vector<std::unique_ptr<SafetensorsFile>> weights_;
-  std::vector<aotrun_pkg_constant> constants_;
-  std::vector<std::string> constant_names_;  // storage behind constants_[i].name
-  uint64_t constant_bytes_ = 0;
+  std::unique_ptr<PackageCode> code_;
+  ConstantTable constants_;
   bool hashes_verified_ = false;
   std::vector<TensorSpec> inputs_, outputs_;
   std::string mode_reasons_[3];

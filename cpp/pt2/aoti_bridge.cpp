@@ -484,6 +484,38 @@ std::string model_sources(const ZipArchive& zip, const Pt2Model& m) {
   return all;
 }
 
+// The package ABI over one opened model: the PackageCode of a .pt2 archive.
+class Pt2Code final : public PackageCode {
+ public:
+  Pt2Code(const std::string& archive, std::unique_ptr<Bridge> bridge) : bridge_(std::move(bridge)) {
+    path_ = archive;
+    abi_version_ = bridge_abi_version();
+    fn_.abi_version = &bridge_abi_version;
+    fn_.get_last_error = &bridge_last_error;
+    fn_.destroy = &bridge_destroy;
+    fn_.num_inputs = &bridge_num_inputs;
+    fn_.num_outputs = &bridge_num_outputs;
+    fn_.input_spec = &bridge_input_spec;
+    fn_.output_spec = &bridge_output_spec;
+    fn_.output_shapes = &bridge_output_shapes;
+    fn_.run = &bridge_run;
+    fn_.run_single_threaded =
+        bridge_->lib->fn().run_single_threaded != nullptr ? &bridge_run_single_threaded : nullptr;
+    symbols_ = bridge_->lib->symbols();
+  }
+  int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override {
+    return bridge_create(bridge_.get(), out, args);
+  }
+  std::string label() const override { return "AOTInductor .pt2"; }
+  std::string subject() const override { return label(); }
+  std::string run_symbol() const override { return AotiLibrary::kRun; }
+  std::string run_single_threaded_symbol() const override { return AotiLibrary::kRunSingleThreaded; }
+  bool may_leave_specs_unknown() const override { return true; }
+
+ private:
+  std::unique_ptr<Bridge> bridge_;  // every container of this code points into it
+};
+
 }  // namespace
 
 bool looks_like_zip(int fd) {
@@ -492,7 +524,7 @@ bool looks_like_zip(int fd) {
          magic[3] == 4;
 }
 
-BoundLibrary open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options) {
+std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options) {
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
   if (!model.metadata_json.empty()) {
@@ -511,7 +543,7 @@ BoundLibrary open_pt2(const std::string& path, const std::string& display_name, 
     }
   }
 
-  auto b = std::make_shared<Bridge>();
+  auto b = std::make_unique<Bridge>();
   b->name = display_name;
   b->shim = &torch_shim(options.libtorch);
   b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
@@ -519,26 +551,7 @@ BoundLibrary open_pt2(const std::string& path, const std::string& display_name, 
   const std::string so = extract_model(*zip, model, *b->dir);
   b->lib = std::make_unique<AotiLibrary>(so);
 
-  BoundLibrary lib;
-  lib.path = path;
-  lib.label = "AOTInductor .pt2";
-  lib.abi_version = bridge_abi_version();
-  lib.fn.abi_version = &bridge_abi_version;
-  lib.fn.get_last_error = &bridge_last_error;
-  lib.fn.destroy = &bridge_destroy;
-  lib.fn.num_inputs = &bridge_num_inputs;
-  lib.fn.num_outputs = &bridge_num_outputs;
-  lib.fn.input_spec = &bridge_input_spec;
-  lib.fn.output_spec = &bridge_output_spec;
-  lib.fn.output_shapes = &bridge_output_shapes;
-  lib.fn.run = &bridge_run;
-  lib.fn.run_single_threaded = b->lib->fn().run_single_threaded != nullptr ? &bridge_run_single_threaded : nullptr;
-  lib.create = &bridge_create;
-  lib.symbols = b->lib->symbols();
-  lib.run_symbol = AotiLibrary::kRun;
-  lib.run_single_threaded_symbol = AotiLibrary::kRunSingleThreaded;
-  lib.binding = b;
-  return lib;
+  return std::make_unique<Pt2Code>(path, std::move(b));
 }
 
 }  // namespace aotrun::pt2

@@ -24,9 +24,10 @@
 // only, and outputs after the run against the tensors given.
 #pragma once
 
+#include <memory>
 #include <string>
 
-#include "loader/library.hpp"
+#include "package/package_code.hpp"
 
 namespace aotrun::pt2 {
 
@@ -36,11 +37,11 @@ struct Pt2Options {
 };
 
 // Opens model `options.model` of the archive at `path`: extracts it into a
-// private directory (removed when the returned library goes away), loads
+// private directory (removed when the returned code goes away), loads
 // libtorch's shim and the model library, reads the specs. Throws Error with
 // the codes listed in pt2_archive.hpp, torch_runtime.hpp and aoti_library.hpp.
 // `display_name` names the package in messages.
-BoundLibrary open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options);
+std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options);
 
 // Whether the first bytes of `path` are a zip local-file header.
 bool looks_like_zip(int fd);

@@ -34,15 +34,11 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   // RTLD_LOCAL: two models must not interpose each other's weak symbols
   // (each exports its template instances); the shim resolves through the
   // model's DT_NEEDED libtorch_cpu.so (torch_runtime.cpp).
-  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle_ == nullptr) {
-    const char* e = ::dlerror();
-    fail(Code::LoadFailed, "dlopen of the AOTInductor model '" + path + "' failed: " + (e ? e : "unknown error"));
-  }
+  handle_ = DlHandle::open(path, RTLD_NOW | RTLD_LOCAL, "dlopen of the AOTInductor model");
   void* slots[sizeof kEntries / sizeof kEntries[0]] = {};
   std::string missing;
   for (size_t i = 0; i < sizeof kEntries / sizeof kEntries[0]; ++i) {
-    slots[i] = ::dlsym(handle_, kEntries[i].name);
+    slots[i] = handle_.symbol(kEntries[i].name);
     symbols_.push_back({kEntries[i].name, kEntries[i].required, 0, slots[i] != nullptr});
     if (slots[i] == nullptr && kEntries[i].required) missing += (missing.empty() ? "" : ", ") + std::string(kEntries[i].name);
   }
@@ -50,11 +46,7 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
     missing = std::string("AOTInductorModelContainerCreate or AOTInductorModelContainerCreateWithDevice") +
               (missing.empty() ? "" : ", ") + missing;
   }
-  if (!missing.empty()) {
-    ::dlclose(handle_);
-    handle_ = nullptr;
-    fail(Code::MissingSymbol, "AOTInductor model '" + path + "' lacks required entry points: " + missing);
-  }
+  if (!missing.empty()) fail(Code::MissingSymbol, "AOTInductor model '" + path + "' lacks required entry points: " + missing);
   fn_.create = reinterpret_cast<AotiFunctions::Create>(slots[0]);
   fn_.create_with_device = reinterpret_cast<AotiFunctions::CreateWithDevice>(slots[1]);
   fn_.destroy = reinterpret_cast<AotiFunctions::Delete>(slots[2]);
@@ -65,6 +57,10 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   fn_.input_name = reinterpret_cast<AotiFunctions::GetName>(slots[7]);
   fn_.output_name = reinterpret_cast<AotiFunctions::GetName>(slots[8]);
   fn_.last_error = reinterpret_cast<int32_t (*)(const char**)>(slots[9]);
+  // Never unloaded once resolved: the model's C++ runtime registers state
+  // with libtorch (static initialisers, thread-locals) that outlives a
+  // dlclose. A model refused above is closed again.
+  handle_.leak();
 }
 
 std::string AotiLibrary::failure(const char* what) const {
@@ -73,12 +69,6 @@ std::string AotiLibrary::failure(const char* what) const {
     return std::string(what) + " failed: " + msg;
   }
   return std::string(what) + " failed (this model has no AOTInductorGetLastError; AOTInductor printed the reason to stderr)";
-}
-
-AotiLibrary::~AotiLibrary() {
-  // Never unloaded: the model's C++ runtime registers state with libtorch
-  // (static initialisers, thread-locals) that outlives a dlclose.
-  (void)handle_;
 }
 
 }  // namespace aotrun::pt2

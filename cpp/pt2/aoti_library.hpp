@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "loader/library.hpp"
+#include "loader/dl_handle.hpp"
+#include "package/package_code.hpp"
 #include "pt2/torch_runtime.hpp"
 
 namespace aotrun::pt2 {
@@ -49,7 +50,6 @@ class AotiLibrary {
   // DT_NEEDED libtorch_cpu.so, which torch_shim() loaded), then resolution.
   // Throws Error LOAD_FAILED or MISSING_SYMBOL.
   explicit AotiLibrary(const std::string& path);
-  ~AotiLibrary();
   AotiLibrary(const AotiLibrary&) = delete;
   AotiLibrary& operator=(const AotiLibrary&) = delete;
 
@@ -65,7 +65,7 @@ class AotiLibrary {
 
  private:
   std::string path_;
-  void* handle_ = nullptr;
+  DlHandle handle_;  // given up once loaded (the constructor says why)
   AotiFunctions fn_;
   std::vector<SymbolReport> symbols_;
 };

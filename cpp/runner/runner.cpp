@@ -89,13 +89,13 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
     cuda::LogHooks hooks;
     hooks.enabled = [](int32_t l) { return log_enabled(static_cast<LogLevel>(l)); };
     hooks.emit = [](int32_t l, const std::string& m) { log_emit(static_cast<LogLevel>(l), m); };
-    r->cuda_ = cuda::Context::create(r->device_.device_id, r->pkg_->name(), r->pkg_->library().fn().get_last_error, hooks);
+    r->cuda_ = cuda::Context::create(r->device_.device_id, r->pkg_->name(), r->pkg_->code().fn().get_last_error, hooks);
     r->host_table_ = r->cuda_->host();
     r->own_stream_ = r->cuda_->stream();
   } else {
     r->stream_ = std::make_unique<cpu::Stream>(cpu::Stream::Kind::Inline);
     r->host_ctx_.default_stream = r->stream_.get();
-    r->host_ctx_.last_error = r->pkg_->library().fn().get_last_error;
+    r->host_ctx_.last_error = r->pkg_->code().fn().get_last_error;
     r->host_ctx_.package_name = r->pkg_->name();
     r->host_ = cpu::make_host_services(&r->host_ctx_);
     r->host_table_ = &r->host_;
@@ -111,7 +111,7 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   args.num_constants = r->pkg_->constants().size();
   args.package_dir = r->pkg_->dir().empty() ? nullptr : r->pkg_->dir().c_str();
   int32_t rc = package_call(r->pkg_->name(), "container_create",
-                            [&] { return r->pkg_->library().create(&r->container_, &args); });
+                            [&] { return r->pkg_->code().create(&r->container_, &args); });
   if (rc != AOTRUN_PKG_OK || r->container_ == nullptr) {
     r->container_ = nullptr;
     fail(rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::Package,
@@ -147,7 +147,7 @@ Runner::~Runner() {
   if (container_ != nullptr) {
     int32_t rc = 0;
     const Status st = guard_package_call(pkg_->name(), "container_destroy",
-                                         [this] { return pkg_->library().fn().destroy(container_); }, &rc);
+                                         [this] { return pkg_->code().fn().destroy(container_); }, &rc);
     if (!st.ok()) log_unreported(st, "while destroying a runner; its container may have leaked");
   }
   cuda_.reset();  // after the container and its graphs, which use its pool and streams
@@ -178,7 +178,7 @@ void Runner::compute_output_shapes(const DLTensor* inputs, size_t num_inputs, in
   args.output_shapes = shapes;
   args.output_shapes_capacity = capacity;
   int32_t rc = package_call(pkg_->name(), "get_output_shapes",
-                            [&] { return pkg_->library().fn().output_shapes(container_, &args); });
+                            [&] { return pkg_->code().fn().output_shapes(container_, &args); });
   if (rc != AOTRUN_PKG_OK) fail(cpu::from_pkg_code(rc), pkg_->package_error("get_output_shapes", rc));
   // The package is checked against its own declarations: a shape that
   // contradicts its output spec would blame a caller whose tensor conforms,
@@ -280,7 +280,7 @@ void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t n
   args.outputs = outputs;
   args.num_outputs = num_outputs;
   args.stream = stream != nullptr ? stream : own_stream_;
-  const auto& f = pkg_->library().fn();
+  const auto& f = pkg_->code().fn();
   std::string& launch_failure = cpu::last_launch_failure();
   if (!launch_failure.empty()) launch_failure.clear();
   if (cuda_) cuda::clear_last_failure();
@@ -291,14 +291,14 @@ void Runner::call_package(bool single_threaded, const DLTensor* inputs, size_t n
   const char* what = single_threaded ? "run_single_threaded" : "run";
   if (cuda_ && !cuda::last_failure().empty()) {
     fail(cpu::from_pkg_code(rc), "package '" + pkg_->name() + "': " + what + " failed: " + cuda::last_failure() +
-                                     " [package: " + pkg_->library().last_error() + "]");
+                                     " [package: " + pkg_->code().last_error() + "]");
   }
   if (!launch_failure.empty()) {
     fail(cpu::from_pkg_code(rc), "package '" + pkg_->name() + "': " + what + " failed in launched work: " + launch_failure);
   }
   if (rc == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED && !cpu::capture_rules::last_violation().empty()) {
     fail(Code::CaptureUnsupported, "package '" + pkg_->name() + "': " + what + " failed under stream capture: " +
-                                       cpu::capture_rules::last_violation() + " [package: " + pkg_->library().last_error() + "]");
+                                       cpu::capture_rules::last_violation() + " [package: " + pkg_->code().last_error() + "]");
   }
   fail(cpu::from_pkg_code(rc), pkg_->package_error(what, rc));
 }

@@ -1,0 +1,48 @@
+// A PyTorch AOTInductor archive (.pt2): a zip file whose model is bridged to
+// the package ABI inside libaotrun (pt2/aoti_bridge.hpp).
+#include "package/package.hpp"
+#include "package/package_kind.hpp"
+#include "package/trust.hpp"
+#include "pt2/aoti_bridge.hpp"
+#include "pt2/pt2_archive.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+
+namespace aotrun {
+namespace {
+
+class Pt2ArchiveKind final : public PackageKind {
+ public:
+  const char* format() const override { return "pt2"; }
+  // By content, or by name (so that a damaged archive is called one).
+  bool claims(const PackageCandidate& c) const override {
+    return !c.is_directory() && (c.has_suffix(".pt2") || pt2::looks_like_zip(c.fd.get()));
+  }
+
+  LoadedPackage load(const PackageCandidate& c, const PackageOptions& options) const override {
+    // The pin and trust checks cover the archive; what it extracts lives in
+    // a private directory.
+    check_trusted(c.path, options, c.fd.get());
+    check_pin(c.path, options, c.fd.get());
+    if (!pt2::looks_like_zip(c.fd.get())) {
+      fail(Code::BadPackage, "archive '" + c.path + "' is not a zip archive (a .pt2 is a zip file)");
+    }
+    LoadedPackage p;
+    p.name = file_stem(c.path);
+    if (auto dot = p.name.rfind(".pt2"); dot != std::string::npos && dot + 4 == p.name.size()) p.name.resize(dot);
+    if (!options.pt2_model.empty() && options.pt2_model != pt2::kDefaultModel) p.name += ":" + options.pt2_model;
+    const uint64_t t = now_ns();
+    p.code = pt2::open_pt2(c.path, p.name, {options.pt2_model, options.libtorch});
+    p.dlopen_ns = now_ns() - t;
+    return p;
+  }
+};
+
+}  // namespace
+
+const PackageKind& pt2_archive_kind() {
+  static const Pt2ArchiveKind kind;
+  return kind;
+}
+
+}  // namespace aotrun

@@ -1,0 +1,91 @@
+// The code of a loaded package, whatever its kind: the package ABI's entry
+// points as plain function pointers (the hot path calls them directly, with
+// no virtual dispatch), what the loader found while probing them, and the
+// names to use in messages. Two implementations: an aotrun package library
+// (loader/native_library.hpp) and a format bridged inside libaotrun
+// (pt2/aoti_bridge.hpp). Immutable once constructed; shared by the Package
+// and every runner created from it, from any thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <aotrun/package_abi.h>
+
+#include "loader/symbols.hpp"
+
+namespace aotrun {
+
+struct PackageFunctions {
+  aotrun_pkg_abi_version_fn abi_version = nullptr;
+  aotrun_pkg_get_last_error_fn get_last_error = nullptr;
+  aotrun_pkg_container_destroy_fn destroy = nullptr;
+  aotrun_pkg_container_get_num_inputs_fn num_inputs = nullptr;
+  aotrun_pkg_container_get_num_outputs_fn num_outputs = nullptr;
+  aotrun_pkg_container_get_input_spec_fn input_spec = nullptr;
+  aotrun_pkg_container_get_output_spec_fn output_spec = nullptr;
+  aotrun_pkg_container_get_output_shapes_fn output_shapes = nullptr;
+  aotrun_pkg_container_run_fn run = nullptr;
+  aotrun_pkg_container_run_single_threaded_fn run_single_threaded = nullptr;  // NULL: not usable
+};
+
+// One entry point of a package as the loader probed it: what `aotrun
+// inspect` and aotrun_package_get_symbol report.
+struct SymbolReport {
+  std::string name;
+  bool required = false;
+  uint32_t since = 0;  // (major << 16) | minor of the ABI (or torch release) that added it
+  bool found = false;  // the library exports it
+  // Exported, but newer than the ABI the package declares, so never called.
+  bool ignored = false;
+};
+
+class PackageCode {
+ public:
+  virtual ~PackageCode() = default;
+  PackageCode(const PackageCode&) = delete;
+  PackageCode& operator=(const PackageCode&) = delete;
+
+  // Every entry point but container_create (create() below), all non-NULL
+  // except run_single_threaded.
+  const PackageFunctions& fn() const { return fn_; }
+  // The package ABI the code implements ((major << 16) | minor).
+  uint32_t abi_version() const { return abi_version_; }
+  // The library that was loaded (for a bridged format, the archive).
+  const std::string& path() const { return path_; }
+  // The entry points as the loader probed them (a bridge's: the foreign ones).
+  const std::vector<SymbolReport>& symbols() const { return symbols_; }
+
+  // Creates a container (aotrun_pkg_container_create's contract).
+  virtual int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const = 0;
+
+  // Names for messages: "ABI 1.1" or "AOTInductor .pt2"; the subject of "X
+  // lacks Y" ("package ABI 1.0", "AOTInductor .pt2"); and the two run entry
+  // points in this code's own vocabulary.
+  virtual std::string label() const = 0;
+  virtual std::string subject() const = 0;
+  virtual std::string run_symbol() const = 0;
+  virtual std::string run_single_threaded_symbol() const = 0;
+  // Why run_single_threaded is exported but not used; "" when it is not.
+  virtual std::string single_threaded_ignored_reason() const { return ""; }
+  // Whether specs may report rank -1 ("not stated"): only a bridge whose
+  // format does not always declare shapes (.pt2 archives) may.
+  virtual bool may_leave_specs_unknown() const { return false; }
+
+  // The package's message for its last failure on this thread, never empty.
+  std::string last_error() const;
+
+ protected:
+  PackageCode() = default;
+  PackageFunctions fn_;
+  uint32_t abi_version_ = 0;
+  std::string path_;
+  std::vector<SymbolReport> symbols_;
+};
+
+// "1.1" for (1 << 16) | 1.
+std::string abi_version_string(uint32_t v);
+
+}  // namespace aotrun

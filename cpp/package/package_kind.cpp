@@ -1,0 +1,27 @@
+#include "package/package_kind.hpp"
+
+#include <cstring>
+
+namespace aotrun {
+
+bool PackageCandidate::has_suffix(const char* suffix) const {
+  const size_t n = std::strlen(suffix);
+  return path.size() > n && path.compare(path.size() - n, n, suffix) == 0;
+}
+
+std::string file_stem(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string file = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string s = file;
+  if (auto so = s.find(".so"); so != std::string::npos) s = s.substr(0, so);
+  if (s.rfind("lib", 0) == 0 && s.size() > 3) s = s.substr(3);
+  return s.empty() ? file : s;
+}
+
+const std::vector<const PackageKind*>& package_kinds() {
+  static const std::vector<const PackageKind*> kinds = {&directory_kind(), &pt2_archive_kind(),
+                                                        &shared_object_kind()};
+  return kinds;
+}
+
+}  // namespace aotrun

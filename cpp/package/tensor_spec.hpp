@@ -1,0 +1,28 @@
+// What a package declares about one of its tensors, as libaotrun keeps it
+// after reading the package ABI's aotrun_pkg_tensor_spec (which only borrows
+// its name and shape). One of two spec types in the tree, each on one side
+// of the package ABI:
+//   aotrun::TensorSpec (here)        the host's copy: validation, graph
+//                                    buffers, the C API's spec queries; also
+//                                    what the .pt2 bridge declares.
+//   aotrun::sdk::TensorSpec          a package author's declaration
+//                                    (cpp/sdk), compiled into packages.
+// aotrun_pkg_tensor_spec is the wire form between them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+namespace aotrun {
+
+struct TensorSpec {
+  std::string name;
+  DLDataType dtype{};
+  std::vector<int64_t> shape;  // -1 = dynamic
+  bool known = true;           // false: dtype and rank unknown (a .pt2 without input checks)
+};
+
+}  // namespace aotrun
