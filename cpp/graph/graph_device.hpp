@@ -1,7 +1,8 @@
 // What graph mode needs from a device: static buffers, copies between the
 // caller's tensors and them, capture of a recorded run, replay. One
-// implementation per backend (CPU streams, CUDA graphs), so the cache, warm-up
-// and accounting logic of GraphExecutor is written once.
+// implementation per device (device/cpu: CPU streams, device/cuda: CUDA
+// graphs), made by its RunnerDevice, so the cache, warm-up and accounting
+// logic of GraphExecutor is written once.
 #pragma once
 
 #include <cstddef>
@@ -12,10 +13,6 @@
 #include "util/error.hpp"
 
 namespace aotrun {
-
-namespace cuda {
-class Context;
-}
 
 struct Copy {
   void* dst = nullptr;
@@ -48,9 +45,5 @@ class GraphDevice {
   virtual bool is_capturing(void* stream) = 0;
   virtual Status wait(void* stream) = 0;
 };
-
-std::unique_ptr<GraphDevice> make_cpu_graph_device();
-// `ctx` outlives the returned object.
-std::unique_ptr<GraphDevice> make_cuda_graph_device(cuda::Context& ctx);
 
 }  // namespace aotrun

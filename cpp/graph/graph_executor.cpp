@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "log/log.hpp"
-#include "runner/runner.hpp"
 #include "runner/validate.hpp"
 #include "util/checked_math.hpp"
 #include "util/clock.hpp"
@@ -56,8 +55,9 @@ uint64_t bytes_of(const DLTensor& t) {
 
 }  // namespace
 
-GraphExecutor::GraphExecutor(Runner& runner, std::unique_ptr<GraphDevice> device)
-    : runner_(runner), device_(std::move(device)), frozen_(false) {}
+GraphExecutor::GraphExecutor(Container& container, const RunnerOptions& options, RunnerCounters& counters,
+                             std::unique_ptr<GraphDevice> device)
+    : container_(container), options_(options), counters_(counters), device_(std::move(device)), frozen_(false) {}
 
 GraphExecutor::~GraphExecutor() = default;
 
@@ -76,7 +76,7 @@ GraphExecutor::Entry* GraphExecutor::find(const DLTensor* inputs, size_t num_inp
 }
 
 GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inputs) {
-  const Package& pkg = runner_.package();
+  const Package& pkg = container_.package();
   auto e = std::make_unique<Entry>(*device_);
   size_t in_dims = 0;
   for (size_t i = 0; i < num_inputs; ++i) {
@@ -91,11 +91,11 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
     std::copy(inputs[i].shape, inputs[i].shape + inputs[i].ndim, d);
     d += inputs[i].ndim;
   }
-  runner_.output_shapes(inputs, num_inputs, d, out_dims);
+  container_.output_shapes(inputs, num_inputs, d, out_dims);  // inputs validated by the caller
 
   auto make = [&](const TensorSpec& spec, int64_t* shape) {
     DLTensor t{};
-    t.device = runner_.device();
+    t.device = container_.dl_device();
     t.ndim = static_cast<int>(spec.shape.size());
     t.dtype = spec.dtype;
     t.shape = shape;
@@ -124,15 +124,15 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
 }
 
 bool GraphExecutor::capture(Entry& e) {
-  auto& c = runner_.counters_;
+  auto& c = counters_;
   const uint64_t t0 = now_ns();
   uint64_t graph_bytes = 0;
   Status st = device_->capture(
-      [&](void* stream) { runner_.call_package(true, e.in.data(), e.in.size(), e.out.data(), e.out.size(), stream); },
+      [&](void* stream) { container_.call(true, e.in.data(), e.in.size(), e.out.data(), e.out.size(), stream); },
       &e.graph, &graph_bytes);
   if (!st.ok()) {
     e.failed = true;
-    log(LogLevel::Warn, "graph mode: capturing package '" + runner_.package().name() + "' for input shapes " +
+    log(LogLevel::Warn, "graph mode: capturing package '" + container_.package().name() + "' for input shapes " +
                             key_string(e.key) + " failed (" + code_name(st.code) + ": " + st.message +
                             "); these shapes run eagerly");
     return false;
@@ -153,20 +153,20 @@ void GraphExecutor::replay(Entry& e, const DLTensor* inputs, DLTensor* outputs) 
     e.copy_out[i].dst = outputs[i].data ? static_cast<char*>(outputs[i].data) + outputs[i].byte_offset : nullptr;
   }
   Status st = device_->replay(e.graph, e.copy_in.data(), e.copy_in.size(), e.copy_out.data(), e.copy_out.size());
-  if (!st.ok()) fail(st.code, "graph replay of package '" + runner_.package().name() + "' failed: " + st.message);
-  RunnerCounters::add(runner_.counters_.replays);
+  if (!st.ok()) fail(st.code, "graph replay of package '" + container_.package().name() + "' failed: " + st.message);
+  RunnerCounters::add(counters_.replays);
 }
 
 void GraphExecutor::eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
                           void* s) {
-  runner_.call_package(true, inputs, num_inputs, outputs, num_outputs, s);
-  if (s == nullptr) runner_.finish_own_stream();
+  container_.call(true, inputs, num_inputs, outputs, num_outputs, s);
+  if (s == nullptr) container_.finish_own_stream();
 }
 
 void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
                         void* caller) {
-  auto& c = runner_.counters_;
-  const RunnerOptions& opt = runner_.options();
+  auto& c = counters_;
+  const RunnerOptions& opt = options_;
   if (caller != nullptr && device_->is_capturing(caller)) {
     // The caller is building its own graph: record our work into it, never
     // a launch of ours.
@@ -176,7 +176,7 @@ void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* out
   }
   if (caller != nullptr) {
     Status st = device_->wait(caller);  // after the caller's earlier work
-    if (!st.ok()) fail(st.code, "package '" + runner_.package().name() + "': waiting for the caller's stream: " + st.message);
+    if (!st.ok()) fail(st.code, "package '" + container_.package().name() + "': waiting for the caller's stream: " + st.message);
   }
   Entry* e = find(inputs, num_inputs);
   if (e == nullptr) {
@@ -209,7 +209,7 @@ void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* out
 }
 
 void GraphExecutor::capture_upfront(const std::vector<std::vector<std::vector<int64_t>>>& shape_sets) {
-  const Package& pkg = runner_.package();
+  const Package& pkg = container_.package();
   // Largest first: capturing the biggest shape first sizes the pool for it.
   std::vector<const std::vector<std::vector<int64_t>>*> order;
   for (const auto& s : shape_sets) order.push_back(&s);
@@ -231,29 +231,29 @@ void GraphExecutor::capture_upfront(const std::vector<std::vector<std::vector<in
       probe[i].ndim = static_cast<int>((*set)[i].size());
       probe[i].shape = const_cast<int64_t*>((*set)[i].data());
       probe[i].dtype = i < pkg.inputs().size() ? pkg.inputs()[i].dtype : DLDataType{};
-      probe[i].device = runner_.device();
+      probe[i].device = container_.dl_device();
     }
     validate_input_shapes(pkg, probe.data(), probe.size());
     if (find(probe.data(), probe.size()) != nullptr) continue;
-    if (entries_.size() >= static_cast<size_t>(runner_.options().graph_cache_limit)) {
+    if (entries_.size() >= static_cast<size_t>(options_.graph_cache_limit)) {
       fail(Code::InvalidArgument, "graph mode: " + std::to_string(shape_sets.size()) +
                                       " capture shapes exceed graph_cache_limit " +
-                                      std::to_string(runner_.options().graph_cache_limit));
+                                      std::to_string(options_.graph_cache_limit));
     }
     Entry* e = add(probe.data(), probe.size());
-    for (; e->warmups < runner_.options().warmup_runs; ++e->warmups) {
-      runner_.call_package(true, e->in.data(), e->in.size(), e->out.data(), e->out.size(), nullptr);
-      runner_.finish_own_stream();
-      RunnerCounters::add(runner_.counters_.warmups);
+    for (; e->warmups < options_.warmup_runs; ++e->warmups) {
+      container_.call(true, e->in.data(), e->in.size(), e->out.data(), e->out.size(), nullptr);
+      container_.finish_own_stream();
+      RunnerCounters::add(counters_.warmups);
     }
     capture(*e);
   }
-  if (runner_.options().frozen) frozen_ = true;
+  if (options_.frozen) frozen_ = true;
 }
 
 void GraphExecutor::evict() {
   entries_.clear();
-  auto& c = runner_.counters_;
+  auto& c = counters_;
   c.graph_pool_bytes.store(0);
   c.graphs_cached.store(0);
 }

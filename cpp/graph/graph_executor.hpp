@@ -12,16 +12,18 @@
 
 #include <dlpack/dlpack.h>
 
-#include "device/cpu/stream.hpp"
 #include "graph/graph_device.hpp"
+#include "runner/container.hpp"
+#include "runner/options.hpp"
+#include "stats/runner_stats.hpp"
 
 namespace aotrun {
 
-class Runner;
-
 class GraphExecutor {
  public:
-  GraphExecutor(Runner& runner, std::unique_ptr<GraphDevice> device);
+  // `container`, `options` and `counters` are the runner's and outlive this.
+  GraphExecutor(Container& container, const RunnerOptions& options, RunnerCounters& counters,
+                std::unique_ptr<GraphDevice> device);
   ~GraphExecutor();
 
   // One call. The runner's serial lock is held. `caller` may be a caller's
@@ -43,7 +45,9 @@ class GraphExecutor {
   void replay(Entry& e, const DLTensor* inputs, DLTensor* outputs);
   void eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* s);
 
-  Runner& runner_;
+  Container& container_;
+  const RunnerOptions& options_;
+  RunnerCounters& counters_;
   std::unique_ptr<GraphDevice> device_;
   std::vector<std::unique_ptr<Entry>> entries_;
   bool frozen_ = false;  // guarded by the runner's serial lock

@@ -25,7 +25,7 @@ struct OwnedTensor {
 }  // namespace
 
 std::vector<DLManagedTensor*> Runner::run_alloc(const DLTensor* inputs, size_t num_inputs) {
-  if (device_type_of(device_) != kDLCPU) {
+  if (!backend_->host_accessible()) {
     fail(Code::Unsupported, "run_alloc allocates host memory; runners on CUDA devices take caller-allocated "
                             "outputs (aotrun_runner_run)");
   }

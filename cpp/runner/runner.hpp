@@ -13,10 +13,10 @@
 
 #include "async/async_event.hpp"
 #include "async/window.hpp"
-#include "device/cpu/host_services.hpp"
 #include "device/cpu/stream.hpp"
-#include "device/cuda/cuda_context.hpp"
+#include "device/runner_device.hpp"
 #include "package/package.hpp"
+#include "runner/container.hpp"
 #include "runner/options.hpp"
 #include "stats/runner_stats.hpp"
 
@@ -29,7 +29,8 @@ class Runner {
   // Creates the container and settles the mode per ABI.md's fallback
   // table (warning once per package, or UNSUPPORTED when strict).
   static std::unique_ptr<Runner> create(std::shared_ptr<Package> pkg, const RunnerOptions& options);
-  // Waits for every asynchronous run, then releases the container.
+  // Waits for every asynchronous run, then releases (member order) the
+  // workers, graphs, container and device.
   ~Runner();
 
   const Package& package() const { return *pkg_; }
@@ -86,22 +87,9 @@ class Runner {
   // Graph mode: no capture from now on; shapes without a graph run eagerly.
   void freeze_graphs();
 
-  // Calls into the package on the calling thread; `stream` (a cpu::Stream*
-  // or a cudaStream_t) NULL = the runner's own stream. Work may still be
-  // pending on the stream when it returns (CUDA). Throws Error with the
-  // package's message.
-  void call_package(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
-                    size_t num_outputs, void* stream);
-  // Waits for the runner's own stream and reports failed launched work
-  // (CUDA; a no-op on CPU, whose own stream runs work inline).
-  void finish_own_stream();
-
  private:
-  friend class GraphExecutor;
   Runner() = default;
   void settle_mode();
-  // The package's shape function, inputs already validated.
-  void compute_output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity);
   void validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs);
   // `stream`: a caller's stream of the runner's device, or NULL for its own.
   void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
@@ -117,21 +105,17 @@ class Runner {
   std::string fallback_reason_;
   bool uses_fallback_ = false;
 
-  std::unique_ptr<cuda::Context> cuda_;         // CUDA devices: streams, pool, host services
-  std::unique_ptr<cpu::Stream> stream_;          // CPU: inline stream of synchronous runs
-  void* own_stream_ = nullptr;                   // stream_.get() or the CUDA context's stream
-  const aotrun_pkg_host* host_table_ = nullptr;  // &host_ or the CUDA context's table
-  std::vector<std::unique_ptr<cpu::Stream>> workers_;  // asynchronous runs
-  std::atomic<size_t> next_worker_{0};
-  cpu::HostContext host_ctx_;
-  aotrun_pkg_host host_{};
-  aotrun_pkg_container* container_ = nullptr;
-
-  std::mutex serial_;  // single_threaded and graph modes: one call at a time
-  std::unique_ptr<GraphExecutor> graphs_;
-  std::unique_ptr<InflightWindow> window_;
-  std::once_flag workers_once_;
   RunnerCounters counters_;
+  std::mutex serial_;  // single_threaded and graph modes: one call at a time
+  std::unique_ptr<InflightWindow> window_;
+  // Destroyed in reverse order: workers (idle by then), graphs, the
+  // container (after the device's stream is drained), the device.
+  std::unique_ptr<RunnerDevice> backend_;
+  std::unique_ptr<Container> container_;
+  std::unique_ptr<GraphExecutor> graphs_;
+  std::once_flag workers_once_;
+  std::atomic<size_t> next_worker_{0};
+  std::vector<std::unique_ptr<cpu::Stream>> workers_;  // asynchronous runs (host threads, any device)
 };
 
 }  // namespace aotrun

@@ -72,6 +72,8 @@ class CpuGraphDevice final : public GraphDevice {
 
 }  // namespace
 
-std::unique_ptr<GraphDevice> make_cpu_graph_device() { return std::make_unique<CpuGraphDevice>(); }
+namespace cpu {
+std::unique_ptr<GraphDevice> make_graph_device() { return std::make_unique<CpuGraphDevice>(); }
+}  // namespace cpu
 
 }  // namespace aotrun

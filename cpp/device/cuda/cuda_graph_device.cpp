@@ -83,6 +83,8 @@ class CudaGraphDevice final : public GraphDevice {
 
 }  // namespace
 
-std::unique_ptr<GraphDevice> make_cuda_graph_device(cuda::Context& ctx) { return std::make_unique<CudaGraphDevice>(ctx); }
+namespace cuda {
+std::unique_ptr<GraphDevice> make_graph_device(Context& ctx) { return std::make_unique<CudaGraphDevice>(ctx); }
+}  // namespace cuda
 
 }  // namespace aotrun

@@ -1,0 +1,62 @@
+// The CPU as a runner's device: synchronous runs go on an inline stream (the
+// package's launches run on the calling thread), host services from
+// host_services.cpp, graph mode over the CPU graph emulation.
+#include "device/cpu/capture.hpp"
+#include "device/cpu/host_services.hpp"
+#include "device/cpu/stream.hpp"
+#include "device/runner_device.hpp"
+#include "package/package.hpp"
+
+namespace aotrun::cpu {
+
+std::unique_ptr<GraphDevice> make_graph_device();
+
+namespace {
+
+class CpuRunnerDevice final : public RunnerDevice {
+ public:
+  explicit CpuRunnerDevice(const Package& pkg) : code_(pkg.code()), stream_(Stream::Kind::Inline) {
+    ctx_.default_stream = &stream_;
+    ctx_.last_error = pkg.code().fn().get_last_error;
+    ctx_.package_name = pkg.name();
+    host_ = make_host_services(&ctx_);
+  }
+
+  const aotrun_pkg_host* host() const override { return &host_; }
+  void* own_stream() const override { return const_cast<Stream*>(&stream_); }
+  Status finish_own_stream() override { return Status::Ok(); }
+
+  void begin_call() override {
+    std::string& launch_failure = last_launch_failure();
+    if (!launch_failure.empty()) launch_failure.clear();
+  }
+
+  Status explain_failed_call(int32_t rc) override {
+    if (!last_launch_failure().empty()) {
+      return Status{from_pkg_code(rc), "failed in launched work: " + last_launch_failure()};
+    }
+    if (rc == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED && !capture_rules::last_violation().empty()) {
+      return Status{Code::CaptureUnsupported, "failed under stream capture: " + capture_rules::last_violation() +
+                                                  " [package: " + code_.last_error() + "]"};
+    }
+    return Status::Ok();
+  }
+
+  std::unique_ptr<GraphDevice> make_graph_device() override { return cpu::make_graph_device(); }
+  bool takes_aotrun_streams() const override { return true; }
+  bool host_accessible() const override { return true; }
+  // Each instance has one run executing and one queued.
+  int32_t default_max_inflight(int32_t num_models) const override { return 2 * num_models; }
+
+ private:
+  const PackageCode& code_;  // the package outlives its runners' devices
+  Stream stream_;
+  HostContext ctx_;
+  aotrun_pkg_host host_{};
+};
+
+}  // namespace
+
+std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg) { return std::make_unique<CpuRunnerDevice>(pkg); }
+
+}  // namespace aotrun::cpu

@@ -1,0 +1,79 @@
+// The seam between a runner and the device it runs on. A runner asks its
+// RunnerDevice for the host services table its container is created with,
+// the stream its synchronous runs go on, how to wait for that stream, what a
+// failed package call left behind, and the GraphDevice of graph mode. Each
+// device is one folder (device/cpu, device/cuda) implementing this; adding a
+// device means a new folder and one line in make_runner_device().
+//
+// Threads: one RunnerDevice per runner; begin_call/explain_failed_call are
+// called on the thread making the package call (their records are
+// thread-local), everything else from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <aotrun/package_abi.h>
+#include <dlpack/dlpack.h>
+
+#include "graph/graph_device.hpp"
+#include "util/error.hpp"
+
+namespace aotrun {
+
+class Package;
+
+class RunnerDevice {
+ public:
+  virtual ~RunnerDevice() = default;
+
+  // The host services table passed to container_create; valid as long as
+  // this object, which must outlive the container.
+  virtual const aotrun_pkg_host* host() const = 0;
+  // The stream synchronous runs go on (a package-ABI stream handle: a
+  // cpu::Stream* or a cudaStream_t).
+  virtual void* own_stream() const = 0;
+  // Waits for the own stream; an error names what launched work failed.
+  // CPU: work on the own stream runs inline, so always OK.
+  virtual Status finish_own_stream() = 0;
+
+  // Before a package call on this thread: forget what earlier calls left.
+  virtual void begin_call() = 0;
+  // After a package call on this thread returned `rc` != OK: what the device
+  // recorded about it (a failed launch, a capture violation), as a status
+  // whose message continues "package 'x': run " ("failed in launched work:
+  // ..."); OK when it recorded nothing and the package's own error stands.
+  virtual Status explain_failed_call(int32_t rc) = 0;
+
+  // Graph mode's static buffers, capture and replay on this device.
+  virtual std::unique_ptr<GraphDevice> make_graph_device() = 0;
+
+  // Which caller streams carry this device's work: aotrun CPU streams
+  // (aotrun_runner_run_on_stream) or the device's own kind
+  // (aotrun_runner_run_on_device_stream).
+  virtual bool takes_aotrun_streams() const = 0;
+  // Whether the host can read and write this device's tensors directly
+  // (run_alloc hands out host memory).
+  virtual bool host_accessible() const = 0;
+  // The in-flight window when the caller sets none.
+  virtual int32_t default_max_inflight(int32_t num_models) const = 0;
+};
+
+// UNSUPPORTED for a device type aotrun does not run on, and for a package
+// compiled for another device type than `device`'s.
+void check_device_type(const Package& pkg, DLDevice device);
+
+// The device a runner of `pkg` uses on `device`: check_device_type's errors;
+// UNSUPPORTED when this build lacks the device's backend; DEVICE when the
+// device cannot be used (the message says why).
+std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg, DLDevice device);
+
+namespace cpu {
+std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg);
+}
+namespace cuda {
+std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg, int device_id);
+}
+
+}  // namespace aotrun
