@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "log/log.hpp"
+#include "package/tensor_spec.hpp"
 #include "pt2/aoti_library.hpp"
 #include "pt2/cuda_requirements.hpp"
 #include "pt2/pt2_archive.hpp"
@@ -63,14 +64,6 @@ int32_t bridge_guard(const char* where, F&& f) noexcept {
 uint32_t bridge_abi_version() { return AOTRUN_PKG_MAKE_VERSION(1, 1); }
 const char* bridge_last_error() { return t_last_error.c_str(); }
 
-// One spec of the package ABI with the storage it points into.
-struct Spec {
-  std::string name;
-  DLDataType dtype{};
-  std::vector<int64_t> shape;  // -1 = dynamic
-  bool known = true;           // false: dtype and rank unknown (ndim reported as -1)
-};
-
 // Shared by every container of one opened .pt2.
 struct Bridge {
   std::unique_ptr<PrivateDir> dir;
@@ -83,7 +76,7 @@ struct Bridge {
   std::vector<InputCheck> checks;  // empty when the sources carry none
   std::string no_checks_reason;
   bool specs_ready = false;
-  std::vector<Spec> inputs, outputs;
+  std::vector<TensorSpec> inputs, outputs;  // the storage the ABI specs point into
   std::map<std::vector<int64_t>, std::vector<int64_t>> shapes;  // input shapes -> output shapes
 };
 
@@ -163,7 +156,7 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
     if (get != nullptr && get(h, i, &s) == 0 && s != nullptr && *s != '\0') return std::string(s);
     return std::string(kind) + std::to_string(i);
   };
-  std::vector<Spec> inputs(n_in), outputs(n_out);
+  std::vector<TensorSpec> inputs(n_in), outputs(n_out);
   for (size_t i = 0; i < n_in; ++i) inputs[i].name = name_of(f.input_name, i, "input");
   for (size_t i = 0; i < n_out; ++i) outputs[i].name = name_of(f.output_name, i, "output");
 

@@ -39,38 +39,10 @@ for tool in cmake nvcc; do
 done
 export PATH="/usr/local/cuda/bin:$PATH"
 
-# Until the lead wires cpp/device/cuda, examples/packages/cuda_mlp and
-# tests/gpu into the project, build them beside it through a wrapper.
-src=$root
-if ! grep -q "device/cuda" "$root/cpp/CMakeLists.txt" 2>/dev/null ||
-   ! grep -q "gpu" "$root/tests/CMakeLists.txt" 2>/dev/null; then
-  src=$build/wrapper
-  mkdir -p "$src"
-  cat > "$src/CMakeLists.txt" <<WRAP
-cmake_minimum_required(VERSION 3.25)
-project(aotrun_gpu_wrapper C CXX)
-enable_testing()
-set(CMAKE_CXX_STANDARD 17)
-set(CMAKE_CXX_STANDARD_REQUIRED ON)
-set(CMAKE_POSITION_INDEPENDENT_CODE ON)
-add_subdirectory("$root" main)
-set(_AOTRUN_PACKAGE_MODULE "$root/cmake/AotrunPackage.cmake")
-if(NOT TARGET aotrun_cuda)
-  add_subdirectory("$root/cpp/device/cuda" cuda)
-endif()
-if(NOT TARGET cuda_mlp)
-  add_subdirectory("$root/examples/packages/cuda_mlp" cuda_mlp)
-endif()
-if(NOT TARGET gpu_tests)
-  add_subdirectory("$root/tests/gpu" gpu)
-endif()
-WRAP
-  say "CUDA directories not wired into the project yet: building them through $src"
-fi
 
 if [ "${PREBUILT:-0}" = 1 ]; then
   say "prebuilt build directory $build: not configuring or building"
-elif ! { say "configure (Release, CUDA archs $archs)"; cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DAOTRUN_ENABLE_CUDA=ON \
+elif ! { say "configure (Release, CUDA archs $archs)"; cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DAOTRUN_ENABLE_CUDA=ON \
      "-DCMAKE_CUDA_ARCHITECTURES=$archs" -DAOTRUN_BUILD_RUST=OFF -DAOTRUN_BUILD_COMPAT=OFF \
      -DAOTRUN_BUILD_BENCH=OFF -DAOTRUN_BUILD_TOOLS=OFF > "$out/configure.log" 2>&1; }; then
   say "configure FAILED (see configure.log)"; tail -20 "$out/configure.log"; exit 1
