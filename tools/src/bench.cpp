@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "describe.h"
 #include "error.h"
-#include "handles.h"
+#include "runtime.h"
 #include "inputs.h"
 #include "report.h"
 #include "table.h"
@@ -121,21 +121,21 @@ int bench_main(int argc, char** argv, int begin) {
   if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
   plan.seed = args.get_u64("seed", 0);
 
-  PackagePtr package = open_package(path, !args.has("no-verify"));
-  const aotrun_package_info info = package_info(package.get());
-  BuiltInputs built = build_inputs(package_inputs(package.get()), plan);
+  const Package package = open_package(path, !args.has("no-verify"));
+  const aotrun_package_info info = package.info();
+  BuiltInputs built = build_inputs(package_inputs(package), plan);
   config.batch = built.batch;
   const std::vector<DLTensor> input_views = views(built.tensors);
-  RunnerPtr runner = create_runner(package.get(), config.runner);
+  Runner runner = create_runner(package, config.runner);
 
-  const std::vector<TensorSpec> output_specs = package_outputs(package.get());
-  if (config.async && config.depth == 0) config.depth = runner_stats(runner.get()).max_inflight;
+  const std::vector<TensorSpec> output_specs = package_outputs(package);
+  if (config.async && config.depth == 0) config.depth = runner.stats().max_inflight;
   WorkFactory make_work = [&](int) {
     return config.async ? make_async_work(runner.get(), input_views, output_specs, config.depth)
                         : make_sync_work(runner.get(), input_views, output_specs);
   };
   const LoopResult result = run_loop(make_work, config.loop);
-  const aotrun_runner_stats stats = runner_stats(runner.get());
+  const aotrun_runner_stats stats = runner.stats();
   const Percentiles p = percentiles(result.latencies_ns);
   const double calls = static_cast<double>(result.latencies_ns.size());
   const double wall_s = result.wall_ns / 1e9;

@@ -17,7 +17,7 @@ namespace {
 struct Slot {
   std::vector<HostTensor> outputs;
   std::vector<DLTensor> output_views;
-  aotrun_event* event = nullptr;
+  aotrun::cxx::Event event;  // of the run in flight; empty when none
   Clock::time_point submitted{};
   std::atomic<Clock::rep> completed{0};  // Clock ticks since its epoch
   std::atomic<bool> stamped{false};
@@ -71,19 +71,19 @@ class AsyncWork : public CallerWork {
     Slot& slot = *ring_[(head_ + count_) % ring_.size()];
     slot.stamped.store(false, std::memory_order_relaxed);
     slot.submitted = Clock::now();
-    aotrun_event* event = nullptr;
+    aotrun_event* raw = nullptr;
     if (aotrun_status* status =
             aotrun_runner_run_async(runner_, inputs_.data(), inputs_.size(), slot.output_views.data(),
-                                    slot.output_views.size(), &event)) {
+                                    slot.output_views.size(), &raw)) {
       return status;  // argument error: nothing was enqueued
     }
-    if (aotrun_status* status = aotrun_event_set_callback(event, on_complete, &slot)) {
+    aotrun::cxx::Event event(raw);
+    if (aotrun_status* status = aotrun_event_set_callback(event.get(), on_complete, &slot)) {
       // Cannot happen with a fresh event; still, never leave a run behind.
-      aotrun_status_free(aotrun_event_wait(event));
-      aotrun_event_free(event);
+      aotrun_status_free(aotrun_event_wait(event.get()));
       return status;
     }
-    slot.event = event;
+    slot.event = std::move(event);
     ++count_;
     return nullptr;
   }
@@ -108,11 +108,10 @@ class AsyncWork : public CallerWork {
   // it succeeded, else its status is returned.
   aotrun_status* complete_oldest(std::vector<uint64_t>& latencies) {
     Slot& slot = *ring_[head_];
-    aotrun_status* status = aotrun_event_wait(slot.event);
+    aotrun_status* status = aotrun_event_wait(slot.event.get());
     // The event is complete before its callback runs: wait for the stamp.
     while (!slot.stamped.load(std::memory_order_acquire)) std::this_thread::yield();
-    aotrun_event_free(slot.event);
-    slot.event = nullptr;
+    slot.event.reset();
     head_ = (head_ + 1) % ring_.size();
     --count_;
     if (status != nullptr) return status;

@@ -9,7 +9,7 @@
 #include <aotrun/aotrun.h>
 
 #include "bench_loop.h"
-#include "handles.h"
+#include "runtime.h"
 
 namespace aotrun_cli {
 

@@ -14,7 +14,7 @@
 
 #include <aotrun/aotrun.h>
 
-#include "handles.h"
+#include "runtime.h"
 
 namespace aotrun_cli {
 

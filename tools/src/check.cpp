@@ -9,7 +9,7 @@
 #include "check_runs.h"
 #include "commands.h"
 #include "error.h"
-#include "handles.h"
+#include "runtime.h"
 #include "inputs.h"
 #include "npy.h"
 #include "tensor_files.h"
@@ -74,13 +74,13 @@ int check_main(int argc, char** argv, int begin) {
   const std::optional<std::string> reference_dir =
       args.has("reference") ? std::optional<std::string>(args.get("reference")) : std::nullopt;
 
-  PackagePtr package = open_package(path, !args.has("no-verify"));
+  const Package package = open_package(path, !args.has("no-verify"));
   CheckReport report;
-  report.info = package_info(package.get());
+  report.info = package.info();
   report.runs = runs;
   report.reference_dir = reference_dir;
-  const std::vector<TensorSpec> output_specs = package_outputs(package.get());
-  BuiltInputs built = build_inputs(package_inputs(package.get()), plan);
+  const std::vector<TensorSpec> output_specs = package_outputs(package);
+  BuiltInputs built = build_inputs(package_inputs(package), plan);
   const std::vector<DLTensor> input_views = views(built.tensors);
 
   report.inputs = &built;
@@ -111,7 +111,7 @@ int check_main(int argc, char** argv, int begin) {
     ModeResult m;
     m.mode = mode;
     const char* reason = nullptr;
-    if (!aotrun_package_mode_available(package.get(), mode.runner_mode, &reason)) {
+    if (!package.mode_available(mode.runner_mode, &reason)) {
       const std::string why = reason != nullptr && *reason != '\0' ? reason : "not available";
       // Every package has the thread-safe run; without it there is no baseline.
       if (!mode.async && mode.runner_mode == AOTRUN_MODE_THREADED) {
@@ -123,7 +123,7 @@ int check_main(int argc, char** argv, int begin) {
     }
     RunnerConfig config = base;
     config.mode = mode.runner_mode;
-    ModeRuns done = run_mode(package.get(), config, mode.async, input_views, output_specs, runs);
+    ModeRuns done = run_mode(package, config, mode.async, input_views, output_specs, runs);
     m.effective = done.effective;
     m.stats = done.stats;
     // Threaded runs after the first are compared with the first; the first

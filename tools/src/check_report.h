@@ -10,7 +10,7 @@
 #include <aotrun/aotrun.h>
 
 #include "compare.h"
-#include "handles.h"
+#include "runtime.h"
 #include "inputs.h"
 #include "tensor.h"
 

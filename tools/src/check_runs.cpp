@@ -1,7 +1,6 @@
 #include "check_runs.h"
 
 #include <cstring>
-#include <memory>
 #include <string>
 
 #include "error.h"
@@ -12,31 +11,26 @@ namespace aotrun_cli {
 
 namespace {
 
-struct EventFree {
-  void operator()(aotrun_event* e) const { aotrun_event_free(e); }
-};
-using EventPtr = std::unique_ptr<aotrun_event, EventFree>;
-
 std::string run_label(size_t index, bool async) {
   return std::string(async ? "asynchronous run " : "run ") + std::to_string(index + 1);
 }
 
 }  // namespace
 
-ModeRuns run_mode(aotrun_package* package, const RunnerConfig& config, bool async,
+ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async,
                   const std::vector<DLTensor>& inputs, const std::vector<TensorSpec>& output_specs,
                   int runs) {
   ModeRuns result;
   // Declared before the runner so that, on any exit, the runner (which waits
   // for its in-flight runs) goes first and the buffers after it.
   std::vector<std::vector<DLTensor>> output_views(static_cast<size_t>(runs));
-  RunnerPtr runner = create_runner(package, config);
+  Runner runner = create_runner(package, config);
   for (int r = 0; r < runs; ++r) {
     result.outputs.push_back(allocate_outputs(runner.get(), inputs, output_specs));
     for (HostTensor& t : result.outputs.back()) std::memset(t.data(), 0xFF, t.nbytes());
     output_views[static_cast<size_t>(r)] = views(result.outputs.back());
   }
-  std::vector<EventPtr> events;
+  std::vector<aotrun::cxx::Event> events;
   for (size_t r = 0; r < output_views.size(); ++r) {
     std::vector<DLTensor>& out = output_views[r];
     if (!async) {
@@ -66,8 +60,8 @@ ModeRuns run_mode(aotrun_package* package, const RunnerConfig& config, bool asyn
     }
   }
   check(first, run_label(first_index, true));
-  result.effective = aotrun_runner_mode(runner.get());
-  result.stats = runner_stats(runner.get());
+  result.effective = runner.mode();
+  result.stats = runner.stats();
   result.stats.fallback_reason = nullptr;
   return result;
 }

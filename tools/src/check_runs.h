@@ -7,7 +7,7 @@
 
 #include <aotrun/aotrun.h>
 
-#include "handles.h"
+#include "runtime.h"
 #include "tensor.h"
 
 namespace aotrun_cli {
@@ -25,7 +25,7 @@ struct ModeRuns {
 // waited, so they may overlap up to the runner's window. Throws Failure with
 // the library's code when the runner cannot be created or a run fails (after
 // every submitted run has completed).
-ModeRuns run_mode(aotrun_package* package, const RunnerConfig& config, bool async,
+ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async,
                   const std::vector<DLTensor>& inputs, const std::vector<TensorSpec>& output_specs,
                   int runs);
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "handles.h"
+#include "runtime.h"
 #include "tensor.h"
 
 namespace aotrun_cli {

@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "describe.h"
 #include "error.h"
-#include "handles.h"
+#include "runtime.h"
 #include "report.h"
 #include "table.h"
 
@@ -39,18 +39,18 @@ struct ModeAvailability {
   std::string reason;
 };
 
-std::vector<ModeAvailability> modes_of(const aotrun_package* package) {
+std::vector<ModeAvailability> modes_of(const Package& package) {
   std::vector<ModeAvailability> out;
   for (aotrun_mode mode : kModes) {
     const char* reason = nullptr;
-    const bool available = aotrun_package_mode_available(package, mode, &reason) != 0;
+    const bool available = package.mode_available(mode, &reason);
     out.push_back({mode, available, reason != nullptr ? reason : ""});
   }
   return out;
 }
 
-nlohmann::ordered_json inspect_json(const aotrun_package* package) {
-  const aotrun_package_info info = package_info(package);
+nlohmann::ordered_json inspect_json(const Package& package) {
+  const aotrun_package_info info = package.info();
   nlohmann::ordered_json j;
   j["format"] = info.format != nullptr ? info.format : "";
   j["name"] = info.name != nullptr ? info.name : "";
@@ -61,7 +61,7 @@ nlohmann::ordered_json inspect_json(const aotrun_package* package) {
 
   nlohmann::ordered_json symbols = nlohmann::ordered_json::object();
   nlohmann::ordered_json details = nlohmann::ordered_json::array();
-  for (const aotrun_symbol_info& s : package_symbols(package)) {
+  for (const aotrun_symbol_info& s : package.symbols()) {
     const std::string name = s.name != nullptr ? s.name : "";
     symbols[name] = s.found != 0;
     details.push_back({{"name", name},
@@ -99,8 +99,8 @@ void tensor_rows(Table& table, const std::vector<TensorSpec>& specs) {
   }
 }
 
-void inspect_text(const aotrun_package* package, std::ostream& out) {
-  const aotrun_package_info info = package_info(package);
+void inspect_text(const Package& package, std::ostream& out) {
+  const aotrun_package_info info = package.info();
   Table head;
   head.add({"name", info.name != nullptr ? info.name : ""});
   head.add({"path", info.path != nullptr ? info.path : ""});
@@ -128,7 +128,7 @@ void inspect_text(const aotrun_package* package, std::ostream& out) {
   out << "\nsymbols\n";
   Table sym_table(2);
   sym_table.add({"NAME", "SINCE", "REQUIRED", "FOUND"});
-  for (const aotrun_symbol_info& s : package_symbols(package)) {
+  for (const aotrun_symbol_info& s : package.symbols()) {
     sym_table.add({s.name != nullptr ? s.name : "", abi_version_string(s.since),
                    s.required != 0 ? "yes" : "no", s.found != 0 ? "yes" : "no"});
   }
@@ -156,11 +156,11 @@ int inspect_main(int argc, char** argv, int begin) {
   apply_log_option(args);
   const std::string path = args.single_positional("package path (PKG)");
 
-  PackagePtr package = open_package(path, !args.has("no-verify"));
+  const Package package = open_package(path, !args.has("no-verify"));
   if (args.has("json")) {
-    std::cout << inspect_json(package.get()).dump(2) << '\n';
+    std::cout << inspect_json(package).dump(2) << '\n';
   } else {
-    inspect_text(package.get(), std::cout);
+    inspect_text(package, std::cout);
   }
   return kExitOk;
 }

@@ -4,7 +4,7 @@
 #include <new>
 #include <string>
 
-#include <aotrun/aotrun.h>
+#include <aotrun/aotrun.hpp>
 
 #include "args.h"
 #include "commands.h"
@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
     std::cerr << who << ": " << e.what() << "\nTry '" << who << " --help' for more information.\n";
     return kExitUsage;
   } catch (const Failure& e) {
+    std::cerr << "aotrun: " << e.code_name() << ": " << e.what() << '\n';
+    return kExitFailure;
+  } catch (const aotrun::cxx::Error& e) {  // a library call through aotrun.hpp: same as Failure
     std::cerr << "aotrun: " << e.code_name() << ": " << e.what() << '\n';
     return kExitFailure;
   } catch (const std::bad_alloc&) {

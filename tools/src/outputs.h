@@ -6,7 +6,7 @@
 
 #include <aotrun/aotrun.h>
 
-#include "handles.h"
+#include "runtime.h"
 #include "tensor.h"
 
 namespace aotrun_cli {

@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "describe.h"
 #include "error.h"
-#include "handles.h"
+#include "runtime.h"
 #include "inputs.h"
 #include "npy.h"
 #include "outputs.h"
@@ -185,17 +185,17 @@ int run_main(int argc, char** argv, int begin) {
   plan.seed = args.get_u64("seed", 0);
   const size_t values = static_cast<size_t>(args.get_int("values", 6, 0, 1000000));
 
-  PackagePtr package = open_package(path, !args.has("no-verify"));
+  const Package package = open_package(path, !args.has("no-verify"));
   RunReport report;
-  report.info = package_info(package.get());
-  const std::vector<TensorSpec> input_specs = package_inputs(package.get());
-  const std::vector<TensorSpec> output_specs = package_outputs(package.get());
+  report.info = package.info();
+  const std::vector<TensorSpec> input_specs = package_inputs(package);
+  const std::vector<TensorSpec> output_specs = package_outputs(package);
   BuiltInputs built = build_inputs(input_specs, plan);
   report.batch = built.batch;
   report.input_sources = built.sources;
   std::vector<DLTensor> input_views = views(built.tensors);
 
-  RunnerPtr runner = create_runner(package.get(), config);
+  Runner runner = create_runner(package, config);
   std::vector<HostTensor> outputs = allocate_outputs(runner.get(), input_views, output_specs);
   std::vector<DLTensor> output_views = views(outputs);
 
@@ -206,8 +206,8 @@ int run_main(int argc, char** argv, int begin) {
   report.run_ns = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count());
-  report.effective = aotrun_runner_mode(runner.get());
-  report.stats = runner_stats(runner.get());
+  report.effective = runner.mode();
+  report.stats = runner.stats();
 
   if (args.has("save-inputs")) report.input_files = write_tensors(args.get("save-inputs"), built.tensors);
   if (args.has("output-dir")) report.output_files = write_tensors(args.get("output-dir"), outputs);
