@@ -75,10 +75,10 @@ struct AsyncRunner {
     RunnerConfig c;
     c.num_models = num_models;
     c.max_inflight = max_inflight;
-    runner = make_runner(package.get(), c);
+    runner = make_runner(package, c);
   }
-  PackagePtr package;
-  RunnerPtr runner;
+  Package package;
+  Runner runner;
 };
 
 double spin_us() {
@@ -102,7 +102,7 @@ void BM_AsyncThroughput(benchmark::State& state) {
     for (int i = 0; i < kRunsPerIteration; i += 97) {
       if (!slots.correct(i)) return fail(state, "run " + std::to_string(i) + " produced a wrong y");
     }
-    const aotrun_runner_stats s = runner_stats(a.runner.get());
+    const aotrun_runner_stats s = a.runner.stats();
     state.counters["runs_per_s"] =
         benchmark::Counter(kRunsPerIteration, benchmark::Counter::kIsIterationInvariantRate);
     // Share of the instances' time spent inside the model: 1.0 means the
@@ -145,7 +145,7 @@ void BM_WindowRatio(benchmark::State& state) {
     state.counters["w4_runs_per_s"] = n / bounded_s;
     state.counters["unbounded_runs_per_s"] = n / unbounded_s;
     state.counters["ratio"] = unbounded_s / bounded_s;  // = w4 rate / unbounded rate
-    state.counters["w4_peak_inflight"] = static_cast<double>(runner_stats(bounded.runner.get()).peak_inflight);
+    state.counters["w4_peak_inflight"] = static_cast<double>(bounded.runner.stats().peak_inflight);
   });
 }
 

@@ -101,7 +101,7 @@ struct PhaseResult {
   Memory start, end;
 };
 
-PhaseResult run_phase(aotrun_package* pkg, const char* name, int32_t max_inflight, const Options& opt,
+PhaseResult run_phase(const aotrun_bench::Package& pkg, const char* name, int32_t max_inflight, const Options& opt,
                       DLTensor x) {
   malloc_trim(0);  // return what the previous phase freed: start from the same heap
   reset_peak_rss();
@@ -110,7 +110,7 @@ PhaseResult run_phase(aotrun_package* pkg, const char* name, int32_t max_infligh
   r.max_inflight = max_inflight;
   aotrun_bench::RunnerConfig config;
   config.max_inflight = max_inflight;
-  aotrun_bench::RunnerPtr runner = aotrun_bench::make_runner(pkg, config);
+  aotrun_bench::Runner runner = aotrun_bench::make_runner(pkg, config);
   g_completed = 0;
   r.start = read_memory();
 
@@ -130,9 +130,10 @@ PhaseResult run_phase(aotrun_package* pkg, const char* name, int32_t max_infligh
       std::free(y);
       check(st, std::string(name) + ": aotrun_runner_run_async");
     }
-    // The callback fires exactly once even though the handle is freed now.
+    // The callback fires exactly once even though the handle is freed at
+    // the end of this iteration.
+    const aotrun::cxx::Event event(ev);
     check(aotrun_event_set_callback(ev, on_complete, y), "aotrun_event_set_callback");
-    aotrun_event_free(ev);
     r.submitted = i;
     if (i % opt.sample_every == 0 || i == opt.submissions) {
       const Memory m = read_memory();
@@ -145,7 +146,7 @@ PhaseResult run_phase(aotrun_package* pkg, const char* name, int32_t max_infligh
   }
   check(aotrun_runner_wait_all(runner.get()), "aotrun_runner_wait_all");
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.peak_inflight = aotrun_bench::runner_stats(runner.get()).peak_inflight;
+  r.peak_inflight = runner.stats().peak_inflight;
   runner.reset();
   r.end = read_memory();
   return r;
@@ -230,7 +231,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   try {
-    aotrun_bench::PackagePtr pkg = aotrun_bench::open_package("counting");
+    const aotrun_bench::Package pkg = aotrun_bench::open_package("counting");
     std::vector<float> x_data(kRows * kCols);
     for (size_t i = 0; i < x_data.size(); ++i) x_data[i] = static_cast<float>(i % 7);
     g_x = x_data.data();
@@ -241,8 +242,8 @@ int main(int argc, char** argv) {
                 "sample every %lld, unbounded cap %lld MiB\n",
                 std::getenv("AOTRUN_TEST_SPIN_US"), static_cast<long long>(opt.sample_every),
                 static_cast<long long>(opt.cap_mib));
-    const PhaseResult bounded = run_phase(pkg.get(), "bounded", 4, opt, x);
-    const PhaseResult unbounded = run_phase(pkg.get(), "unbounded", 65536, opt, x);
+    const PhaseResult bounded = run_phase(pkg, "bounded", 4, opt, x);
+    const PhaseResult unbounded = run_phase(pkg, "unbounded", 65536, opt, x);
     print_phase(bounded);
     print_phase(unbounded);
 

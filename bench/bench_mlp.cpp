@@ -35,7 +35,7 @@ void BM_Mlp(benchmark::State& state, Path path) {
       const aotrun_mode mode = path == Path::kThreaded         ? AOTRUN_MODE_THREADED
                                : path == Path::kSingleThreaded ? AOTRUN_MODE_SINGLE_THREADED
                                                                : AOTRUN_MODE_GRAPH;
-      RunnerPtr r = m.runner(mode);
+      Runner r = m.runner(mode);
       // Graph mode: the first calls warm up and capture; check the replay
       // computes what the direct call computes before timing it.
       for (int i = 0; i < 3; ++i) {
@@ -46,7 +46,7 @@ void BM_Mlp(benchmark::State& state, Path path) {
       } else {
         run_paired(state, m.via(r.get()), m.direct_single_threaded(), &m.error, kOptions);
       }
-      if (path == Path::kGraph && runner_stats(r.get()).graph_replays == 0) {
+      if (path == Path::kGraph && r.stats().graph_replays == 0) {
         return fail(state, "graph runner never replayed a graph");
       }
     }

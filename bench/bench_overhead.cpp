@@ -40,7 +40,7 @@ void BM_DirectSingleThreaded(benchmark::State& state) {
 void BM_Threaded(benchmark::State& state) {
   guarded(state, [&] {
     Noop n;
-    RunnerPtr r = n.runner(AOTRUN_MODE_THREADED);
+    Runner r = n.runner(AOTRUN_MODE_THREADED);
     run_paired(state, n.via(r.get()), n.direct_run(), &n.error);
   });
 }
@@ -48,7 +48,7 @@ void BM_Threaded(benchmark::State& state) {
 void BM_SingleThreaded(benchmark::State& state) {
   guarded(state, [&] {
     Noop n;
-    RunnerPtr r = n.runner(AOTRUN_MODE_SINGLE_THREADED);
+    Runner r = n.runner(AOTRUN_MODE_SINGLE_THREADED);
     run_paired(state, n.via(r.get()), n.direct_single_threaded(), &n.error);
   });
 }
@@ -56,9 +56,9 @@ void BM_SingleThreaded(benchmark::State& state) {
 void BM_Graph(benchmark::State& state) {
   guarded(state, [&] {
     Noop n;
-    RunnerPtr r = n.runner(AOTRUN_MODE_GRAPH);
+    Runner r = n.runner(AOTRUN_MODE_GRAPH);
     run_paired(state, n.via(r.get()), n.direct_single_threaded(), &n.error);
-    const aotrun_runner_stats s = runner_stats(r.get());
+    const aotrun_runner_stats s = r.stats();
     if (s.effective_mode != AOTRUN_MODE_GRAPH || s.graph_replays == 0) {
       fail(state, "graph runner did not replay (effective mode " +
                       std::string(aotrun_mode_name(s.effective_mode)) + ", " +
@@ -73,8 +73,8 @@ void BM_Graph(benchmark::State& state) {
 void BM_GraphVsSingleThreaded(benchmark::State& state) {
   guarded(state, [&] {
     Noop n;
-    RunnerPtr graph = n.runner(AOTRUN_MODE_GRAPH);
-    RunnerPtr st = n.runner(AOTRUN_MODE_SINGLE_THREADED);
+    Runner graph = n.runner(AOTRUN_MODE_GRAPH);
+    Runner st = n.runner(AOTRUN_MODE_SINGLE_THREADED);
     run_paired(state, n.via(graph.get()), n.via(st.get()), &n.error);
   });
 }
@@ -85,7 +85,7 @@ void BM_SingleThreadedFallback(benchmark::State& state) {
   guarded(state, [&] {
     Noop n("noop_abi10");
     aotrun_set_log_level(AOTRUN_LOG_ERROR);  // the fallback warning is expected
-    RunnerPtr r = n.runner(AOTRUN_MODE_SINGLE_THREADED);
+    Runner r = n.runner(AOTRUN_MODE_SINGLE_THREADED);
     aotrun_set_log_level(AOTRUN_LOG_WARN);
     run_paired(state, n.via(r.get()), n.direct_run(), &n.error);
   });

@@ -1,14 +1,15 @@
-// Small RAII helpers over the aotrun C API for the benchmarks: statuses become
-// exceptions (outside the timed loops) and handles free themselves.
+// Helpers of the benchmarks over aotrun: packages by name, runners from a
+// config (owned by aotrun.hpp's Package and Runner), statuses of the C calls
+// the timed loops make, and float tensors. Setup failures are exceptions
+// (std::runtime_error, outside the timed loops); timed loops call the C API.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <aotrun/aotrun.h>
+#include <aotrun/aotrun.hpp>
 
 namespace aotrun_bench {
 
@@ -22,20 +23,12 @@ std::string packages_dir();
 // packages_dir() + "/" + name.
 std::string package_path(const std::string& name);
 
-struct PackageDeleter {
-  void operator()(aotrun_package* p) const { aotrun_package_close(p); }
-};
-struct RunnerDeleter {
-  void operator()(aotrun_runner* r) const { aotrun_runner_destroy(r); }
-};
-struct EventDeleter {
-  void operator()(aotrun_event* e) const { aotrun_event_free(e); }
-};
-using PackagePtr = std::unique_ptr<aotrun_package, PackageDeleter>;
-using RunnerPtr = std::unique_ptr<aotrun_runner, RunnerDeleter>;
-using EventPtr = std::unique_ptr<aotrun_event, EventDeleter>;
+using Package = aotrun::cxx::Package;
+using Runner = aotrun::cxx::Runner;
 
-PackagePtr open_package(const std::string& name);
+// Opens package_path(name); throws std::runtime_error
+// "aotrun_package_open(<path>): <CODE>: <message>".
+Package open_package(const std::string& name);
 
 struct RunnerConfig {
   aotrun_mode mode = AOTRUN_MODE_THREADED;
@@ -43,9 +36,8 @@ struct RunnerConfig {
   int32_t max_inflight = 0;  // 0: the library's default
   bool strict = false;
 };
-RunnerPtr make_runner(aotrun_package* package, const RunnerConfig& config);
-
-aotrun_runner_stats runner_stats(const aotrun_runner* runner);
+// Throws std::runtime_error "<setting or call>: <CODE>: <message>".
+Runner make_runner(const Package& package, const RunnerConfig& config);
 
 // A float32 CPU tensor [rows, cols] that owns its storage; the DLTensor stays
 // valid (and its address stable) for the object's lifetime.

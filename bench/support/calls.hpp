@@ -23,10 +23,10 @@ class Calls {
         x_(batch, in_cols, 0.5f),
         y_(batch, out_cols) {}
 
-  RunnerPtr runner(aotrun_mode mode) {
+  Runner runner(aotrun_mode mode) {
     RunnerConfig c;
     c.mode = mode;
-    return make_runner(package_.get(), c);
+    return make_runner(package_, c);
   }
 
   // The package's thread-safe `run`, called directly.
@@ -73,7 +73,7 @@ class Calls {
   }
 
   DirectPackage direct_;
-  PackagePtr package_;
+  Package package_;
   Tensor2D x_, y_;
 };
 
