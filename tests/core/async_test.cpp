@@ -51,7 +51,7 @@ TEST(Async, TenThousandSubmissionsNeverExceedTheWindow) {
   CountingProbe probe;
   ASSERT_NE(probe.handle, nullptr) << dlerror();
   probe.reset();
-  Runner r(pkg.p, Options().models(4).inflight(4));
+  Runner r(pkg, RunnerOptions().num_models(4).max_inflight(4));
   std::atomic<int> wrong{0}, failed{0};
   auto submitter = [&](uint32_t base) {
     std::vector<Slot> ring(16);  // more buffers than the window: reuse after completion
@@ -65,7 +65,7 @@ TEST(Async, TenThousandSubmissionsNeverExceedTheWindow) {
         aotrun_event_free(s.ev);
       }
       s.x.randomize(base + static_cast<uint32_t>(i));
-      aotrun_status* st = aotrun_runner_run_async(r.r, &s.x.dl, 1, &s.y.dl, 1, &s.ev);
+      aotrun_status* st = aotrun_runner_run_async(r.get(), &s.x.dl, 1, &s.y.dl, 1, &s.ev);
       if (st) {
         ++failed;
         s.ev = nullptr;
@@ -84,7 +84,7 @@ TEST(Async, TenThousandSubmissionsNeverExceedTheWindow) {
   std::thread a(submitter, 1u), b(submitter, 1000000u);
   a.join();
   b.join();
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.r));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.get()));
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_LE(probe.max_inflight(), 4);
@@ -102,26 +102,26 @@ TEST(Async, TenThousandSubmissionsNeverExceedTheWindow) {
 TEST(Async, TryRunAsyncWouldBlockExactlyWhenFull) {
   SpinUs spin(100000);  // 100 ms per run: the window stays full while we probe
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options().models(1).inflight(2));
+  Runner r(pkg, RunnerOptions().num_models(1).max_inflight(2));
   Slot s[3];
-  AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.r, &s[0].x.dl, 1, &s[0].y.dl, 1, &s[0].ev));
-  AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.r, &s[1].x.dl, 1, &s[1].y.dl, 1, &s[1].ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.get(), &s[0].x.dl, 1, &s[0].y.dl, 1, &s[0].ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.get(), &s[1].x.dl, 1, &s[1].y.dl, 1, &s[1].ev));
   EXPECT_EQ(r.stats().inflight, 2u);
-  Outcome o = outcome(aotrun_runner_try_run_async(r.r, &s[2].x.dl, 1, &s[2].y.dl, 1, &s[2].ev));
+  Outcome o = outcome(aotrun_runner_try_run_async(r.get(), &s[2].x.dl, 1, &s[2].y.dl, 1, &s[2].ev));
   EXPECT_EQ(o.code, AOTRUN_ERR_WOULD_BLOCK);
   EXPECT_NE(o.message.find("in-flight window"), std::string::npos) << o.message;
   EXPECT_EQ(s[2].ev, nullptr);
-  o = outcome(aotrun_runner_run_async_timeout(r.r, &s[2].x.dl, 1, &s[2].y.dl, 1, 1000000, &s[2].ev));
+  o = outcome(aotrun_runner_run_async_timeout(r.get(), &s[2].x.dl, 1, &s[2].y.dl, 1, 1000000, &s[2].ev));
   EXPECT_EQ(o.code, AOTRUN_ERR_TIMEOUT);
   EXPECT_EQ(r.stats().would_block, 1u);
   // Argument errors are reported before a slot is considered.
   Tensor bad({2, 5});
-  EXPECT_EQ(outcome(aotrun_runner_try_run_async(r.r, &bad.dl, 1, &s[2].y.dl, 1, &s[2].ev)).code,
+  EXPECT_EQ(outcome(aotrun_runner_try_run_async(r.get(), &bad.dl, 1, &s[2].y.dl, 1, &s[2].ev)).code,
             AOTRUN_ERR_INVALID_ARGUMENT);
   AOTRUN_ASSERT_OK(aotrun_event_wait(s[0].ev));
   // One slot is free again: exactly one try succeeds.
-  AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.r, &s[2].x.dl, 1, &s[2].y.dl, 1, &s[2].ev));
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.r));
+  AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.get(), &s[2].x.dl, 1, &s[2].y.dl, 1, &s[2].ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.get()));
   for (auto& sl : s) {
     EXPECT_EQ(aotrun_event_is_ready(sl.ev), 1);
     aotrun_event_free(sl.ev);
@@ -131,14 +131,14 @@ TEST(Async, TryRunAsyncWouldBlockExactlyWhenFull) {
 
 TEST(Async, EveryFailureLandsInItsOwnEventAndNoSlotLeaks) {
   Package pkg(pkg_path("fault_async"));
-  Runner r(pkg.p, Options().models(1).inflight(3));
+  Runner r(pkg, RunnerOptions().num_models(1).max_inflight(3));
   std::vector<std::unique_ptr<Slot>> slots;
   for (int i = 0; i < 70; ++i) {
     slots.push_back(std::make_unique<Slot>());
     Slot& s = *slots.back();
-    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &s.x.dl, 1, &s.y.dl, 1, &s.ev));
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &s.x.dl, 1, &s.y.dl, 1, &s.ev));
   }
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.r));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.get()));
   int failed = 0;
   for (size_t i = 0; i < slots.size(); ++i) {
     ASSERT_EQ(aotrun_event_is_ready(slots[i]->ev), 1);
@@ -159,8 +159,8 @@ TEST(Async, EveryFailureLandsInItsOwnEventAndNoSlotLeaks) {
   EXPECT_EQ(st.inflight, 0u);
   // The whole window is available again.
   Slot more[3];
-  for (auto& s : more) AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.r, &s.x.dl, 1, &s.y.dl, 1, &s.ev));
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.r));
+  for (auto& s : more) AOTRUN_ASSERT_OK(aotrun_runner_try_run_async(r.get(), &s.x.dl, 1, &s.y.dl, 1, &s.ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.get()));
   for (auto& s : more) aotrun_event_free(s.ev);
 }
 
@@ -170,9 +170,9 @@ TEST(Async, DestroyWithRunsInFlightWaitsForThem) {
   Slot s[6];
   {
     aotrun_runner* r = nullptr;
-    Options o;
-    o.models(2).inflight(6);
-    AOTRUN_ASSERT_OK(aotrun_runner_create(pkg.p, o.o, &r));
+    RunnerOptions o;
+    o.num_models(2).max_inflight(6);
+    AOTRUN_ASSERT_OK(aotrun_runner_create(pkg.get(), o.get(), &r));
     for (auto& sl : s) {
       sl.x.randomize(3);
       AOTRUN_ASSERT_OK(aotrun_runner_run_async(r, &sl.x.dl, 1, &sl.y.dl, 1, &sl.ev));
@@ -190,13 +190,13 @@ TEST(Async, DestroyWithRunsInFlightWaitsForThem) {
 TEST(Async, WaitAllOnIdleRunnerAndOtherRunnersUnaffected) {
   SpinUs spin(50000);
   Package pkg(pkg_path("counting"));
-  Runner idle(pkg.p, Options());
-  Runner busy(pkg.p, Options().inflight(2));
+  Runner idle(pkg, RunnerOptions());
+  Runner busy(pkg, RunnerOptions().max_inflight(2));
   Slot s;
-  AOTRUN_ASSERT_OK(aotrun_runner_run_async(busy.r, &s.x.dl, 1, &s.y.dl, 1, &s.ev));
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(idle.r));  // returns although busy has a run in flight
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(busy.get(), &s.x.dl, 1, &s.y.dl, 1, &s.ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(idle.get()));  // returns although busy has a run in flight
   EXPECT_EQ(aotrun_event_is_ready(s.ev), 0);
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(busy.r));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(busy.get()));
   EXPECT_EQ(aotrun_event_is_ready(s.ev), 1);
   aotrun_event_free(s.ev);
 }
@@ -204,7 +204,7 @@ TEST(Async, WaitAllOnIdleRunnerAndOtherRunnersUnaffected) {
 TEST(Async, EventFreedBeforeCompletionAndCallbacksFireOnce) {
   SpinUs spin(5000);
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options().inflight(4));
+  Runner r(pkg, RunnerOptions().max_inflight(4));
   std::atomic<int> calls{0};
   std::atomic<int> last_code{-1};
   auto cb = [](void* user, aotrun_code code, const char*) {
@@ -214,13 +214,13 @@ TEST(Async, EventFreedBeforeCompletionAndCallbacksFireOnce) {
   };
   std::pair<std::atomic<int>*, std::atomic<int>*> user{&calls, &last_code};
   Slot a, b;
-  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &a.x.dl, 1, &a.y.dl, 1, &a.ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &a.x.dl, 1, &a.y.dl, 1, &a.ev));
   AOTRUN_ASSERT_OK(aotrun_event_set_callback(a.ev, cb, &user));
   EXPECT_EQ(outcome(aotrun_event_set_callback(a.ev, cb, &user)).code, AOTRUN_ERR_INVALID_ARGUMENT);
   aotrun_event_free(a.ev);  // before completion
-  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &b.x.dl, 1, &b.y.dl, 1, &b.ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &b.x.dl, 1, &b.y.dl, 1, &b.ev));
   EXPECT_EQ(outcome(aotrun_event_wait_timeout(b.ev, 1000)).code, AOTRUN_ERR_TIMEOUT);
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.r));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.get()));
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(last_code.load(), AOTRUN_OK);
   // Registered after completion: called at once, on this thread.
@@ -232,18 +232,18 @@ TEST(Async, EventFreedBeforeCompletionAndCallbacksFireOnce) {
 
 TEST(Async, AllModesRunAsync) {
   Package pkg(pkg_path("mlp"));
-  Runner ref(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Runner ref(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   Tensor x({3, 256}), expect({3, 64});
   x.randomize(77);
-  AOTRUN_ASSERT_OK(run_vec(ref.r, x, expect));
+  AOTRUN_ASSERT_OK(run_vec(ref.get(), x, expect));
   for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
-    Runner r(pkg.p, Options().mode(m).models(2));
+    Runner r(pkg, RunnerOptions().mode(m).num_models(2));
     std::vector<std::unique_ptr<Tensor>> outs;
     std::vector<aotrun_event*> evs;
     for (int i = 0; i < 6; ++i) {
       outs.push_back(std::make_unique<Tensor>(std::vector<int64_t>{3, 64}));
       aotrun_event* ev = nullptr;
-      AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &outs.back()->dl, 1, &ev));
+      AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &outs.back()->dl, 1, &ev));
       evs.push_back(ev);
     }
     for (size_t i = 0; i < evs.size(); ++i) {

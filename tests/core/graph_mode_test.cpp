@@ -18,16 +18,16 @@ std::vector<float> mlp(aotrun_runner* r, Tensor& x) {
 
 TEST(GraphMode, ReplayEqualsEagerOverBatchesAndInterleavedShapes) {
   Package pkg(pkg_path("mlp"));
-  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-  Runner eager(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-  ASSERT_EQ(aotrun_runner_mode(graph.r), AOTRUN_MODE_GRAPH);
+  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+  Runner eager(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+  ASSERT_EQ(aotrun_runner_mode(graph.get()), AOTRUN_MODE_GRAPH);
   const int64_t batches[] = {1, 16, 64, 16, 1, 64, 1, 16};
   uint32_t seed = 100;
   for (int round = 0; round < 3; ++round) {
     for (int64_t b : batches) {
       Tensor x({b, 256});
       x.randomize(seed++);
-      ASSERT_EQ(mlp(graph.r, x), mlp(eager.r, x)) << "batch " << b << " round " << round;
+      ASSERT_EQ(mlp(graph.get(), x), mlp(eager.get(), x)) << "batch " << b << " round " << round;
     }
   }
   auto st = graph.stats();
@@ -41,35 +41,35 @@ TEST(GraphMode, ReplayEqualsEagerOverBatchesAndInterleavedShapes) {
 
 TEST(GraphMode, EvictionRecapturesAndStillMatches) {
   Package pkg(pkg_path("mlp"));
-  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-  Runner eager(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+  Runner eager(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   Tensor x({8, 256});
   for (uint32_t i = 0; i < 3; ++i) {
     x.randomize(i);
-    ASSERT_EQ(mlp(graph.r, x), mlp(eager.r, x));
+    ASSERT_EQ(mlp(graph.get(), x), mlp(eager.get(), x));
   }
-  AOTRUN_ASSERT_OK(aotrun_runner_evict_graphs(graph.r));
+  AOTRUN_ASSERT_OK(aotrun_runner_evict_graphs(graph.get()));
   EXPECT_EQ(graph.stats().graphs_cached, 0u);
   EXPECT_EQ(graph.stats().graph_pool_bytes, 0u);
   for (uint32_t i = 3; i < 6; ++i) {
     x.randomize(i);
-    ASSERT_EQ(mlp(graph.r, x), mlp(eager.r, x));
+    ASSERT_EQ(mlp(graph.get(), x), mlp(eager.get(), x));
   }
   EXPECT_EQ(graph.stats().graph_captures, 2u);
 }
 
 TEST(GraphMode, CacheLimitRunsEagerWithCountedReason) {
   Package pkg(pkg_path("mlp"));
-  Options o;
+  RunnerOptions o;
   o.mode(AOTRUN_MODE_GRAPH);
-  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_cache_limit(o.o, 2));
-  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_warmup_runs(o.o, 0));
-  Runner graph(pkg.p, o);
-  Runner eager(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_cache_limit(o.get(), 2));
+  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_warmup_runs(o.get(), 0));
+  Runner graph(pkg, o);
+  Runner eager(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   for (int64_t b : {1, 2, 3, 3, 1}) {
     Tensor x({b, 256});
     x.randomize(static_cast<uint32_t>(b));
-    ASSERT_EQ(mlp(graph.r, x), mlp(eager.r, x));
+    ASSERT_EQ(mlp(graph.get(), x), mlp(eager.get(), x));
   }
   auto st = graph.stats();
   EXPECT_EQ(st.graph_captures, 2u);
@@ -79,23 +79,23 @@ TEST(GraphMode, CacheLimitRunsEagerWithCountedReason) {
 
 TEST(GraphMode, FrozenCapturesUpFrontLargestFirstAndNeverAfter) {
   Package pkg(pkg_path("mlp"));
-  Options o;
+  RunnerOptions o;
   o.mode(AOTRUN_MODE_GRAPH);
-  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_frozen(o.o, 1));
+  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_frozen(o.get(), 1));
   for (int64_t b : {4, 32}) {
     int32_t nd = 2;
     int64_t dims[2] = {b, 256};
-    AOTRUN_ASSERT_OK(aotrun_runner_options_add_capture_shapes(o.o, &nd, 1, dims));
+    AOTRUN_ASSERT_OK(aotrun_runner_options_add_capture_shapes(o.get(), &nd, 1, dims));
   }
-  Runner graph(pkg.p, o);
-  Runner eager(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Runner graph(pkg, o);
+  Runner eager(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   auto st = graph.stats();
   EXPECT_EQ(st.graph_captures, 2u);
   EXPECT_EQ(st.graph_warmups, 2u);
   for (int64_t b : {4, 32, 5, 4}) {
     Tensor x({b, 256});
     x.randomize(static_cast<uint32_t>(b) + 50);
-    ASSERT_EQ(mlp(graph.r, x), mlp(eager.r, x)) << b;
+    ASSERT_EQ(mlp(graph.get(), x), mlp(eager.get(), x)) << b;
   }
   st = graph.stats();
   EXPECT_EQ(st.graph_captures, 2u);
@@ -105,11 +105,11 @@ TEST(GraphMode, FrozenCapturesUpFrontLargestFirstAndNeverAfter) {
 
 TEST(GraphMode, FreezeAfterWarmupStopsCapturing) {
   Package pkg(pkg_path("noop"));
-  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
+  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
   Tensor a({1, 4}), b({2, 4}), ya({1, 4}), yb({2, 4});
-  for (int i = 0; i < 3; ++i) AOTRUN_ASSERT_OK(run_vec(graph.r, a, ya));
-  AOTRUN_ASSERT_OK(aotrun_runner_freeze_graphs(graph.r));
-  for (int i = 0; i < 3; ++i) AOTRUN_ASSERT_OK(run_vec(graph.r, b, yb));
+  for (int i = 0; i < 3; ++i) AOTRUN_ASSERT_OK(run_vec(graph.get(), a, ya));
+  AOTRUN_ASSERT_OK(aotrun_runner_freeze_graphs(graph.get()));
+  for (int i = 0; i < 3; ++i) AOTRUN_ASSERT_OK(run_vec(graph.get(), b, yb));
   auto st = graph.stats();
   EXPECT_EQ(st.graph_captures, 1u);
   EXPECT_EQ(st.eager_frozen, 3u);
@@ -117,26 +117,26 @@ TEST(GraphMode, FreezeAfterWarmupStopsCapturing) {
 
 TEST(GraphMode, UpFrontShapesAreValidated) {
   Package pkg(pkg_path("mlp"));
-  Options o;
+  RunnerOptions o;
   o.mode(AOTRUN_MODE_GRAPH);
   int32_t nd = 2;
   int64_t dims[2] = {4, 100};  // wrong feature size
-  AOTRUN_ASSERT_OK(aotrun_runner_options_add_capture_shapes(o.o, &nd, 1, dims));
+  AOTRUN_ASSERT_OK(aotrun_runner_options_add_capture_shapes(o.get(), &nd, 1, dims));
   aotrun_runner* r = nullptr;
-  Outcome out = outcome(aotrun_runner_create(pkg.p, o.o, &r));
+  Outcome out = outcome(aotrun_runner_create(pkg.get(), o.get(), &r));
   EXPECT_EQ(out.code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_NE(out.message.find("[4, 100]"), std::string::npos) << out.message;
 }
 
 TEST(GraphMode, PackageFailureDuringReplaySurfaces) {
   Package pkg(pkg_path("fault_async"));
-  Options o;
+  RunnerOptions o;
   o.mode(AOTRUN_MODE_GRAPH);
-  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_warmup_runs(o.o, 0));
-  Runner graph(pkg.p, o);
+  AOTRUN_ASSERT_OK(aotrun_runner_options_set_graph_warmup_runs(o.get(), 0));
+  Runner graph(pkg, o);
   Tensor x({1, 4}), y({1, 4});
   int failures = 0;
-  for (int i = 0; i < 14; ++i) failures += outcome(run_vec(graph.r, x, y)).code == AOTRUN_ERR_PACKAGE;
+  for (int i = 0; i < 14; ++i) failures += outcome(run_vec(graph.get(), x, y)).code == AOTRUN_ERR_PACKAGE;
   EXPECT_EQ(failures, 2);
   EXPECT_EQ(graph.stats().graph_captures, 1u);
 }

@@ -37,10 +37,10 @@ Outcome open_outcome(const std::string& path) {
 
 TEST(Loader, ProbesSingleThreadedInAbi11Package) {
   Package pkg(pkg_path("mlp"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   aotrun_package_info info{};
   info.struct_size = sizeof(info);
-  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.p, &info));
+  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.get(), &info));
   EXPECT_EQ(info.abi_version, (1u << 16) | 1u);
   EXPECT_STREQ(info.name, "mlp");
   EXPECT_STREQ(info.format, "aotrun-dir");
@@ -49,41 +49,41 @@ TEST(Loader, ProbesSingleThreadedInAbi11Package) {
   EXPECT_EQ(info.num_outputs, 1u);
   EXPECT_EQ(info.num_constants, 6u);
   EXPECT_EQ(info.constant_bytes, 4u * (1024 * 256 + 1024 + 1024 * 1024 + 1024 + 64 * 1024 + 64));
-  auto st = symbol(pkg.p, "aotrun_pkg_container_run_single_threaded");
+  auto st = symbol(pkg.get(), "aotrun_pkg_container_run_single_threaded");
   EXPECT_EQ(st.found, 1);
   EXPECT_EQ(st.required, 0);
   EXPECT_EQ(st.since, (1u << 16) | 1u);
-  EXPECT_EQ(symbol(pkg.p, "aotrun_pkg_container_run").found, 1);
+  EXPECT_EQ(symbol(pkg.get(), "aotrun_pkg_container_run").found, 1);
   const char* reason = nullptr;
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_SINGLE_THREADED, &reason), 1);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_SINGLE_THREADED, &reason), 1);
   EXPECT_STREQ(reason, "");
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_GRAPH, &reason), 1);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_GRAPH, &reason), 1);
 
   aotrun_tensor_info in{};
   in.struct_size = sizeof(in);
-  AOTRUN_ASSERT_OK(aotrun_package_get_input(pkg.p, 0, &in));
+  AOTRUN_ASSERT_OK(aotrun_package_get_input(pkg.get(), 0, &in));
   EXPECT_STREQ(in.name, "x");
   ASSERT_EQ(in.ndim, 2);
   EXPECT_EQ(in.shape[0], -1);
   EXPECT_EQ(in.shape[1], 256);
   EXPECT_EQ(in.dtype.code, kDLFloat);
   EXPECT_EQ(in.dtype.bits, 32);
-  EXPECT_EQ(outcome(aotrun_package_get_input(pkg.p, 1, &in)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_package_get_input(pkg.get(), 1, &in)).code, AOTRUN_ERR_INVALID_ARGUMENT);
 }
 
 TEST(Loader, Abi10PackageLacksSingleThreadedAndSaysWhy) {
   Package pkg(pkg_path("mlp_abi10"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   aotrun_package_info info{};
   info.struct_size = sizeof(info);
-  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.p, &info));
+  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.get(), &info));
   EXPECT_EQ(info.abi_version, 1u << 16);
-  EXPECT_EQ(symbol(pkg.p, "aotrun_pkg_container_run_single_threaded").found, 0);
+  EXPECT_EQ(symbol(pkg.get(), "aotrun_pkg_container_run_single_threaded").found, 0);
   const char* reason = nullptr;
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_THREADED, &reason), 1);
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_THREADED, &reason), 1);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
   EXPECT_NE(std::string(reason).find("aotrun_pkg_container_run_single_threaded"), std::string::npos) << reason;
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_GRAPH, &reason), 0);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_GRAPH, &reason), 0);
   EXPECT_NE(std::string(reason).find("graph mode unavailable: package ABI 1.0 lacks aotrun_pkg_container_run_single_threaded"),
             std::string::npos)
       << reason;
@@ -91,10 +91,10 @@ TEST(Loader, Abi10PackageLacksSingleThreadedAndSaysWhy) {
 
 TEST(Loader, BareSharedObjectIsAPackage) {
   Package pkg(bare_so("noop"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   aotrun_package_info info{};
   info.struct_size = sizeof(info);
-  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.p, &info));
+  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.get(), &info));
   EXPECT_STREQ(info.format, "aotrun-so");
   EXPECT_STREQ(info.name, "noop");
   EXPECT_EQ(info.num_constants, 0u);
@@ -110,7 +110,7 @@ TEST(Loader, SmallerInfoStructIsNotOverrun) {
   } buf;
   std::memset(&buf, 0xAB, sizeof(buf));
   buf.info.struct_size = offsetof(aotrun_package_info, abi_version) + sizeof(uint32_t);
-  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.p, &buf.info));
+  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.get(), &buf.info));
   EXPECT_STREQ(buf.info.name, "mlp");
   const unsigned char* tail = reinterpret_cast<const unsigned char*>(&buf.info) + buf.info.struct_size;
   for (size_t i = 0; i < sizeof(aotrun_package_info) - buf.info.struct_size; ++i) ASSERT_EQ(tail[i], 0xAB) << i;
@@ -151,14 +151,12 @@ TEST(Loader, ManifestHashMismatchIsIntegrityError) {
 }
 
 TEST(Loader, HashCheckCanBeSkipped) {
-  aotrun_package_options* opts = nullptr;
-  AOTRUN_ASSERT_OK(aotrun_package_options_create(&opts));
-  AOTRUN_ASSERT_OK(aotrun_package_options_set_verify_hashes(opts, 0));
+  PackageOptions opts;
+  AOTRUN_ASSERT_OK(aotrun_package_options_set_verify_hashes(opts.get(), 0));
   {
     Package pkg(pkg_path("mlp_bad_hash"), opts);
-    EXPECT_NE(pkg.p, nullptr);
+    EXPECT_NE(pkg.get(), nullptr);
   }
-  aotrun_package_options_free(opts);
 }
 
 TEST(Loader, MissingWeightsFileIsBadPackage) {
@@ -219,14 +217,13 @@ TEST(Api, VersionAndTable) {
 }
 
 TEST(Loader, PinnedSha256IsCheckedBeforeLoading) {
-  aotrun_package_options* opts = nullptr;
-  AOTRUN_ASSERT_OK(aotrun_package_options_create(&opts));
-  EXPECT_EQ(outcome(aotrun_package_options_set_expected_sha256(opts, "abc")).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  PackageOptions opts;
+  EXPECT_EQ(outcome(aotrun_package_options_set_expected_sha256(opts.get(), "abc")).code, AOTRUN_ERR_INVALID_ARGUMENT);
   const std::string wrong(64, '0');
-  AOTRUN_ASSERT_OK(aotrun_package_options_set_expected_sha256(opts, wrong.c_str()));
+  AOTRUN_ASSERT_OK(aotrun_package_options_set_expected_sha256(opts.get(), wrong.c_str()));
   for (const std::string& path : {bare_so("noop"), pkg_path("mlp")}) {
     aotrun_package* p = nullptr;
-    Outcome o = outcome(aotrun_package_open(path.c_str(), opts, &p));
+    Outcome o = outcome(aotrun_package_open(path.c_str(), opts.get(), &p));
     EXPECT_EQ(o.code, AOTRUN_ERR_INTEGRITY) << path;
     EXPECT_NE(o.message.find("pinned"), std::string::npos) << o.message;
   }
@@ -236,12 +233,11 @@ TEST(Loader, PinnedSha256IsCheckedBeforeLoading) {
   ASSERT_NE(f, nullptr);
   ASSERT_EQ(std::fread(hex, 1, 64, f), 64u);
   pclose(f);
-  AOTRUN_ASSERT_OK(aotrun_package_options_set_expected_sha256(opts, hex));
+  AOTRUN_ASSERT_OK(aotrun_package_options_set_expected_sha256(opts.get(), hex));
   {
     Package pkg(bare_so("noop"), opts);
-    EXPECT_NE(pkg.p, nullptr);
+    EXPECT_NE(pkg.get(), nullptr);
   }
-  aotrun_package_options_free(opts);
 }
 
 TEST(Loader, WorldWritablePackageFilesAreRefusedUnlessAllowed) {
@@ -253,13 +249,11 @@ TEST(Loader, WorldWritablePackageFilesAreRefusedUnlessAllowed) {
   auto o = open_outcome(so);
   EXPECT_EQ(o.code, AOTRUN_ERR_INTEGRITY);
   EXPECT_NE(o.message.find("writable by group or others"), std::string::npos) << o.message;
-  aotrun_package_options* opts = nullptr;
-  AOTRUN_ASSERT_OK(aotrun_package_options_create(&opts));
-  AOTRUN_ASSERT_OK(aotrun_package_options_set_allow_untrusted_files(opts, 1));
+  PackageOptions opts;
+  AOTRUN_ASSERT_OK(aotrun_package_options_set_allow_untrusted_files(opts.get(), 1));
   {
     Package pkg(so, opts);
-    EXPECT_NE(pkg.p, nullptr);
+    EXPECT_NE(pkg.get(), nullptr);
   }
-  aotrun_package_options_free(opts);
   std::system(("rm -rf '" + dir + "'").c_str());
 }

@@ -13,12 +13,12 @@ TEST_P(MlpThroughRunner, MatchesNaiveReference) {
   const auto weights = aotrun::test::Safetensors::load(pkg_path("mlp") + "/weights.safetensors");
   const aotrun::test::MlpReference ref(weights);
   Package pkg(pkg_path("mlp"));
-  Runner r(pkg.p, Options().mode(GetParam()).models(2));
+  Runner r(pkg, RunnerOptions().mode(GetParam()).num_models(2));
   for (int64_t batch : {1, 3, 17, 64, 3}) {
     Tensor x({batch, 256}), y({batch, 64});
     x.data = aotrun::test::mlp_reference_input(batch, static_cast<uint64_t>(batch) + 11);
     x.rebind();
-    AOTRUN_ASSERT_OK(run_vec(r.r, x, y));
+    AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
     const std::vector<float> expect = ref.forward(x.data, batch);
     ASSERT_EQ(expect.size(), y.data.size());
     double worst = 0;

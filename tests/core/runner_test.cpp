@@ -19,11 +19,11 @@ std::string package_name(aotrun_package* p) {
 TEST(Runner, ThreadedAndSingleThreadedRunTheModel) {
   Package pkg(pkg_path("counting"));
   for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED}) {
-    Runner r(pkg.p, Options().mode(m));
-    EXPECT_EQ(aotrun_runner_mode(r.r), m);
+    Runner r(pkg, RunnerOptions().mode(m));
+    EXPECT_EQ(aotrun_runner_mode(r.get()), m);
     Tensor x({3, 4}), y({3, 4});
     x.randomize(7);
-    AOTRUN_ASSERT_OK(run_vec(r.r, x, y));
+    AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
     for (size_t i = 0; i < x.data.size(); ++i) ASSERT_FLOAT_EQ(y.data[i], x.data[i] + 1.f);
     auto st = r.stats();
     EXPECT_EQ(st.runs, 1u);
@@ -35,27 +35,27 @@ TEST(Runner, ThreadedAndSingleThreadedRunTheModel) {
 TEST(Runner, Abi10SingleThreadedFallsBackWithOneWarning) {
   LogCapture logs;
   Package pkg(pkg_path("mlp_abi10"));
-  ASSERT_NE(pkg.p, nullptr);
-  const std::string name = package_name(pkg.p);
+  ASSERT_NE(pkg.get(), nullptr);
+  const std::string name = package_name(pkg.get());
   const std::string expected = "package '" + name +
                                "' (ABI 1.0) lacks aotrun_pkg_container_run_single_threaded; "
                                "single_threaded runs fall back to aotrun_pkg_container_run";
   {
-    Runner r(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-    ASSERT_NE(r.r, nullptr);
-    EXPECT_EQ(aotrun_runner_mode(r.r), AOTRUN_MODE_THREADED);
+    Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+    ASSERT_NE(r.get(), nullptr);
+    EXPECT_EQ(aotrun_runner_mode(r.get()), AOTRUN_MODE_THREADED);
     Tensor x({2, 256}), y({2, 64});
     x.randomize(1);
-    AOTRUN_ASSERT_OK(run_vec(r.r, x, y));
+    AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
     auto st = r.stats();
     EXPECT_EQ(st.requested_mode, AOTRUN_MODE_SINGLE_THREADED);
     EXPECT_EQ(st.effective_mode, AOTRUN_MODE_THREADED);
     EXPECT_EQ(st.fallback_runs, 1u);
     EXPECT_EQ(std::string(st.fallback_reason), expected);
   }
-  Runner again(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));  // warned once per package...
-  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));  // ...whichever mode falls back
-  EXPECT_EQ(aotrun_runner_mode(graph.r), AOTRUN_MODE_THREADED);
+  Runner again(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));  // warned once per package...
+  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));  // ...whichever mode falls back
+  EXPECT_EQ(aotrun_runner_mode(graph.get()), AOTRUN_MODE_THREADED);
   auto msgs = logs.messages();
   ASSERT_EQ(msgs.size(), 1u);
   EXPECT_EQ(msgs[0].first, AOTRUN_LOG_WARN);
@@ -65,10 +65,10 @@ TEST(Runner, Abi10SingleThreadedFallsBackWithOneWarning) {
 TEST(Runner, StrictTurnsFallbackIntoUnsupported) {
   Package pkg(pkg_path("noop_abi10"));
   for (aotrun_mode m : {AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
-    Options o;
+    RunnerOptions o;
     o.mode(m).strict(true);
     aotrun_runner* r = nullptr;
-    Outcome out = outcome(aotrun_runner_create(pkg.p, o.o, &r));
+    Outcome out = outcome(aotrun_runner_create(pkg.get(), o.get(), &r));
     EXPECT_EQ(out.code, AOTRUN_ERR_UNSUPPORTED);
     EXPECT_NE(out.message.find("aotrun_pkg_container_run_single_threaded"), std::string::npos) << out.message;
     EXPECT_NE(out.message.find("strict"), std::string::npos) << out.message;
@@ -79,10 +79,10 @@ TEST(Runner, StrictTurnsFallbackIntoUnsupported) {
 TEST(Runner, GraphModeOnAbi10RunsEagerlyAndSaysWhy) {
   LogCapture logs;
   Package pkg(pkg_path("noop_abi10"));
-  Runner r(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-  EXPECT_EQ(aotrun_runner_mode(r.r), AOTRUN_MODE_THREADED);
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+  EXPECT_EQ(aotrun_runner_mode(r.get()), AOTRUN_MODE_THREADED);
   Tensor x({1, 4}), y({1, 4});
-  AOTRUN_ASSERT_OK(run_vec(r.r, x, y));
+  AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
   auto st = r.stats();
   EXPECT_NE(std::string(st.fallback_reason)
                 .find("graph mode unavailable: package ABI 1.0 lacks aotrun_pkg_container_run_single_threaded"),
@@ -95,7 +95,7 @@ TEST(Runner, GraphModeOnAbi10RunsEagerlyAndSaysWhy) {
 
 TEST(Runner, BadArgumentsGetInvalidArgumentNamingTheTensor) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({2, 4}), y({2, 4});
   auto expect_invalid = [&](aotrun_status* s, const std::string& needle) {
     Outcome o = outcome(s);
@@ -103,47 +103,47 @@ TEST(Runner, BadArgumentsGetInvalidArgumentNamingTheTensor) {
     EXPECT_NE(o.message.find(needle), std::string::npos) << "'" << needle << "' not in: " << o.message;
   };
   expect_invalid(aotrun_runner_run(nullptr, &x.dl, 1, &y.dl, 1), "runner is NULL");
-  expect_invalid(aotrun_runner_run(r.r, &x.dl, 2, &y.dl, 1), "takes 1 inputs, got 2");
-  expect_invalid(aotrun_runner_run(r.r, nullptr, 1, &y.dl, 1), "inputs is NULL");
-  expect_invalid(aotrun_runner_run(r.r, &x.dl, 1, &y.dl, 0), "produces 1 outputs");
+  expect_invalid(aotrun_runner_run(r.get(), &x.dl, 2, &y.dl, 1), "takes 1 inputs, got 2");
+  expect_invalid(aotrun_runner_run(r.get(), nullptr, 1, &y.dl, 1), "inputs is NULL");
+  expect_invalid(aotrun_runner_run(r.get(), &x.dl, 1, &y.dl, 0), "produces 1 outputs");
 
   Tensor bad = x;
   bad.rebind();
   bad.dl.dtype = DLDataType{kDLInt, 32, 1};
-  expect_invalid(aotrun_runner_run(r.r, &bad.dl, 1, &y.dl, 1), "dtype int32, expected float32");
+  expect_invalid(aotrun_runner_run(r.get(), &bad.dl, 1, &y.dl, 1), "dtype int32, expected float32");
 
   Tensor rank({8});
-  expect_invalid(aotrun_runner_run(r.r, &rank.dl, 1, &y.dl, 1), "rank 1, expected 2");
+  expect_invalid(aotrun_runner_run(r.get(), &rank.dl, 1, &y.dl, 1), "rank 1, expected 2");
 
   Tensor wide({2, 5}), wide_out({2, 5});
-  expect_invalid(aotrun_runner_run(r.r, &wide.dl, 1, &wide_out.dl, 1), "shape [2, 5], expected [-1, 4]");
+  expect_invalid(aotrun_runner_run(r.get(), &wide.dl, 1, &wide_out.dl, 1), "shape [2, 5], expected [-1, 4]");
 
   Tensor null_data = x;
   null_data.rebind();
   null_data.dl.data = nullptr;
-  expect_invalid(aotrun_runner_run(r.r, &null_data.dl, 1, &y.dl, 1), "NULL data");
+  expect_invalid(aotrun_runner_run(r.get(), &null_data.dl, 1, &y.dl, 1), "NULL data");
 
   Tensor strided({2, 4});
   int64_t strides[2] = {1, 2};  // column-major
   strided.dl.strides = strides;
-  expect_invalid(aotrun_runner_run(r.r, &strided.dl, 1, &y.dl, 1), "not contiguous");
+  expect_invalid(aotrun_runner_run(r.get(), &strided.dl, 1, &y.dl, 1), "not contiguous");
 
   Tensor gpu = x;
   gpu.rebind();
   gpu.dl.device = DLDevice{kDLCUDA, 0};
-  expect_invalid(aotrun_runner_run(r.r, &gpu.dl, 1, &y.dl, 1), "device");
+  expect_invalid(aotrun_runner_run(r.get(), &gpu.dl, 1, &y.dl, 1), "device");
 
   Tensor small_out({1, 4});
-  expect_invalid(aotrun_runner_run(r.r, &x.dl, 1, &small_out.dl, 1), "output 0 ('y') has shape [1, 4], expected [2, 4]");
+  expect_invalid(aotrun_runner_run(r.get(), &x.dl, 1, &small_out.dl, 1), "output 0 ('y') has shape [1, 4], expected [2, 4]");
 
   EXPECT_EQ(r.stats().runs, 0u);
   EXPECT_EQ(r.stats().failures, 0u);
-  AOTRUN_EXPECT_OK(run_vec(r.r, x, y));  // still usable
+  AOTRUN_EXPECT_OK(run_vec(r.get(), x, y));  // still usable
 }
 
 TEST(Runner, ExplicitStridesThatAreCompactAndByteOffsetsAreAccepted) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({2, 4}), y({2, 4});
   x.randomize(3);
   int64_t strides[2] = {4, 1};
@@ -155,17 +155,17 @@ TEST(Runner, ExplicitStridesThatAreCompactAndByteOffsetsAreAccepted) {
   int64_t shape[2] = {2, 4};
   shifted.shape = shape;
   shifted.byte_offset = 4 * sizeof(float);
-  AOTRUN_ASSERT_OK(aotrun_runner_run(r.r, &shifted, 1, &y.dl, 1));
+  AOTRUN_ASSERT_OK(aotrun_runner_run(r.get(), &shifted, 1, &y.dl, 1));
   for (size_t i = 0; i < 8; ++i) ASSERT_FLOAT_EQ(y.data[i], big.data[4 + i] + 1.f);
-  AOTRUN_ASSERT_OK(run_vec(r.r, x, y));
+  AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
 }
 
 TEST(Runner, PackageFailuresSurfaceAndRunnerStaysUsable) {
   Package thrower(pkg_path("throwing"));
-  Runner t(thrower.p, Options());
+  Runner t(thrower, RunnerOptions());
   Tensor x({1, 4}), y({1, 4});
   for (int i = 0; i < 2; ++i) {
-    Outcome o = outcome(run_vec(t.r, x, y));
+    Outcome o = outcome(run_vec(t.get(), x, y));
     EXPECT_EQ(o.code, AOTRUN_ERR_PACKAGE);
     EXPECT_NE(o.message.find("throwing: forward failed"), std::string::npos) << o.message;
   }
@@ -173,10 +173,10 @@ TEST(Runner, PackageFailuresSurfaceAndRunnerStaysUsable) {
 
   Package fault(pkg_path("fault_sync"));
   for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED}) {
-    Runner f(fault.p, Options().mode(m));
+    Runner f(fault, RunnerOptions().mode(m));
     int failed = 0;
     for (int i = 1; i <= 21; ++i) {
-      Outcome o = outcome(run_vec(f.r, x, y));
+      Outcome o = outcome(run_vec(f.get(), x, y));
       if (i % 7 == 0) {
         EXPECT_EQ(o.code, AOTRUN_ERR_PACKAGE) << "run " << i;
         EXPECT_NE(o.message.find("injected failure"), std::string::npos) << o.message;
@@ -193,11 +193,11 @@ TEST(Runner, PackageFailuresSurfaceAndRunnerStaysUsable) {
 
 TEST(Runner, RunAllocHandsOverManagedOutputs) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({5, 4});
   x.randomize(11);
   DLManagedTensor* out = nullptr;
-  AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.r, &x.dl, 1, &out, 1));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1));
   ASSERT_NE(out, nullptr);
   ASSERT_EQ(out->dl_tensor.ndim, 2);
   EXPECT_EQ(out->dl_tensor.shape[0], 5);
@@ -206,55 +206,55 @@ TEST(Runner, RunAllocHandsOverManagedOutputs) {
   for (size_t i = 0; i < x.data.size(); ++i) ASSERT_FLOAT_EQ(y[i], x.data[i] + 1.f);
   out->deleter(out);
   DLManagedTensor* none = nullptr;
-  EXPECT_EQ(outcome(aotrun_runner_run_alloc(r.r, &x.dl, 1, &none, 2)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &none, 2)).code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(none, nullptr);
 }
 
 TEST(Runner, OutputShapesAndCapacity) {
   Package pkg(pkg_path("mlp"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({7, 256});
   int64_t shapes[2] = {0, 0};
-  AOTRUN_ASSERT_OK(aotrun_runner_get_output_shapes(r.r, &x.dl, 1, shapes, 2));
+  AOTRUN_ASSERT_OK(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 2));
   EXPECT_EQ(shapes[0], 7);
   EXPECT_EQ(shapes[1], 64);
-  Outcome o = outcome(aotrun_runner_get_output_shapes(r.r, &x.dl, 1, shapes, 1));
+  Outcome o = outcome(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_NE(o.message.find("need 2"), std::string::npos) << o.message;
 }
 
 TEST(Runner, OptionsAreValidated) {
-  Options o;
-  EXPECT_EQ(outcome(aotrun_runner_options_set_num_models(o.o, 0)).code, AOTRUN_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(outcome(aotrun_runner_options_set_num_models(o.o, 5000)).code, AOTRUN_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(outcome(aotrun_runner_options_set_mode(o.o, static_cast<aotrun_mode>(7))).code, AOTRUN_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(outcome(aotrun_runner_options_set_max_inflight(o.o, 0)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  RunnerOptions o;
+  EXPECT_EQ(outcome(aotrun_runner_options_set_num_models(o.get(), 0)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_runner_options_set_num_models(o.get(), 5000)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(7))).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_runner_options_set_max_inflight(o.get(), 0)).code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(outcome(aotrun_runner_options_set_mode(nullptr, AOTRUN_MODE_GRAPH)).code, AOTRUN_ERR_INVALID_ARGUMENT);
   Package pkg(bare_so("noop"));
   aotrun_runner_options* cuda = nullptr;
   AOTRUN_ASSERT_OK(aotrun_runner_options_create(&cuda));
   AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(cuda, DLDevice{kDLCUDA, 0}));
   aotrun_runner* r = nullptr;
-  EXPECT_EQ(outcome(aotrun_runner_create(pkg.p, cuda, &r)).code, AOTRUN_ERR_UNSUPPORTED);
+  EXPECT_EQ(outcome(aotrun_runner_create(pkg.get(), cuda, &r)).code, AOTRUN_ERR_UNSUPPORTED);
   aotrun_runner_options_free(cuda);
 }
 
 TEST(Runner, CudaStreamEntryPointRefusesCpuRunners) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({1, 4}), y({1, 4});
   int dummy = 0;
-  Outcome o = outcome(aotrun_runner_run_on_cuda_stream(r.r, &dummy, &x.dl, 1, &y.dl, 1));
+  Outcome o = outcome(aotrun_runner_run_on_cuda_stream(r.get(), &dummy, &x.dl, 1, &y.dl, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_NE(o.message.find("runs on the CPU"), std::string::npos) << o.message;
-  EXPECT_EQ(outcome(aotrun_runner_run_on_cuda_stream(r.r, nullptr, &x.dl, 1, &y.dl, 1)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_runner_run_on_cuda_stream(r.get(), nullptr, &x.dl, 1, &y.dl, 1)).code, AOTRUN_ERR_INVALID_ARGUMENT);
 }
 
 // Found by fuzz_capi: run_alloc must refuse a NULL-data input of a huge shape
 // as an argument error before it allocates outputs for it.
 TEST(Runner, RunAllocChecksInputsBeforeAllocating) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   int64_t shape[2] = {int64_t(1) << 31, 4};
   DLTensor x{};
   x.device = DLDevice{kDLCPU, 0};
@@ -262,7 +262,7 @@ TEST(Runner, RunAllocChecksInputsBeforeAllocating) {
   x.dtype = DLDataType{kDLFloat, 32, 1};
   x.shape = shape;
   DLManagedTensor* out = nullptr;
-  Outcome o = outcome(aotrun_runner_run_alloc(r.r, &x, 1, &out, 1));
+  Outcome o = outcome(aotrun_runner_run_alloc(r.get(), &x, 1, &out, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
   EXPECT_NE(o.message.find("NULL data"), std::string::npos) << o.message;
   EXPECT_EQ(out, nullptr);

@@ -9,7 +9,7 @@ using namespace aotrun_test;
 // 4 threads x num_models 2 on the threaded entry point: every result right.
 TEST(RunnerThreading, FourThreadsTwoModels) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options().models(2));
+  Runner r(pkg, RunnerOptions().num_models(2));
   std::vector<std::thread> threads;
   std::atomic<int> wrong{0}, failed{0};
   for (int t = 0; t < 4; ++t) {
@@ -17,7 +17,7 @@ TEST(RunnerThreading, FourThreadsTwoModels) {
       Tensor x({4, 4}), y({4, 4});
       for (int i = 0; i < 100; ++i) {
         x.randomize(static_cast<uint32_t>(t * 1000 + i));
-        aotrun_status* s = run_vec(r.r, x, y);
+        aotrun_status* s = run_vec(r.get(), x, y);
         if (s) ++failed;
         aotrun_status_free(s);
         for (size_t k = 0; k < x.data.size(); ++k) wrong += y.data[k] != x.data[k] + 1.f;
@@ -32,7 +32,7 @@ TEST(RunnerThreading, FourThreadsTwoModels) {
 
 TEST(RunnerThreading, SingleThreadedCallersAreSerialisedNotRacing) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   std::vector<std::thread> threads;
   std::atomic<int> wrong{0};
   for (int t = 0; t < 3; ++t) {
@@ -40,7 +40,7 @@ TEST(RunnerThreading, SingleThreadedCallersAreSerialisedNotRacing) {
       Tensor x({2, 4}), y({2, 4});
       for (int i = 0; i < 100; ++i) {
         x.randomize(static_cast<uint32_t>(t * 7919 + i));
-        aotrun_status_free(run_vec(r.r, x, y));
+        aotrun_status_free(run_vec(r.get(), x, y));
         for (size_t k = 0; k < x.data.size(); ++k) wrong += y.data[k] != x.data[k] + 1.f;
       }
     });

@@ -1,8 +1,9 @@
 // Helpers shared by the core suites: package paths, status checks, tensors
-// over std::vector, and a log capture that installs the C log callback.
+// over std::vector, a log capture that installs the C log callback, and the
+// owners of aotrun.hpp under short names.
 #pragma once
 
-#include <aotrun/aotrun.h>
+#include <aotrun/aotrun.hpp>
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -99,40 +100,16 @@ class LogCapture {
   std::vector<std::pair<aotrun_log_level, std::string>> messages_;
 };
 
-// RAII owners for the C handles.
-struct Package {
-  aotrun_package* p = nullptr;
-  explicit Package(const std::string& path, const aotrun_package_options* o = nullptr) {
-    aotrun_status* s = aotrun_package_open(path.c_str(), o, &p);
-    if (s) ADD_FAILURE() << "open " << path << ": " << describe(s);
-  }
-  ~Package() { aotrun_package_close(p); }
-};
-
-struct Options {
-  aotrun_runner_options* o = nullptr;
-  Options() { aotrun_status_free(aotrun_runner_options_create(&o)); }
-  ~Options() { aotrun_runner_options_free(o); }
-  Options& mode(aotrun_mode m) { aotrun_status_free(aotrun_runner_options_set_mode(o, m)); return *this; }
-  Options& models(int n) { aotrun_status_free(aotrun_runner_options_set_num_models(o, n)); return *this; }
-  Options& strict(bool s) { aotrun_status_free(aotrun_runner_options_set_strict(o, s)); return *this; }
-  Options& inflight(int n) { aotrun_status_free(aotrun_runner_options_set_max_inflight(o, n)); return *this; }
-};
-
-struct Runner {
-  aotrun_runner* r = nullptr;
-  Runner(aotrun_package* p, const Options& o) {
-    aotrun_status* s = aotrun_runner_create(p, o.o, &r);
-    if (s) ADD_FAILURE() << "runner_create: " << describe(s);
-  }
-  ~Runner() { aotrun_runner_destroy(r); }
-  aotrun_runner_stats stats() const {
-    aotrun_runner_stats st{};
-    st.struct_size = sizeof(st);
-    aotrun_status_free(aotrun_runner_get_stats(r, &st));
-    return st;
-  }
-};
+// Owners of the C handles: aotrun.hpp's. A failure to open or create throws
+// aotrun::cxx::Error, which fails the test. Tests that pass bad arguments or
+// handles on purpose call the C API directly (owner.get()).
+using aotrun::cxx::Event;
+using aotrun::cxx::Graph;
+using aotrun::cxx::Package;
+using aotrun::cxx::PackageOptions;
+using aotrun::cxx::Runner;
+using aotrun::cxx::RunnerOptions;
+using aotrun::cxx::Stream;
 
 // noop / counting packages: x float32 [-1, 4] -> y float32 [-1, 4].
 inline aotrun_status* run_vec(aotrun_runner* r, Tensor& x, Tensor& y) { return aotrun_runner_run(r, &x.dl, 1, &y.dl, 1); }

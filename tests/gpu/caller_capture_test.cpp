@@ -25,15 +25,15 @@ struct CudaStream {
 TEST(CudaCallerCapture, ThreadedSecondCallFailsLikeTheReport) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
   Package pkg(pkg_path("cuda_mlp"));
-  Runner r(pkg.p, Options().mode(AOTRUN_MODE_THREADED).models(1));
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_THREADED).num_models(1));
   CudaStream stream;
   DeviceTensor x({4, 256}), y({4, 64});
   x.upload(aotrun::test::mlp_reference_input(4, 3));
-  aotrun_status* s = aotrun_runner_run_on_cuda_stream(r.r, stream.s, x.dl(), 1, y.dl(), 1);  // eager
+  aotrun_status* s = aotrun_runner_run_on_cuda_stream(r.get(), stream.s, x.dl(), 1, y.dl(), 1);  // eager
   ASSERT_EQ(s, nullptr) << describe(s);
   AOTRUN_GPU_CHECK_CUDA(cudaStreamSynchronize(stream.s));
   AOTRUN_GPU_CHECK_CUDA(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeGlobal));
-  s = aotrun_runner_run_on_cuda_stream(r.r, stream.s, x.dl(), 1, y.dl(), 1);
+  s = aotrun_runner_run_on_cuda_stream(r.get(), stream.s, x.dl(), 1, y.dl(), 1);
   EXPECT_EQ(aotrun_status_code(s), AOTRUN_ERR_CAPTURE_UNSUPPORTED) << describe(s);
   aotrun_status_free(s);
   cudaGraph_t g = nullptr;
@@ -45,16 +45,16 @@ TEST(CudaCallerCapture, ThreadedSecondCallFailsLikeTheReport) {
 TEST(CudaCallerCapture, SingleThreadedCaptureReplaysLikeEager) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
   Package pkg(pkg_path("cuda_mlp"));
-  Runner st(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-  Runner ref(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Runner st(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Runner ref(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   CudaStream stream;
   DeviceTensor x({4, 256}), y({4, 64}), expect({4, 64});
   x.upload(aotrun::test::mlp_reference_input(4, 5));
-  aotrun_status* s = aotrun_runner_run_on_cuda_stream(st.r, stream.s, x.dl(), 1, y.dl(), 1);  // warm-up
+  aotrun_status* s = aotrun_runner_run_on_cuda_stream(st.get(), stream.s, x.dl(), 1, y.dl(), 1);  // warm-up
   ASSERT_EQ(s, nullptr) << describe(s);
   AOTRUN_GPU_CHECK_CUDA(cudaStreamSynchronize(stream.s));
   AOTRUN_GPU_CHECK_CUDA(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeGlobal));
-  s = aotrun_runner_run_on_cuda_stream(st.r, stream.s, x.dl(), 1, y.dl(), 1);
+  s = aotrun_runner_run_on_cuda_stream(st.get(), stream.s, x.dl(), 1, y.dl(), 1);
   ASSERT_EQ(s, nullptr) << describe(s);
   cudaGraph_t g = nullptr;
   AOTRUN_GPU_CHECK_CUDA(cudaStreamEndCapture(stream.s, &g));
@@ -65,7 +65,7 @@ TEST(CudaCallerCapture, SingleThreadedCaptureReplaysLikeEager) {
     y.poison();
     AOTRUN_GPU_CHECK_CUDA(cudaGraphLaunch(exec, stream.s));
     AOTRUN_GPU_CHECK_CUDA(cudaStreamSynchronize(stream.s));
-    s = aotrun_runner_run(ref.r, x.dl(), 1, expect.dl(), 1);
+    s = aotrun_runner_run(ref.get(), x.dl(), 1, expect.dl(), 1);
     ASSERT_EQ(s, nullptr) << describe(s);
     EXPECT_EQ(y.download(), expect.download()) << "seed " << seed;
   }

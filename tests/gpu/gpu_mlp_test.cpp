@@ -44,13 +44,13 @@ class CudaMlpModes : public testing::TestWithParam<aotrun_mode> {};
 TEST_P(CudaMlpModes, MatchesNaiveReference) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
   Package pkg(pkg_path("cuda_mlp"));
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options().mode(GetParam()).models(2));
-  ASSERT_NE(r.r, nullptr);
-  EXPECT_EQ(aotrun_runner_mode(r.r), GetParam());  // cuda_mlp is ABI 1.1: no fallback
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions().mode(GetParam()).num_models(2));
+  ASSERT_NE(r.get(), nullptr);
+  EXPECT_EQ(aotrun_runner_mode(r.get()), GetParam());  // cuda_mlp is ABI 1.1: no fallback
   for (int64_t batch : {1, 3, 17, 64, 3}) {
     const std::vector<float> x = aotrun::test::mlp_reference_input(batch, static_cast<uint64_t>(batch) + 11);
-    const std::vector<float> y = run_mlp(r.r, x, batch);
+    const std::vector<float> y = run_mlp(r.get(), x, batch);
     const std::vector<float> want = reference().mlp.forward(x, batch);
     ASSERT_EQ(y.size(), want.size());
     EXPECT_LE(worst_error(y, want), 1e-3) << "batch " << batch << " mode " << aotrun_mode_name(GetParam());
@@ -64,18 +64,18 @@ INSTANTIATE_TEST_SUITE_P(AllModes, CudaMlpModes,
 TEST(CudaMlpGraph, ReplayEqualsEagerBitForBit) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
   Package pkg(pkg_path("cuda_mlp"));
-  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-  Runner eager(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-  ASSERT_NE(graph.r, nullptr);
-  ASSERT_NE(eager.r, nullptr);
-  ASSERT_EQ(aotrun_runner_mode(graph.r), AOTRUN_MODE_GRAPH);
+  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+  Runner eager(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+  ASSERT_NE(graph.get(), nullptr);
+  ASSERT_NE(eager.get(), nullptr);
+  ASSERT_EQ(aotrun_runner_mode(graph.get()), AOTRUN_MODE_GRAPH);
   const int64_t batches[] = {1, 16, 64, 16, 1, 64, 1, 16};
   uint64_t seed = 100;
   for (int round = 0; round < 3; ++round) {
     for (int64_t b : batches) {
       const std::vector<float> x = aotrun::test::mlp_reference_input(b, seed++);
-      const std::vector<float> g = run_mlp(graph.r, x, b);
-      const std::vector<float> e = run_mlp(eager.r, x, b);
+      const std::vector<float> g = run_mlp(graph.get(), x, b);
+      const std::vector<float> e = run_mlp(eager.get(), x, b);
       ASSERT_EQ(g.size(), e.size());
       ASSERT_EQ(0, std::memcmp(g.data(), e.data(), g.size() * sizeof(float))) << "batch " << b << " round " << round;
     }
@@ -93,8 +93,8 @@ TEST(CudaMlpGraph, ReplayEqualsEagerBitForBit) {
 TEST(CudaMlpThreaded, FourThreadsTwoModelsAllCorrect) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
   Package pkg(pkg_path("cuda_mlp"));
-  Runner r(pkg.p, Options().mode(AOTRUN_MODE_THREADED).models(2));
-  ASSERT_NE(r.r, nullptr);
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_THREADED).num_models(2));
+  ASSERT_NE(r.get(), nullptr);
   const Reference& ref = reference();
   std::vector<std::thread> threads;
   std::vector<double> worst(4, 0.0);
@@ -106,7 +106,7 @@ TEST(CudaMlpThreaded, FourThreadsTwoModelsAllCorrect) {
         const std::vector<float> x = aotrun::test::mlp_reference_input(batch, static_cast<uint64_t>(t * 1000 + i));
         DeviceTensor dx({batch, 256}), dy({batch, 64});
         dx.upload(x);
-        aotrun_status* s = aotrun_runner_run(r.r, dx.dl(), 1, dy.dl(), 1);
+        aotrun_status* s = aotrun_runner_run(r.get(), dx.dl(), 1, dy.dl(), 1);
         if (s != nullptr) {
           ++failures[t];
           aotrun_status_free(s);
@@ -132,8 +132,8 @@ TEST_P(CudaMlpAsync, WindowIsNeverExceededAndEveryRunIsCorrect) {
   constexpr int kWindow = 3;
   constexpr int kRuns = 120;
   constexpr int64_t kBatch = 4;
-  Runner r(pkg.p, Options().mode(GetParam()).models(2).inflight(kWindow));
-  ASSERT_NE(r.r, nullptr);
+  Runner r(pkg, RunnerOptions().mode(GetParam()).num_models(2).max_inflight(kWindow));
+  ASSERT_NE(r.get(), nullptr);
   std::vector<std::vector<float>> xs;
   std::vector<std::unique_ptr<DeviceTensor>> dx, dy;
   std::vector<aotrun_event*> events(kRuns, nullptr);
@@ -145,14 +145,14 @@ TEST_P(CudaMlpAsync, WindowIsNeverExceededAndEveryRunIsCorrect) {
     dy.back()->poison();
   }
   for (int i = 0; i < kRuns; ++i) {
-    AOTRUN_GPU_ASSERT_OK(aotrun_runner_run_async(r.r, dx[i]->dl(), 1, dy[i]->dl(), 1, &events[i]));
+    AOTRUN_GPU_ASSERT_OK(aotrun_runner_run_async(r.get(), dx[i]->dl(), 1, dy[i]->dl(), 1, &events[i]));
   }
   for (int i = 0; i < kRuns; ++i) {
     aotrun_status* s = aotrun_event_wait(events[i]);
     EXPECT_EQ(s, nullptr) << "run " << i << ": " << describe(s);
     aotrun_event_free(events[i]);
   }
-  AOTRUN_GPU_ASSERT_OK(aotrun_runner_wait_all(r.r));
+  AOTRUN_GPU_ASSERT_OK(aotrun_runner_wait_all(r.get()));
   const aotrun_runner_stats st = r.stats();
   EXPECT_EQ(st.max_inflight, kWindow);
   EXPECT_LE(st.peak_inflight, static_cast<uint64_t>(kWindow));
@@ -173,13 +173,13 @@ INSTANTIATE_TEST_SUITE_P(AllModes, CudaMlpAsync,
 TEST(CudaMlpArguments, HostMemoryInputIsRefusedNamingTheDevice) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
   Package pkg(pkg_path("cuda_mlp"));
-  Runner r(pkg.p, Options());
-  ASSERT_NE(r.r, nullptr);
+  Runner r(pkg, RunnerOptions());
+  ASSERT_NE(r.get(), nullptr);
   std::vector<float> x(256, 0.5f), y(64, 0.f);
   int64_t xs[2] = {1, 256}, ys[2] = {1, 64};
   DLTensor tx{x.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, xs, nullptr, 0};
   DLTensor ty{y.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, ys, nullptr, 0};
-  aotrun_status* s = aotrun_runner_run(r.r, &tx, 1, &ty, 1);
+  aotrun_status* s = aotrun_runner_run(r.get(), &tx, 1, &ty, 1);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(aotrun_status_code(s), AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(aotrun_status_message(s)).find("device"), std::string::npos) << aotrun_status_message(s);
@@ -192,9 +192,9 @@ TEST(CudaMlpArguments, MissingDeviceIdFailsWithDeviceError) {
   ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
   Package pkg(pkg_path("cuda_mlp"));
   aotrun_runner* r = nullptr;
-  Options o;
-  o.device(count);  // one past the last device
-  aotrun_status* s = aotrun_runner_create(pkg.p, o.o, &r);
+  RunnerOptions o;
+  o.device(DLDevice{kDLCUDA, count});  // one past the last device
+  aotrun_status* s = aotrun_runner_create(pkg.get(), o.get(), &r);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(aotrun_status_code(s), AOTRUN_ERR_DEVICE) << aotrun_status_message(s);
   EXPECT_NE(std::string(aotrun_status_message(s)).find("does not exist"), std::string::npos) << aotrun_status_message(s);

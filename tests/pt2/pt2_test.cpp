@@ -138,10 +138,10 @@ TEST_P(NewFixture, MatchesEagerPyTorch) {
   REQUIRE_LIBTORCH();
   const auto& [c, mode] = GetParam();
   Package pkg(kNew + "/" + c.model + ".pt2");
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options().mode(mode));
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions().mode(mode));
   Loaded data(kNew, c);
-  for (int i = 0; i < 3; ++i) data.run_and_compare(r.r);  // graph: warm-up, capture, replay
+  for (int i = 0; i < 3; ++i) data.run_and_compare(r.get());  // graph: warm-up, capture, replay
   if (mode == AOTRUN_MODE_GRAPH) {
     EXPECT_EQ(r.stats().graph_captures, 1u);
     EXPECT_GE(r.stats().graph_replays, 1u);
@@ -162,22 +162,22 @@ INSTANTIATE_TEST_SUITE_P(AllModels, NewFixture,
 TEST(Pt2, InspectShowsSpecsFromTheModelsInputChecks) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/dyn_mlp.pt2");
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   aotrun_package_info info{};
   info.struct_size = sizeof(info);
-  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.p, &info));
+  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.get(), &info));
   EXPECT_STREQ(info.format, "pt2");
   EXPECT_STREQ(info.name, "dyn_mlp");
   aotrun_tensor_info in{};
   in.struct_size = sizeof(in);
-  AOTRUN_ASSERT_OK(aotrun_package_get_input(pkg.p, 0, &in));
+  AOTRUN_ASSERT_OK(aotrun_package_get_input(pkg.get(), 0, &in));
   ASSERT_EQ(in.ndim, 2);
   EXPECT_EQ(in.shape[0], -1);  // dynamic batch
   EXPECT_EQ(in.shape[1], 64);
   EXPECT_EQ(in.dtype.code, kDLFloat);
   aotrun_tensor_info out{};
   out.struct_size = sizeof(out);
-  AOTRUN_ASSERT_OK(aotrun_package_get_output(pkg.p, 0, &out));
+  AOTRUN_ASSERT_OK(aotrun_package_get_output(pkg.get(), 0, &out));
   ASSERT_EQ(out.ndim, 2);
   EXPECT_EQ(out.shape[0], -1);
   EXPECT_EQ(out.shape[1], 16);
@@ -185,7 +185,7 @@ TEST(Pt2, InspectShowsSpecsFromTheModelsInputChecks) {
   for (size_t i = 0; i < info.num_symbols; ++i) {
     aotrun_symbol_info s{};
     s.struct_size = sizeof(s);
-    AOTRUN_ASSERT_OK(aotrun_package_get_symbol(pkg.p, i, &s));
+    AOTRUN_ASSERT_OK(aotrun_package_get_symbol(pkg.get(), i, &s));
     if (std::strcmp(s.name, "AOTInductorModelContainerRunSingleThreaded") == 0) found_st = s.found == 1;
   }
   EXPECT_TRUE(found_st);
@@ -194,15 +194,15 @@ TEST(Pt2, InspectShowsSpecsFromTheModelsInputChecks) {
 TEST(Pt2, GraphReplaysAreBitIdenticalToEagerAcrossInterleavedBatchSizes) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/dyn_mlp.pt2");
-  ASSERT_NE(pkg.p, nullptr);
-  Runner graph(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-  Runner eager(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+  Runner eager(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   Loaded b8(kNew, kCases[2]), b3(kNew, kCases[3]);
   for (int round = 0; round < 4; ++round) {
     for (Loaded* l : {&b8, &b3}) {
       std::vector<std::unique_ptr<Npy>> g, e;
-      l->run_and_compare(graph.r, &g);
-      l->run_and_compare(eager.r, &e);
+      l->run_and_compare(graph.get(), &g);
+      l->run_and_compare(eager.get(), &e);
       EXPECT_EQ(g[0]->bytes, e[0]->bytes) << "round " << round;
     }
   }
@@ -213,8 +213,8 @@ TEST(Pt2, GraphReplaysAreBitIdenticalToEagerAcrossInterleavedBatchSizes) {
 TEST(Pt2, AsyncRunsStayInTheWindowAndMatch) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/mlp.pt2");
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options().models(2).inflight(3));
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions().num_models(2).max_inflight(3));
   Loaded data(kNew, kCases[0]);
   constexpr int kRuns = 24;
   std::vector<std::unique_ptr<Npy>> outs;
@@ -223,7 +223,7 @@ TEST(Pt2, AsyncRunsStayInTheWindowAndMatch) {
   for (auto& o : outs) out_dl.push_back(o->dl);
   std::vector<aotrun_event*> events(kRuns, nullptr);
   for (int i = 0; i < kRuns; ++i) {
-    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, data.in_dl.data(), 1, &out_dl[static_cast<size_t>(i)], 1, &events[static_cast<size_t>(i)]));
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), data.in_dl.data(), 1, &out_dl[static_cast<size_t>(i)], 1, &events[static_cast<size_t>(i)]));
   }
   for (auto* e : events) {
     AOTRUN_EXPECT_OK(aotrun_event_wait(e));
@@ -236,11 +236,11 @@ TEST(Pt2, AsyncRunsStayInTheWindowAndMatch) {
 TEST(Pt2, RunAllocHandsOverOutputsOfTheRightShape) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/two_io.pt2");
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
   Loaded data(kNew, kCases[4]);
   DLManagedTensor* out[2] = {};
-  AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.r, data.in_dl.data(), 2, out, 2));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.get(), data.in_dl.data(), 2, out, 2));
   for (int i = 0; i < 2; ++i) {
     ASSERT_NE(out[i], nullptr);
     Npy got;
@@ -255,24 +255,24 @@ TEST(Pt2, RunAllocHandsOverOutputsOfTheRightShape) {
 TEST(Pt2, CallerCaptureRecordsSingleThreadedAndRefusesThreaded) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/mlp.pt2");
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   Loaded data(kNew, kCases[0]);
   auto y = Npy::zeros_like(*data.want[0]);
   aotrun_stream* s = nullptr;
   AOTRUN_ASSERT_OK(aotrun_stream_create(AOTRUN_STREAM_INLINE, &s));
   {
-    Runner threaded(pkg.p, Options().mode(AOTRUN_MODE_THREADED).models(1));
+    Runner threaded(pkg, RunnerOptions().mode(AOTRUN_MODE_THREADED).num_models(1));
     AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s, AOTRUN_CAPTURE_GLOBAL));
-    Outcome o = outcome(aotrun_runner_run_on_stream(threaded.r, s, data.in_dl.data(), 1, &y->dl, 1));
+    Outcome o = outcome(aotrun_runner_run_on_stream(threaded.get(), s, data.in_dl.data(), 1, &y->dl, 1));
     EXPECT_EQ(o.code, AOTRUN_ERR_CAPTURE_UNSUPPORTED) << o.message;
     EXPECT_NE(o.message.find("AOTInductorModelContainerRunSingleThreaded"), std::string::npos) << o.message;
     aotrun_graph* g = nullptr;
     aotrun_status_free(aotrun_stream_end_capture(s, &g));
     aotrun_graph_free(g);
   }
-  Runner single(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+  Runner single(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
   AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s, AOTRUN_CAPTURE_GLOBAL));
-  AOTRUN_ASSERT_OK(aotrun_runner_run_on_stream(single.r, s, data.in_dl.data(), 1, &y->dl, 1));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_on_stream(single.get(), s, data.in_dl.data(), 1, &y->dl, 1));
   aotrun_graph* g = nullptr;
   AOTRUN_ASSERT_OK(aotrun_stream_end_capture(s, &g));
   std::fill(y->bytes.begin(), y->bytes.end(), 0);
@@ -286,52 +286,52 @@ TEST(Pt2, CallerCaptureRecordsSingleThreadedAndRefusesThreaded) {
 TEST(Pt2, BadInputsAreRefusedWithTheReason) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/dyn_mlp.pt2");
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
   Tensor big({65, 64}), y({65, 16});
-  Outcome o = outcome(aotrun_runner_run(r.r, &big.dl, 1, &y.dl, 1));
+  Outcome o = outcome(aotrun_runner_run(r.get(), &big.dl, 1, &y.dl, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
   EXPECT_NE(o.message.find("outside the range the model was compiled for [2, 64]"), std::string::npos) << o.message;
   Tensor wrong({8, 63}), y8({8, 16});
-  o = outcome(aotrun_runner_run(r.r, &wrong.dl, 1, &y8.dl, 1));
+  o = outcome(aotrun_runner_run(r.get(), &wrong.dl, 1, &y8.dl, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
   EXPECT_NE(o.message.find("expected [-1, 64]"), std::string::npos) << o.message;
   Tensor x({8, 64}), y_bad({8, 15});
-  o = outcome(aotrun_runner_run(r.r, &x.dl, 1, &y_bad.dl, 1));
+  o = outcome(aotrun_runner_run(r.get(), &x.dl, 1, &y_bad.dl, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
   // The runner stays usable.
   Loaded data(kNew, kCases[2]);
-  data.run_and_compare(r.r);
+  data.run_and_compare(r.get());
 }
 
 TEST(Pt2, OldPackageWithoutRunSingleThreadedFallsBackWithOneWarning) {
   REQUIRE_LIBTORCH();
   Package pkg(kOld + "/mlp.pt2");
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   const char* reason = nullptr;
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
   EXPECT_NE(std::string(reason).find("lacks AOTInductorModelContainerRunSingleThreaded"), std::string::npos) << reason;
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_GRAPH, &reason), 0);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_GRAPH, &reason), 0);
   EXPECT_NE(std::string(reason).find("graph mode unavailable"), std::string::npos) << reason;
 
   LogCapture log;
   Loaded data(kOld, kCases[0]);
   {
-    Runner a(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-    Runner b(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-    data.run_and_compare(a.r);
-    data.run_and_compare(b.r);
+    Runner a(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner b(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+    data.run_and_compare(a.get());
+    data.run_and_compare(b.get());
     EXPECT_GE(a.stats().fallback_runs, 1u);
   }
   EXPECT_EQ(log.count_containing("lacks AOTInductorModelContainerRunSingleThreaded"), 1u);
-  Runner g(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-  data.run_and_compare(g.r);
+  Runner g(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+  data.run_and_compare(g.get());
   EXPECT_EQ(g.stats().graph_captures, 0u);
 
-  Options strict;
+  RunnerOptions strict;
   strict.mode(AOTRUN_MODE_SINGLE_THREADED).strict(true);
   aotrun_runner* r = nullptr;
-  Outcome o = outcome(aotrun_runner_create(pkg.p, strict.o, &r));
+  Outcome o = outcome(aotrun_runner_create(pkg.get(), strict.get(), &r));
   EXPECT_EQ(o.code, AOTRUN_ERR_UNSUPPORTED) << o.message;
   EXPECT_EQ(r, nullptr);
 }
@@ -341,10 +341,10 @@ TEST(Pt2, EveryOldFixtureMatchesEagerPyTorchOnTheNewLibtorch) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.prefix);
     Package pkg(kOld + "/" + c.model + ".pt2");
-    ASSERT_NE(pkg.p, nullptr);
-    Runner r(pkg.p, Options());
+    ASSERT_NE(pkg.get(), nullptr);
+    Runner r(pkg, RunnerOptions());
     Loaded data(kOld, c);
-    data.run_and_compare(r.r);
+    data.run_and_compare(r.get());
   }
 }
 

@@ -18,7 +18,7 @@ constexpr int64_t kBig = int64_t(1) << 62;
 
 struct Fixture {
   Package pkg{pkg_path("counting")};
-  Runner runner{pkg.p, Options()};
+  Runner runner{pkg, RunnerOptions()};
 };
 
 // One tensor-descriptor case: `edit` breaks the input or the output pair.
@@ -113,7 +113,7 @@ std::vector<TensorCase> tensor_cases() {
 
 TEST(CapiArgs, TensorDescriptorsAreValidatedOnEveryRunPath) {
   Fixture f;
-  ASSERT_NE(f.runner.r, nullptr);
+  ASSERT_NE(f.runner.get(), nullptr);
   size_t n = 0;
   for (const auto& c : tensor_cases()) {
     // Every entry point that takes tensors: sync, async (3 variants), on a
@@ -126,13 +126,13 @@ TEST(CapiArgs, TensorDescriptorsAreValidatedOnEveryRunPath) {
       aotrun_stream* stream = nullptr;
       aotrun_status* s = nullptr;
       switch (path) {
-        case 0: s = aotrun_runner_run(f.runner.r, &x.dl, 1, &y.dl, 1); break;
-        case 1: s = aotrun_runner_run_async(f.runner.r, &x.dl, 1, &y.dl, 1, &ev); break;
-        case 2: s = aotrun_runner_try_run_async(f.runner.r, &x.dl, 1, &y.dl, 1, &ev); break;
-        case 3: s = aotrun_runner_run_async_timeout(f.runner.r, &x.dl, 1, &y.dl, 1, 1000000, &ev); break;
+        case 0: s = aotrun_runner_run(f.runner.get(), &x.dl, 1, &y.dl, 1); break;
+        case 1: s = aotrun_runner_run_async(f.runner.get(), &x.dl, 1, &y.dl, 1, &ev); break;
+        case 2: s = aotrun_runner_try_run_async(f.runner.get(), &x.dl, 1, &y.dl, 1, &ev); break;
+        case 3: s = aotrun_runner_run_async_timeout(f.runner.get(), &x.dl, 1, &y.dl, 1, 1000000, &ev); break;
         case 4:
           AOTRUN_ASSERT_OK(aotrun_stream_create(AOTRUN_STREAM_INLINE, &stream));
-          s = aotrun_runner_run_on_stream(f.runner.r, stream, &x.dl, 1, &y.dl, 1);
+          s = aotrun_runner_run_on_stream(f.runner.get(), stream, &x.dl, 1, &y.dl, 1);
           aotrun_stream_free(stream);
           break;
       }
@@ -153,7 +153,7 @@ TEST(CapiArgs, TensorDescriptorsAreValidatedOnEveryRunPath) {
       Tensor x({2, 4}, 1.f), y({2, 4});
       c.edit(x.dl, y.dl);
       DLManagedTensor* out = nullptr;
-      rel::Outcome o = outcome(aotrun_runner_run_alloc(f.runner.r, &x.dl, 1, &out, 1));
+      rel::Outcome o = outcome(aotrun_runner_run_alloc(f.runner.get(), &x.dl, 1, &out, 1));
       if (out != nullptr) out->deleter(out);
       // Device, layout and data checks are for runs; run_alloc must still
       // refuse everything a run refuses.
@@ -168,7 +168,7 @@ TEST(CapiArgs, TensorDescriptorsAreValidatedOnEveryRunPath) {
   EXPECT_EQ(st.async_submitted, 0u) << "a refused async run took a slot";
   EXPECT_EQ(st.inflight, 0u);
   Tensor x({2, 4}, 1.f), y({2, 4});
-  AOTRUN_ASSERT_OK(run_vec(f.runner.r, x, y));  // still usable
+  AOTRUN_ASSERT_OK(run_vec(f.runner.get(), x, y));  // still usable
   EXPECT_EQ(y.data[7], 2.f);
   RecordProperty("cases", static_cast<int>(n));
 }
@@ -178,7 +178,7 @@ TEST(CapiArgs, CountsAndArrayPointers) {
   Tensor x({2, 4}), y({2, 4});
   DLTensor two[2] = {x.dl, x.dl};
   DLTensor two_out[2] = {y.dl, y.dl};
-  auto r = f.runner.r;
+  auto r = f.runner.get();
   REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 0, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "takes 1 inputs, got 0");
   REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, two, 2, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "takes 1 inputs, got 2");
   REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, SIZE_MAX, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
@@ -203,20 +203,20 @@ TEST(CapiArgs, OutputShapesCapacity) {
   Fixture f;
   Tensor x({3, 4});
   int64_t shapes[4] = {-9, -9, -9, -9};
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.r, &x.dl, 1, shapes, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, shapes, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "shapes holds 1 elements; the outputs of package 'counting' need 2");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.r, &x.dl, 1, shapes, 0)), AOTRUN_ERR_INVALID_ARGUMENT,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, shapes, 0)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "need 2");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.r, &x.dl, 1, nullptr, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, nullptr, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "shapes is NULL");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.r, nullptr, 1, shapes, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), nullptr, 1, shapes, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "inputs is NULL");
   REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(nullptr, &x.dl, 1, shapes, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "runner is NULL");
   EXPECT_EQ(shapes[0], -9);  // untouched on failure
   // Shape queries need no data: a NULL data pointer is fine there.
   x.dl.data = nullptr;
-  AOTRUN_ASSERT_OK(aotrun_runner_get_output_shapes(f.runner.r, &x.dl, 1, shapes, 4));
+  AOTRUN_ASSERT_OK(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, shapes, 4));
   EXPECT_EQ(shapes[0], 3);
   EXPECT_EQ(shapes[1], 4);
   EXPECT_EQ(shapes[2], -9);
@@ -242,16 +242,16 @@ TEST(CapiArgs, NullHandlesAndOutPointers) {
   invalid(aotrun_package_open(pkg_path("counting").c_str(), nullptr, nullptr), "out is NULL");
   REL_EXPECT_OUTCOME(outcome(aotrun_package_open("", nullptr, &p)), AOTRUN_ERR_INVALID_ARGUMENT, "package path is empty");
   invalid(aotrun_package_get_info(nullptr, nullptr), "package is NULL");
-  invalid(aotrun_package_get_info(f.pkg.p, nullptr), "info is NULL");
+  invalid(aotrun_package_get_info(f.pkg.get(), nullptr), "info is NULL");
   aotrun_tensor_info ti{};
   ti.struct_size = sizeof(ti);
   invalid(aotrun_package_get_input(nullptr, 0, &ti), "package is NULL");
-  invalid(aotrun_package_get_output(f.pkg.p, 0, nullptr), "info is NULL");
+  invalid(aotrun_package_get_output(f.pkg.get(), 0, nullptr), "info is NULL");
   aotrun_symbol_info si{};
   si.struct_size = sizeof(si);
   invalid(aotrun_package_get_symbol(nullptr, 0, &si), "package is NULL");
   invalid(aotrun_runner_create(nullptr, nullptr, &r), "package is NULL");
-  invalid(aotrun_runner_create(f.pkg.p, nullptr, nullptr), "out is NULL");
+  invalid(aotrun_runner_create(f.pkg.get(), nullptr, nullptr), "out is NULL");
   invalid(aotrun_runner_run(nullptr, &x.dl, 1, &y.dl, 1), "runner is NULL");
   DLManagedTensor* m = nullptr;
   invalid(aotrun_runner_run_alloc(nullptr, &x.dl, 1, &m, 1), "runner is NULL");
@@ -262,7 +262,7 @@ TEST(CapiArgs, NullHandlesAndOutPointers) {
   aotrun_runner_stats stats{};
   stats.struct_size = sizeof(stats);
   invalid(aotrun_runner_get_stats(nullptr, &stats), "runner is NULL");
-  invalid(aotrun_runner_get_stats(f.runner.r, nullptr), "stats is NULL");
+  invalid(aotrun_runner_get_stats(f.runner.get(), nullptr), "stats is NULL");
   invalid(aotrun_runner_evict_graphs(nullptr), "runner is NULL");
   invalid(aotrun_runner_freeze_graphs(nullptr), "runner is NULL");
   invalid(aotrun_event_wait(nullptr), "event is NULL");
@@ -273,7 +273,7 @@ TEST(CapiArgs, NullHandlesAndOutPointers) {
   invalid(aotrun_stream_begin_capture(nullptr, AOTRUN_CAPTURE_GLOBAL), "stream is NULL");
   invalid(aotrun_stream_end_capture(nullptr, &g), "stream is NULL");
   invalid(aotrun_graph_launch(nullptr, nullptr), "graph is NULL");
-  invalid(aotrun_runner_run_on_stream(f.runner.r, nullptr, &x.dl, 1, &y.dl, 1), "stream is NULL");
+  invalid(aotrun_runner_run_on_stream(f.runner.get(), nullptr, &x.dl, 1, &y.dl, 1), "stream is NULL");
   invalid(aotrun_runner_run_on_stream(nullptr, nullptr, &x.dl, 1, &y.dl, 1), "runner is NULL");
   AOTRUN_ASSERT_OK(aotrun_stream_create(AOTRUN_STREAM_INLINE, &st));
   invalid(aotrun_stream_end_capture(st, nullptr), "graph is NULL");
@@ -287,7 +287,7 @@ TEST(CapiArgs, NullHandlesAndOutPointers) {
   const char* reason = nullptr;
   EXPECT_EQ(aotrun_package_mode_available(nullptr, AOTRUN_MODE_THREADED, &reason), 0);
   EXPECT_STREQ(reason, "package is NULL");
-  EXPECT_EQ(aotrun_package_mode_available(f.pkg.p, static_cast<aotrun_mode>(9), &reason), 0);
+  EXPECT_EQ(aotrun_package_mode_available(f.pkg.get(), static_cast<aotrun_mode>(9), &reason), 0);
   EXPECT_STREQ(reason, "unknown mode");
   EXPECT_STREQ(aotrun_mode_name(static_cast<aotrun_mode>(-5)), "unknown");
   aotrun_status_free(nullptr);
@@ -306,50 +306,50 @@ TEST(CapiArgs, StructSizeAndIndexOutOfRange) {
   Fixture f;
   aotrun_package_info info{};
   info.struct_size = 0;
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_info(f.pkg.p, &info)), AOTRUN_ERR_INVALID_ARGUMENT, "struct_size is not set");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_info(f.pkg.get(), &info)), AOTRUN_ERR_INVALID_ARGUMENT, "struct_size is not set");
   aotrun_tensor_info ti{};
   ti.struct_size = 0;
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.p, 0, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "struct_size is not set");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.get(), 0, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "struct_size is not set");
   ti.struct_size = sizeof(ti);
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.p, 1, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "input index 1 out of range");
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_output(f.pkg.p, SIZE_MAX, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "out of range");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.get(), 1, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "input index 1 out of range");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_output(f.pkg.get(), SIZE_MAX, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "out of range");
   aotrun_symbol_info si{};
   si.struct_size = sizeof(si);
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_symbol(f.pkg.p, 1000, &si)), AOTRUN_ERR_INVALID_ARGUMENT,
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_symbol(f.pkg.get(), 1000, &si)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "symbol index 1000 out of range");
   aotrun_runner_stats st{};
   st.struct_size = 3;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_stats(f.runner.r, &st)), AOTRUN_ERR_INVALID_ARGUMENT,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_stats(f.runner.get(), &st)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "stats->struct_size is not set");
 }
 
 TEST(CapiArgs, OptionsOutOfRange) {
-  Options o;
+  RunnerOptions o;
   auto invalid = [](aotrun_status* s, const std::string& needle) {
     REL_EXPECT_OUTCOME(outcome(s), AOTRUN_ERR_INVALID_ARGUMENT, needle);
   };
-  invalid(aotrun_runner_options_set_mode(o.o, static_cast<aotrun_mode>(3)), "mode must be 0..2, got 3");
-  invalid(aotrun_runner_options_set_num_models(o.o, 0), "num_models must be 1..1024, got 0");
-  invalid(aotrun_runner_options_set_num_models(o.o, -3), "num_models must be 1..1024");
-  invalid(aotrun_runner_options_set_num_models(o.o, 1025), "num_models must be 1..1024, got 1025");
-  invalid(aotrun_runner_options_set_max_inflight(o.o, 0), "max_inflight must be 1..65536, got 0");
-  invalid(aotrun_runner_options_set_max_inflight(o.o, 65537), "max_inflight must be 1..65536");
-  invalid(aotrun_runner_options_set_graph_warmup_runs(o.o, -1), "graph warm-up runs must be 0..1000, got -1");
-  invalid(aotrun_runner_options_set_graph_warmup_runs(o.o, 1001), "graph warm-up runs must be 0..1000");
-  invalid(aotrun_runner_options_set_graph_cache_limit(o.o, 0), "graph_cache_limit must be 1..4096, got 0");
-  invalid(aotrun_runner_options_set_graph_cache_limit(o.o, 4097), "graph_cache_limit must be 1..4096");
-  invalid(aotrun_runner_options_set_device(o.o, DLDevice{kDLCPU, -1}), "device_id must be >= 0");
+  invalid(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(3)), "mode must be 0..2, got 3");
+  invalid(aotrun_runner_options_set_num_models(o.get(), 0), "num_models must be 1..1024, got 0");
+  invalid(aotrun_runner_options_set_num_models(o.get(), -3), "num_models must be 1..1024");
+  invalid(aotrun_runner_options_set_num_models(o.get(), 1025), "num_models must be 1..1024, got 1025");
+  invalid(aotrun_runner_options_set_max_inflight(o.get(), 0), "max_inflight must be 1..65536, got 0");
+  invalid(aotrun_runner_options_set_max_inflight(o.get(), 65537), "max_inflight must be 1..65536");
+  invalid(aotrun_runner_options_set_graph_warmup_runs(o.get(), -1), "graph warm-up runs must be 0..1000, got -1");
+  invalid(aotrun_runner_options_set_graph_warmup_runs(o.get(), 1001), "graph warm-up runs must be 0..1000");
+  invalid(aotrun_runner_options_set_graph_cache_limit(o.get(), 0), "graph_cache_limit must be 1..4096, got 0");
+  invalid(aotrun_runner_options_set_graph_cache_limit(o.get(), 4097), "graph_cache_limit must be 1..4096");
+  invalid(aotrun_runner_options_set_device(o.get(), DLDevice{kDLCPU, -1}), "device_id must be >= 0");
   const int32_t ndims_bad[1] = {33};
   const int32_t ndims_neg[1] = {-1};
   const int32_t ndims_ok[1] = {2};
   const int64_t dims_neg[2] = {-1, 4};
   const int64_t dims_huge[2] = {int64_t(1) << 41, 4};
-  invalid(aotrun_runner_options_add_capture_shapes(o.o, ndims_bad, 1, dims_neg), "ndims[i] must be 0..32, got 33");
-  invalid(aotrun_runner_options_add_capture_shapes(o.o, ndims_neg, 1, dims_neg), "ndims[i] must be 0..32, got -1");
-  invalid(aotrun_runner_options_add_capture_shapes(o.o, nullptr, 1, dims_neg), "ndims is NULL");
-  invalid(aotrun_runner_options_add_capture_shapes(o.o, ndims_ok, 1, nullptr), "dims is NULL");
-  invalid(aotrun_runner_options_add_capture_shapes(o.o, ndims_ok, 1, dims_neg), "capture dimension must be 0..");
-  invalid(aotrun_runner_options_add_capture_shapes(o.o, ndims_ok, 1, dims_huge), "capture dimension must be 0..");
+  invalid(aotrun_runner_options_add_capture_shapes(o.get(), ndims_bad, 1, dims_neg), "ndims[i] must be 0..32, got 33");
+  invalid(aotrun_runner_options_add_capture_shapes(o.get(), ndims_neg, 1, dims_neg), "ndims[i] must be 0..32, got -1");
+  invalid(aotrun_runner_options_add_capture_shapes(o.get(), nullptr, 1, dims_neg), "ndims is NULL");
+  invalid(aotrun_runner_options_add_capture_shapes(o.get(), ndims_ok, 1, nullptr), "dims is NULL");
+  invalid(aotrun_runner_options_add_capture_shapes(o.get(), ndims_ok, 1, dims_neg), "capture dimension must be 0..");
+  invalid(aotrun_runner_options_add_capture_shapes(o.get(), ndims_ok, 1, dims_huge), "capture dimension must be 0..");
   aotrun_stream* s = nullptr;
   invalid(aotrun_stream_create(AOTRUN_STREAM_WORKER, nullptr), "out is NULL");
   AOTRUN_ASSERT_OK(aotrun_stream_create(AOTRUN_STREAM_INLINE, &s));
@@ -364,8 +364,8 @@ TEST(CapiArgs, OptionsOutOfRange) {
   // Options that were refused left the defaults in place: a runner made from
   // them is the default one.
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, o);
-  ASSERT_NE(r.r, nullptr);
+  Runner r(pkg, o);
+  ASSERT_NE(r.get(), nullptr);
   auto st = r.stats();
   EXPECT_EQ(st.num_models, 1);
   EXPECT_EQ(st.effective_mode, AOTRUN_MODE_THREADED);
@@ -375,16 +375,16 @@ TEST(CapiArgs, OptionsOutOfRange) {
 TEST(CapiArgs, UnsupportedDeviceAndCallbacks) {
   Package pkg(pkg_path("counting"));
   for (DLDevice d : {DLDevice{kDLCUDA, 0}, DLDevice{kDLMetal, 0}}) {
-    Options o;
-    AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.o, d));
+    RunnerOptions o;
+    AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.get(), d));
     aotrun_runner* r = nullptr;
-    REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.p, o.o, &r)), AOTRUN_ERR_UNSUPPORTED, "is not supported");
+    REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.get(), o.get(), &r)), AOTRUN_ERR_UNSUPPORTED, "is not supported");
     EXPECT_EQ(r, nullptr);
   }
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({1, 4}), y({1, 4});
   aotrun_event* ev = nullptr;
-  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
   REL_EXPECT_OUTCOME(outcome(aotrun_event_set_callback(ev, nullptr, nullptr)), AOTRUN_ERR_INVALID_ARGUMENT, "callback is NULL");
   int calls = 0;
   auto cb = [](void* u, aotrun_code, const char*) { ++*static_cast<int*>(u); };
@@ -393,7 +393,7 @@ TEST(CapiArgs, UnsupportedDeviceAndCallbacks) {
                      "the event already has a callback");
   AOTRUN_ASSERT_OK(aotrun_event_wait(ev));
   aotrun_event_free(ev);
-  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.r));
+  AOTRUN_ASSERT_OK(aotrun_runner_wait_all(r.get()));
   EXPECT_EQ(calls, 1);
 }
 
@@ -404,12 +404,12 @@ TEST(CapiArgs, EmptyTensorsWithNullDataRunInEveryMode) {
   Package pkg(pkg_path("counting"));
   for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
     SCOPED_TRACE(aotrun_mode_name(m));
-    Runner r(pkg.p, Options().mode(m));
+    Runner r(pkg, RunnerOptions().mode(m));
     for (int i = 0; i < 3; ++i) {  // graph: warm-up, capture, replay
       Tensor x({0, 4}), y({0, 4});
       x.dl.data = nullptr;
       y.dl.data = nullptr;
-      AOTRUN_ASSERT_OK(run_vec(r.r, x, y));
+      AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
     }
   }
 }
@@ -420,16 +420,16 @@ TEST(CapiArgs, EmptyTensorsWithNullDataRunInEveryMode) {
 // here); the codes themselves are right.
 TEST(CapiArgs, EnumValuesOutsideTheirRange) {
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({2, 4}), y({2, 4});
   x.dl.device.device_type = static_cast<DLDeviceType>(99);
-  REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "is on device (99, 0)");
-  Options o;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_mode(o.o, static_cast<aotrun_mode>(7))), AOTRUN_ERR_INVALID_ARGUMENT,
+  REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "is on device (99, 0)");
+  RunnerOptions o;
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(7))), AOTRUN_ERR_INVALID_ARGUMENT,
                      "mode must be 0..2");
-  AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.o, DLDevice{static_cast<DLDeviceType>(1000), 3}));
+  AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.get(), DLDevice{static_cast<DLDeviceType>(1000), 3}));
   aotrun_runner* bad = nullptr;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.p, o.o, &bad)), AOTRUN_ERR_UNSUPPORTED, "is not supported");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.get(), o.get(), &bad)), AOTRUN_ERR_UNSUPPORTED, "is not supported");
   aotrun_stream* s = nullptr;
   REL_EXPECT_OUTCOME(outcome(aotrun_stream_create(static_cast<aotrun_stream_kind>(7), &s)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "unknown stream kind 7");
@@ -438,8 +438,8 @@ TEST(CapiArgs, EnumValuesOutsideTheirRange) {
 
 // Messages name the value the caller passed, as the caller wrote it.
 TEST(CapiArgs, MessagesNameTheRealValue) {
-  Options o;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_mode(o.o, static_cast<aotrun_mode>(-1))),
+  RunnerOptions o;
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(-1))),
                      AOTRUN_ERR_INVALID_ARGUMENT, "mode must be 0..2, got -1");
   aotrun_stream* s = nullptr;
   REL_EXPECT_OUTCOME(outcome(aotrun_stream_create(static_cast<aotrun_stream_kind>(-2), &s)),
@@ -453,23 +453,23 @@ TEST(CapiArgs, MessagesNameTheRealValue) {
   // An unknown dtype code is named as the number it is ("code990" before).
   {
     Package named(pkg_path("counting"));
-    Runner nr(named.p, Options());
+    Runner nr(named, RunnerOptions());
     Tensor x({2, 4}), y({2, 4});
     x.dl.dtype = DLDataType{static_cast<uint8_t>(99), 32, 1};
-    REL_EXPECT_OUTCOME(outcome(run_vec(nr.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT,
+    REL_EXPECT_OUTCOME(outcome(run_vec(nr.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT,
                        "has dtype code 99 (unknown, 32 bits), expected float32");
   }
 
   // A zero timeout is a bound of 0 ns: TIMEOUT saying so, not "1 ns".
   ::setenv("AOTRUN_TEST_SPIN_US", "20000", 1);  // the first run holds the only slot a while
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, Options().inflight(1));
+  Runner r(pkg, RunnerOptions().max_inflight(1));
   ::unsetenv("AOTRUN_TEST_SPIN_US");
   Tensor x({2, 4}), y1({2, 4}), y2({2, 4});
   aotrun_event* first = nullptr;
-  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y1.dl, 1, &first));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y1.dl, 1, &first));
   aotrun_event* second = nullptr;
-  Outcome t = outcome(aotrun_runner_run_async_timeout(r.r, &x.dl, 1, &y2.dl, 1, 0, &second));
+  Outcome t = outcome(aotrun_runner_run_async_timeout(r.get(), &x.dl, 1, &y2.dl, 1, 0, &second));
   if (t.code == AOTRUN_OK) {
     // The first run finished before the second was submitted (a loaded
     // machine): nothing to check about the full window this time.
@@ -484,14 +484,14 @@ TEST(CapiArgs, MessagesNameTheRealValue) {
 
 // Device ids are validated where they are set: the CPU is device 0.
 TEST(CapiArgs, DeviceIdsAreValidatedWhereSet) {
-  Options o;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_device(o.o, DLDevice{kDLCPU, 1})),
+  RunnerOptions o;
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_device(o.get(), DLDevice{kDLCPU, 1})),
                      AOTRUN_ERR_INVALID_ARGUMENT, "device_id 1 is not a CPU device");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_device(o.o, DLDevice{kDLCUDA, -2})),
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_device(o.get(), DLDevice{kDLCUDA, -2})),
                      AOTRUN_ERR_INVALID_ARGUMENT, "device_id must be >= 0, got -2");
-  AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.o, DLDevice{kDLCPU, 0}));
+  AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.get(), DLDevice{kDLCPU, 0}));
   Package pkg(pkg_path("counting"));
-  Runner r(pkg.p, o);
+  Runner r(pkg, o);
   Tensor x({2, 4}), y({2, 4});
-  AOTRUN_EXPECT_OK(run_vec(r.r, x, y));
+  AOTRUN_EXPECT_OK(run_vec(r.get(), x, y));
 }

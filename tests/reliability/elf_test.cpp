@@ -93,12 +93,12 @@ void expect_refused(const std::string& bytes, const std::string& tag, const std:
   ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
   const std::string hash = rel::sha256_of(path);
   ASSERT_EQ(hash.size(), 64u);
-  rel::OpenOptions opts;
-  opts.pin(hash);
+  rel::PackageOptions opts;
+  opts.expected_sha256(hash);
 
   const rel::ChildResult child = rel::in_child([&] {
     aotrun_package* p = nullptr;
-    aotrun_status* s = aotrun_package_open(path.c_str(), opts.o, &p);
+    aotrun_status* s = aotrun_package_open(path.c_str(), opts.get(), &p);
     const int rc = aotrun_status_code(s) == AOTRUN_ERR_LOAD_FAILED ? 0 : 3;
     aotrun_status_free(s);
     aotrun_package_close(p);
@@ -106,7 +106,7 @@ void expect_refused(const std::string& bytes, const std::string& tag, const std:
   });
   ASSERT_TRUE(child.ok()) << "opening the damaged library in a child process: " << child.describe();
 
-  const rel::Outcome o = open_fails(path, opts.o);
+  const rel::Outcome o = open_fails(path, opts.get());
   REL_EXPECT_OUTCOME(o, AOTRUN_ERR_LOAD_FAILED, "'" + path + "'");
   EXPECT_TRUE(rel::contains(o.message, needle)) << "'" << needle << "' not in: " << o.message;
 }
@@ -148,13 +148,13 @@ TEST(ElfCheck, TruncatedInsideEachLoadSegmentIsRefusedNotFatal) {
   const std::string path = dir / "libnoop.so";
   rel::write_file(path, b);
   ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
-  rel::OpenOptions o;
-  o.pin(rel::sha256_of(path));
-  Package pkg(path, o.o);
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
+  rel::PackageOptions o;
+  o.expected_sha256(rel::sha256_of(path));
+  Package pkg(path, o);
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
   Tensor x({2, 4}, 1.5f), y({2, 4});
-  AOTRUN_EXPECT_OK(run_vec(r.r, x, y));
+  AOTRUN_EXPECT_OK(run_vec(r.get(), x, y));
 }
 
 TEST(ElfCheck, TruncatedInsideTheHeaders) {
@@ -179,9 +179,9 @@ TEST(ElfCheck, EmptyFileAndDirectory) {
   m["library"] = "libsub.so";
   m["files"]["libsub.so"] = std::string(64, '0');
   pkg.write_manifest(m);
-  rel::OpenOptions o;
-  o.verify(false);
-  REL_EXPECT_OUTCOME(open_fails(pkg.dir(), o.o), AOTRUN_ERR_LOAD_FAILED,
+  rel::PackageOptions o;
+  o.verify_hashes(false);
+  REL_EXPECT_OUTCOME(open_fails(pkg.dir(), o.get()), AOTRUN_ERR_LOAD_FAILED,
                      "'" + pkg.file("libsub.so") + "' is a directory, not an ELF shared object");
 }
 
@@ -299,16 +299,16 @@ TEST(ElfCheck, DynamicSectionOutsideTheImageIsRefusedNotFatal) {
 // exported, and reported as exported but unused.
 TEST(LoaderProbing, Abi10PackageExportingSingleThreadedReportsItUnused) {
   Package pkg(bare_so("rel_abi10_exports_st"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   aotrun_package_info info{};
   info.struct_size = sizeof(info);
-  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.p, &info));
+  AOTRUN_ASSERT_OK(aotrun_package_get_info(pkg.get(), &info));
   EXPECT_EQ(info.abi_version, 1u << 16);
   bool seen = false;
   for (size_t i = 0; i < info.num_symbols; ++i) {
     aotrun_symbol_info s{};
     s.struct_size = sizeof(s);
-    AOTRUN_ASSERT_OK(aotrun_package_get_symbol(pkg.p, i, &s));
+    AOTRUN_ASSERT_OK(aotrun_package_get_symbol(pkg.get(), i, &s));
     if (std::strcmp(s.name, "aotrun_pkg_container_run_single_threaded") != 0) continue;
     seen = true;
     EXPECT_EQ(s.found, 1) << "the library exports it";
@@ -322,20 +322,20 @@ TEST(LoaderProbing, Abi10PackageExportingSingleThreadedReportsItUnused) {
       "aotrun_pkg_container_run_single_threaded is exported, but the package declares ABI 1.0 and "
       "run_single_threaded is 1.1: not used";
   const char* reason = nullptr;
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
   EXPECT_EQ(std::string(reason), "package 'rel_abi10_exports_st' (ABI 1.0): " + unused +
                                      "; single_threaded runs fall back to aotrun_pkg_container_run");
   EXPECT_FALSE(rel::contains(reason, "lacks")) << reason;
-  EXPECT_EQ(aotrun_package_mode_available(pkg.p, AOTRUN_MODE_GRAPH, &reason), 0);
+  EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_GRAPH, &reason), 0);
   EXPECT_TRUE(rel::contains(reason, "graph mode unavailable: package 'rel_abi10_exports_st' (ABI 1.0): " + unused)) << reason;
 
   // A single_threaded run goes through `run` (the package's
   // run_single_threaded fails if called).
   LogCapture log;
-  Runner r(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-  ASSERT_NE(r.r, nullptr);
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+  ASSERT_NE(r.get(), nullptr);
   Tensor x({3, 4}, 2.5f), y({3, 4});
-  AOTRUN_ASSERT_OK(run_vec(r.r, x, y));
+  AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
   EXPECT_EQ(y.data, x.data);
   const aotrun_runner_stats st = r.stats();
   EXPECT_EQ(st.effective_mode, AOTRUN_MODE_THREADED);

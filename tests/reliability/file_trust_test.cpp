@@ -14,10 +14,10 @@ namespace {
 
 void expect_refused_then_allowed(const std::string& dir, const std::string& needle) {
   REL_EXPECT_OUTCOME(open_fails(dir), AOTRUN_ERR_INTEGRITY, needle);
-  rel::OpenOptions allow;
-  allow.untrusted(true);
+  rel::PackageOptions allow;
+  allow.allow_untrusted_files(true);
   aotrun_package* p = nullptr;
-  AOTRUN_EXPECT_OK(aotrun_package_open(dir.c_str(), allow.o, &p));
+  AOTRUN_EXPECT_OK(aotrun_package_open(dir.c_str(), allow.get(), &p));
   aotrun_package_close(p);
 }
 
@@ -55,18 +55,18 @@ TEST(FileTrust, PinnedSha256Mismatch) {
   const std::string manifest_hash = rel::sha256_of(pkg.file("manifest.json"));
   ASSERT_EQ(manifest_hash.size(), 64u);
   {
-    rel::OpenOptions o;
-    o.pin(std::string(64, 'e'));
-    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), o.o), AOTRUN_ERR_INTEGRITY, "but the caller pinned eeee");
+    rel::PackageOptions o;
+    o.expected_sha256(std::string(64, 'e'));
+    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), o.get()), AOTRUN_ERR_INTEGRITY, "but the caller pinned eeee");
   }
   {
     // The right pin, upper-case: accepted.
     std::string upper = manifest_hash;
     for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    rel::OpenOptions o;
-    o.pin(upper);
+    rel::PackageOptions o;
+    o.expected_sha256(upper);
     aotrun_package* p = nullptr;
-    AOTRUN_ASSERT_OK(aotrun_package_open(pkg.dir().c_str(), o.o, &p));
+    AOTRUN_ASSERT_OK(aotrun_package_open(pkg.dir().c_str(), o.get(), &p));
     aotrun_package_close(p);
   }
   {
@@ -75,15 +75,15 @@ TEST(FileTrust, PinnedSha256Mismatch) {
     std::string lib = rel::read_file(pkg.file("libmlp.so"));
     lib[lib.size() / 2] ^= 0x5A;
     rel::write_file(pkg.file("libmlp.so"), lib);
-    rel::OpenOptions o;
-    o.pin(manifest_hash).verify(false);
-    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), o.o), AOTRUN_ERR_INTEGRITY, "libmlp.so' is");
+    rel::PackageOptions o;
+    o.expected_sha256(manifest_hash).verify_hashes(false);
+    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), o.get()), AOTRUN_ERR_INTEGRITY, "libmlp.so' is");
   }
   // Malformed pins are refused by the setter.
-  rel::OpenOptions o;
+  rel::PackageOptions o;
   for (const char* bad : {"", "abc", "zz", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg"}) {
     SCOPED_TRACE(bad);
-    REL_EXPECT_OUTCOME(rel::outcome(aotrun_package_options_set_expected_sha256(o.o, bad)), AOTRUN_ERR_INVALID_ARGUMENT,
+    REL_EXPECT_OUTCOME(rel::outcome(aotrun_package_options_set_expected_sha256(o.get(), bad)), AOTRUN_ERR_INVALID_ARGUMENT,
                        "expected sha256 must be 64 hex digits");
   }
 }
@@ -99,10 +99,10 @@ TEST(FileTrust, ManifestHashMismatchNamesTheFile) {
     // Without verification the weights change is harmless (still a valid
     // file) and the package opens: the hash was the only thing guarding it.
     if (std::string(file) == "weights.safetensors") {
-      rel::OpenOptions o;
-      o.verify(false);
+      rel::PackageOptions o;
+      o.verify_hashes(false);
       aotrun_package* p = nullptr;
-      AOTRUN_EXPECT_OK(aotrun_package_open(pkg.dir().c_str(), o.o, &p));
+      AOTRUN_EXPECT_OK(aotrun_package_open(pkg.dir().c_str(), o.get(), &p));
       aotrun_package_close(p);
     }
   }

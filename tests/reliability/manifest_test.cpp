@@ -178,8 +178,8 @@ TEST(Manifest, HugeOrMissingOrNotARegularFile) {
     PackageCopy pkg("mlp", "nolib");
     ASSERT_EQ(std::remove(pkg.file("libmlp.so").c_str()), 0);
     REL_EXPECT_OUTCOME(open_fails(pkg.dir()), AOTRUN_ERR_BAD_PACKAGE, "libmlp.so is missing");
-    rel::OpenOptions no_verify;
-    no_verify.verify(false);
-    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.o), AOTRUN_ERR_BAD_PACKAGE, "libmlp.so is missing");
+    rel::PackageOptions no_verify;
+    no_verify.verify_hashes(false);
+    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.get()), AOTRUN_ERR_BAD_PACKAGE, "libmlp.so is missing");
   }
 }

@@ -38,20 +38,20 @@ TEST(PackageBehaviour, BrokenSpecsAreRefusedAtOpen) {
 
 TEST(PackageBehaviour, NegativeOutputDimsFailEveryPath) {
   Package pkg(rel_so("neg_output_dim"));
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
-  ASSERT_NE(r.r, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
+  ASSERT_NE(r.get(), nullptr);
   Tensor x({2, 4}), y({2, 4});
   int64_t shapes[2] = {0, 0};
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(r.r, &x.dl, 1, shapes, 2)), AOTRUN_ERR_PACKAGE,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 2)), AOTRUN_ERR_PACKAGE,
                      "package 'rel_neg_output_dim' reported a negative output dimension");
-  REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_PACKAGE, "negative output dimension");
+  REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_PACKAGE, "negative output dimension");
   DLManagedTensor* out = nullptr;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.r, &x.dl, 1, &out, 1)), AOTRUN_ERR_PACKAGE,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1)), AOTRUN_ERR_PACKAGE,
                      "negative output dimension");
   EXPECT_EQ(out, nullptr);
   aotrun_event* ev = nullptr;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev)), AOTRUN_ERR_PACKAGE,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev)), AOTRUN_ERR_PACKAGE,
                      "negative output dimension");
   EXPECT_EQ(ev, nullptr);
   EXPECT_EQ(r.stats().inflight, 0u);
@@ -70,14 +70,14 @@ TEST(PackageBehaviour, FailingRunsSurfaceWithTheirCodeAndMessage) {
        }) {
     SCOPED_TRACE(c.mode);
     Package pkg(rel_so(c.mode));
-    ASSERT_NE(pkg.p, nullptr);
+    ASSERT_NE(pkg.get(), nullptr);
     for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED}) {
-      Runner r(pkg.p, Options().mode(m));
-      ASSERT_NE(r.r, nullptr);
+      Runner r(pkg, RunnerOptions().mode(m));
+      ASSERT_NE(r.get(), nullptr);
       Tensor x({1, 4}), y({1, 4});
-      for (int i = 0; i < 3; ++i) REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), c.code, c.needle);
+      for (int i = 0; i < 3; ++i) REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), c.code, c.needle);
       aotrun_event* ev = nullptr;
-      AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev));
+      AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
       REL_EXPECT_OUTCOME(outcome(aotrun_event_wait(ev)), c.code, c.needle);
       aotrun_event_free(ev);
       auto st = r.stats();
@@ -93,12 +93,12 @@ TEST(PackageBehaviour, FailureInLaunchedWorkSurfacesOnTheEvent) {
   // fault_async: run() succeeds, the launched work fails on every 7th
   // execution; the failure must reach whoever waits for that run.
   Package pkg(pkg_path("fault_async"));
-  Runner r(pkg.p, Options());
+  Runner r(pkg, RunnerOptions());
   Tensor x({1, 4}, 2.f), y({1, 4});
   int failed = 0;
   for (int i = 1; i <= 14; ++i) {
     aotrun_event* ev = nullptr;
-    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev));
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
     rel::Outcome o = outcome(aotrun_event_wait(ev));
     aotrun_event_free(ev);
     if (i % 7 == 0) {
@@ -114,9 +114,9 @@ TEST(PackageBehaviour, FailureInLaunchedWorkSurfacesOnTheEvent) {
 
 TEST(PackageBehaviour, ContainerCreateOutOfMemoryAtRunnerCreate) {
   Package pkg(rel_so("create_oom"));
-  ASSERT_NE(pkg.p, nullptr);  // the metadata container (0 models) works
+  ASSERT_NE(pkg.get(), nullptr);  // the metadata container (0 models) works
   aotrun_runner* r = reinterpret_cast<aotrun_runner*>(0x1);
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.p, nullptr, &r)), AOTRUN_ERR_OUT_OF_MEMORY,
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.get(), nullptr, &r)), AOTRUN_ERR_OUT_OF_MEMORY,
                      "misbehave: out of memory for the model instances");
   EXPECT_EQ(r, reinterpret_cast<aotrun_runner*>(0x1));
 }
@@ -128,11 +128,11 @@ TEST(PackageBehaviour, ContainerCreateOutOfMemoryAtRunnerCreate) {
 // (OUT_OF_MEMORY or PACKAGE), never come back as a tensor of that shape.
 TEST(PackageBehaviour, HugeOutputShapeIsNotHandedOverUnbacked) {
   Package pkg(rel_so("huge_output"));
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
   Tensor x({1, 4});
   DLManagedTensor* out = nullptr;
-  rel::Outcome o = outcome(aotrun_runner_run_alloc(r.r, &x.dl, 1, &out, 1));
+  rel::Outcome o = outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1));
   if (out != nullptr) {
     ADD_FAILURE() << "run_alloc returned a tensor of shape [" << out->dl_tensor.shape[0] << ", " << out->dl_tensor.shape[1]
                   << "] (status " << aotrun_code_name(o.code) << ")";
@@ -162,19 +162,19 @@ TEST(PackageBehaviour, LoaderRefusalsOfForeignLibraries) {
 // caller's spec-conforming tensor is not blamed.
 TEST(PackageBehaviour, OutputShapesContradictingTheSpecBlameThePackage) {
   Package pkg(rel_so("contradict_shape"));
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
-  ASSERT_NE(r.r, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
+  ASSERT_NE(r.get(), nullptr);
   Tensor x({2, 4}), y({2, 4});
   const char* needle = "reported shape [2, 5] for output 'y', which contradicts its declared shape [-1, 4]";
   int64_t shapes[2] = {0, 0};
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(r.r, &x.dl, 1, shapes, 2)), AOTRUN_ERR_PACKAGE, needle);
-  REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_PACKAGE, needle);
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 2)), AOTRUN_ERR_PACKAGE, needle);
+  REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_PACKAGE, needle);
   DLManagedTensor* out = nullptr;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.r, &x.dl, 1, &out, 1)), AOTRUN_ERR_PACKAGE, needle);
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1)), AOTRUN_ERR_PACKAGE, needle);
   EXPECT_EQ(out, nullptr);
   aotrun_event* ev = nullptr;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev)), AOTRUN_ERR_PACKAGE, needle);
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev)), AOTRUN_ERR_PACKAGE, needle);
   EXPECT_EQ(ev, nullptr);
 }
 

@@ -49,39 +49,33 @@ Outcome wait_event(aotrun_event* ev) {
   return o;
 }
 
-struct Stream {
-  aotrun_stream* s = nullptr;
-  explicit Stream(aotrun_stream_kind kind) { AOTRUN_EXPECT_OK(aotrun_stream_create(kind, &s)); }
-  ~Stream() { aotrun_stream_free(s); }
-};
-
 }  // namespace
 
 TEST(PackageExceptions, SyncRunThrowingIntIsAPackageError) {
   Package pkg(so("run_int"));
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
-  ASSERT_NE(r.r, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
+  ASSERT_NE(r.get(), nullptr);
   Tensor x({2, 4}, 1.f), y({2, 4});
-  for (int i = 0; i < 2; ++i) expect_thrown(outcome(run_vec(r.r, x, y)), "run_int", "run", kNotStd);
-  EXPECT_TRUE(rel::contains(outcome(run_vec(r.r, x, y)).message, "(int)"));
+  for (int i = 0; i < 2; ++i) expect_thrown(outcome(run_vec(r.get(), x, y)), "run_int", "run", kNotStd);
+  EXPECT_TRUE(rel::contains(outcome(run_vec(r.get(), x, y)).message, "(int)"));
   EXPECT_EQ(r.stats().failures, 3u);
   // The runner stays usable for what does not throw.
   int64_t shapes[2] = {};
-  AOTRUN_EXPECT_OK(aotrun_runner_get_output_shapes(r.r, &x.dl, 1, shapes, 2));
+  AOTRUN_EXPECT_OK(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 2));
 }
 
 TEST(PackageExceptions, AsyncRunThrowingIntCompletesItsEvent) {
   in_child_then_here([] {
     Package pkg(so("run_int"));
-    Runner r(pkg.p, Options());
+    Runner r(pkg, RunnerOptions());
     Tensor x({2, 4}, 1.f), y({2, 4});
     for (int i = 0; i < 3; ++i) {
       aotrun_event* ev = nullptr;
-      AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev));
+      AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
       expect_thrown(wait_event(ev), "run_int", "run", kNotStd);
     }
-    AOTRUN_EXPECT_OK(aotrun_runner_wait_all(r.r));
+    AOTRUN_EXPECT_OK(aotrun_runner_wait_all(r.get()));
     EXPECT_EQ(r.stats().async_failed, 3u);
     EXPECT_EQ(r.stats().inflight, 0u);
   });
@@ -89,30 +83,30 @@ TEST(PackageExceptions, AsyncRunThrowingIntCompletesItsEvent) {
 
 TEST(PackageExceptions, SingleThreadedRunThrowingStdStringOnEveryPath) {
   Package pkg(so("st_string"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   Tensor x({2, 4}, 1.f), y({2, 4});
   {
-    Runner r(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
-    expect_thrown(outcome(run_vec(r.r, x, y)), "st_string", "run_single_threaded", kNotStd);
-    EXPECT_TRUE(rel::contains(outcome(run_vec(r.r, x, y)).message, "basic_string"));
+    Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+    expect_thrown(outcome(run_vec(r.get(), x, y)), "st_string", "run_single_threaded", kNotStd);
+    EXPECT_TRUE(rel::contains(outcome(run_vec(r.get(), x, y)).message, "basic_string"));
   }
   in_child_then_here([&] {
-    Runner r(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
     aotrun_event* ev = nullptr;
-    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev));
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
     expect_thrown(wait_event(ev), "st_string", "run_single_threaded", kNotStd);
   });
   {
     // Graph mode: the warm-up throws, then the capture: it is ended (never
     // left open on this thread), fails, and the shape runs eagerly.
     LogCapture logs;
-    Runner r(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-    for (int i = 0; i < 3; ++i) expect_thrown(outcome(run_vec(r.r, x, y)), "st_string", "run_single_threaded", kNotStd);
+    Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+    for (int i = 0; i < 3; ++i) expect_thrown(outcome(run_vec(r.get(), x, y)), "st_string", "run_single_threaded", kNotStd);
     EXPECT_EQ(r.stats().graph_captures, 0u);
     EXPECT_GE(logs.count_containing("capturing package 'rel_throw_st_string'"), 1u);
     // A capture left open would make this thread's synchronize calls fail.
     Stream s(AOTRUN_STREAM_INLINE);
-    AOTRUN_EXPECT_OK(aotrun_stream_synchronize(s.s));
+    AOTRUN_EXPECT_OK(aotrun_stream_synchronize(s.get()));
   }
 }
 
@@ -124,95 +118,95 @@ TEST(PackageExceptions, LaunchedFunctionThrowingOnAWorkerStream) {
                                    : std::string(kNotStd) + " (int)";
     in_child_then_here([&] {
       Package pkg(so(where));
-      Runner r(pkg.p, Options());
+      Runner r(pkg, RunnerOptions());
       Stream s(AOTRUN_STREAM_WORKER);
       Tensor x({2, 4}, 1.f), y({2, 4});
       for (int i = 0; i < 2; ++i) {
-        AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.r, s.s, &x.dl, 1, &y.dl, 1));
-        expect_thrown(outcome(aotrun_stream_synchronize(s.s)), where, "launched function", thrown);
+        AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.get(), s.get(), &x.dl, 1, &y.dl, 1));
+        expect_thrown(outcome(aotrun_stream_synchronize(s.get())), where, "launched function", thrown);
       }
-      AOTRUN_EXPECT_OK(aotrun_stream_synchronize(s.s));  // the failure was reported once
+      AOTRUN_EXPECT_OK(aotrun_stream_synchronize(s.get()));  // the failure was reported once
     });
   }
 }
 
 TEST(PackageExceptions, LaunchedFunctionThrowingInlineSyncAndAsync) {
   Package pkg(so("launch_runtime"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   Tensor x({2, 4}, 1.f), y({2, 4});
   const std::string thrown = "std::runtime_error: the launched copy failed on purpose";
   for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED}) {
-    Runner r(pkg.p, Options().mode(m));
-    expect_thrown(outcome(run_vec(r.r, x, y)), "launch_runtime", "launched function", thrown);
+    Runner r(pkg, RunnerOptions().mode(m));
+    expect_thrown(outcome(run_vec(r.get(), x, y)), "launch_runtime", "launched function", thrown);
   }
   in_child_then_here([&] {
-    Runner r(pkg.p, Options());
+    Runner r(pkg, RunnerOptions());
     aotrun_event* ev = nullptr;
-    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev));
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
     expect_thrown(wait_event(ev), "launch_runtime", "launched function", thrown);
   });
 }
 
 TEST(PackageExceptions, GraphReplayOfAThrowingLaunchedFunction) {
   Package pkg(so("launch_int"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   Tensor x({2, 4}, 1.f), y({2, 4});
   const std::string thrown = std::string(kNotStd) + " (int)";
   {
     // Warm-up (eager), then capture (records the launch) and replays.
-    Runner r(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-    for (int i = 0; i < 4; ++i) expect_thrown(outcome(run_vec(r.r, x, y)), "launch_int", "launched function", thrown);
+    Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+    for (int i = 0; i < 4; ++i) expect_thrown(outcome(run_vec(r.get(), x, y)), "launch_int", "launched function", thrown);
     EXPECT_EQ(r.stats().graph_captures, 1u);
   }
   {
     // The caller's own graph, replayed on an inline stream.
-    Runner r(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
     Stream s(AOTRUN_STREAM_INLINE);
-    AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s.s, AOTRUN_CAPTURE_THREAD_LOCAL));
-    AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.r, s.s, &x.dl, 1, &y.dl, 1));
+    AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s.get(), AOTRUN_CAPTURE_THREAD_LOCAL));
+    AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.get(), s.get(), &x.dl, 1, &y.dl, 1));
     aotrun_graph* g = nullptr;
-    AOTRUN_ASSERT_OK(aotrun_stream_end_capture(s.s, &g));
-    expect_thrown(outcome(aotrun_graph_launch(g, s.s)), "launch_int", "launched function", thrown);
+    AOTRUN_ASSERT_OK(aotrun_stream_end_capture(s.get(), &g));
+    expect_thrown(outcome(aotrun_graph_launch(g, s.get())), "launch_int", "launched function", thrown);
     aotrun_graph_free(g);
   }
   in_child_then_here([&] {
     // ... and on a worker stream, where it runs on the stream's thread.
-    Runner r(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
     Stream s(AOTRUN_STREAM_WORKER);
-    AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s.s, AOTRUN_CAPTURE_THREAD_LOCAL));
-    AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.r, s.s, &x.dl, 1, &y.dl, 1));
+    AOTRUN_ASSERT_OK(aotrun_stream_begin_capture(s.get(), AOTRUN_CAPTURE_THREAD_LOCAL));
+    AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.get(), s.get(), &x.dl, 1, &y.dl, 1));
     aotrun_graph* g = nullptr;
-    AOTRUN_ASSERT_OK(aotrun_stream_end_capture(s.s, &g));
-    AOTRUN_EXPECT_OK(aotrun_graph_launch(g, s.s));
+    AOTRUN_ASSERT_OK(aotrun_stream_end_capture(s.get(), &g));
+    AOTRUN_EXPECT_OK(aotrun_graph_launch(g, s.get()));
     aotrun_graph_free(g);  // the stream keeps it until replayed
-    expect_thrown(outcome(aotrun_stream_synchronize(s.s)), "launch_int", "launched function", thrown);
+    expect_thrown(outcome(aotrun_stream_synchronize(s.get())), "launch_int", "launched function", thrown);
   });
 }
 
 TEST(PackageExceptions, LaunchContextDestroyThrowing) {
   Package pkg(so("ctx_destroy"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   const std::string thrown = "std::runtime_error: releasing the launch context failed on purpose";
   Tensor x({2, 4}, 3.f), y({2, 4});
   {
-    Runner r(pkg.p, Options());
-    expect_thrown(outcome(run_vec(r.r, x, y)), "ctx_destroy", "launch context destroy", thrown);
+    Runner r(pkg, RunnerOptions());
+    expect_thrown(outcome(run_vec(r.get(), x, y)), "ctx_destroy", "launch context destroy", thrown);
     EXPECT_EQ(y.data[7], 3.f);  // the work itself ran
   }
   in_child_then_here([&] {
-    Runner r(pkg.p, Options());
+    Runner r(pkg, RunnerOptions());
     Stream s(AOTRUN_STREAM_WORKER);
-    AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.r, s.s, &x.dl, 1, &y.dl, 1));
-    expect_thrown(outcome(aotrun_stream_synchronize(s.s)), "ctx_destroy", "launch context destroy", thrown);
+    AOTRUN_EXPECT_OK(aotrun_runner_run_on_stream(r.get(), s.get(), &x.dl, 1, &y.dl, 1));
+    expect_thrown(outcome(aotrun_stream_synchronize(s.get())), "ctx_destroy", "launch context destroy", thrown);
   });
   in_child_then_here([&] {
     // A captured graph releases its contexts when destroyed, with nobody to
     // tell: logged.
     LogCapture logs;
     {
-      Runner r(pkg.p, Options().mode(AOTRUN_MODE_GRAPH));
-      expect_thrown(outcome(run_vec(r.r, x, y)), "ctx_destroy", "launch context destroy", thrown);  // warm-up
-      for (int i = 0; i < 2; ++i) AOTRUN_EXPECT_OK(run_vec(r.r, x, y));  // capture, replays: no release
+      Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+      expect_thrown(outcome(run_vec(r.get(), x, y)), "ctx_destroy", "launch context destroy", thrown);  // warm-up
+      for (int i = 0; i < 2; ++i) AOTRUN_EXPECT_OK(run_vec(r.get(), x, y));  // capture, replays: no release
       EXPECT_EQ(r.stats().graph_captures, 1u);
     }
     EXPECT_EQ(logs.count_containing("package 'rel_throw_ctx_destroy': launch context destroy threw " + thrown), 1u);
@@ -221,30 +215,30 @@ TEST(PackageExceptions, LaunchContextDestroyThrowing) {
 
 TEST(PackageExceptions, OutputShapesThrowingOnEveryPath) {
   Package pkg(so("shapes"));
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
-  ASSERT_NE(r.r, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
+  ASSERT_NE(r.get(), nullptr);
   const std::string thrown = "std::out_of_range: no shapes for you";
   Tensor x({2, 4}, 1.f), y({2, 4});
   int64_t shapes[2] = {};
-  expect_thrown(outcome(aotrun_runner_get_output_shapes(r.r, &x.dl, 1, shapes, 2)), "shapes", "get_output_shapes",
+  expect_thrown(outcome(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 2)), "shapes", "get_output_shapes",
                 thrown);
-  expect_thrown(outcome(run_vec(r.r, x, y)), "shapes", "get_output_shapes", thrown);
+  expect_thrown(outcome(run_vec(r.get(), x, y)), "shapes", "get_output_shapes", thrown);
   DLManagedTensor* out = nullptr;
-  expect_thrown(outcome(aotrun_runner_run_alloc(r.r, &x.dl, 1, &out, 1)), "shapes", "get_output_shapes", thrown);
+  expect_thrown(outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1)), "shapes", "get_output_shapes", thrown);
   EXPECT_EQ(out, nullptr);
   aotrun_event* ev = nullptr;
-  expect_thrown(outcome(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev)), "shapes", "get_output_shapes", thrown);
+  expect_thrown(outcome(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev)), "shapes", "get_output_shapes", thrown);
   EXPECT_EQ(ev, nullptr);
   EXPECT_EQ(r.stats().inflight, 0u);
 }
 
 TEST(PackageExceptions, ContainerCreateThrowingAtRunnerCreate) {
   Package pkg(so("create"));  // the metadata container (0 models) does not throw
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   aotrun_runner* sentinel = reinterpret_cast<aotrun_runner*>(0x1);
   aotrun_runner* r = sentinel;
-  expect_thrown(outcome(aotrun_runner_create(pkg.p, nullptr, &r)), "create", "container_create",
+  expect_thrown(outcome(aotrun_runner_create(pkg.get(), nullptr, &r)), "create", "container_create",
                 "std::runtime_error: no model instances today");
   EXPECT_EQ(r, sentinel);
 }
@@ -254,9 +248,9 @@ TEST(PackageExceptions, ContainerDestroyThrowingAtRunnerDestroyIsLogged) {
     LogCapture logs;
     {
       Package pkg(so("destroy"));
-      Runner r(pkg.p, Options());
+      Runner r(pkg, RunnerOptions());
       Tensor x({2, 4}, 1.f), y({2, 4});
-      AOTRUN_EXPECT_OK(run_vec(r.r, x, y));
+      AOTRUN_EXPECT_OK(run_vec(r.get(), x, y));
     }
     EXPECT_EQ(logs.count_containing(
                   "package 'rel_throw_destroy': container_destroy threw std::logic_error: destroy failed on purpose"),

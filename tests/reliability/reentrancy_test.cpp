@@ -76,12 +76,12 @@ TEST(Reentrancy, WaitAllFromAnEventCallbackOfTheSameRunnerFailsAtOnce) {
   SpinUs spin("20000");  // the callback is registered before the run completes
   rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
-    Runner run(pkg.p, Options());
+    Runner run(pkg, RunnerOptions());
     Tensor x({1, 4}, 1.f), y({1, 4});
     static Seen seen;
-    seen.runner = run.r;
+    seen.runner = run.get();
     aotrun_event* ev = nullptr;
-    CHILD_CHECK(aotrun_runner_run_async(run.r, &x.dl, 1, &y.dl, 1, &ev) == nullptr);
+    CHILD_CHECK(aotrun_runner_run_async(run.get(), &x.dl, 1, &y.dl, 1, &ev) == nullptr);
     CHILD_CHECK(aotrun_event_set_callback(
                     ev, [](void*, aotrun_code, const char*) { seen.record(aotrun_runner_wait_all(seen.runner)); },
                     nullptr) == nullptr);
@@ -90,8 +90,8 @@ TEST(Reentrancy, WaitAllFromAnEventCallbackOfTheSameRunnerFailsAtOnce) {
     CHILD_CHECK(contains(seen.message, "wait_all called from an event callback"));
     CHILD_CHECK(contains(seen.message, "'counting'"));
     // From an ordinary thread it still waits, and the runner still works.
-    CHILD_CHECK(aotrun_runner_wait_all(run.r) == nullptr);
-    CHILD_CHECK(aotrun_runner_run(run.r, &x.dl, 1, &y.dl, 1) == nullptr);
+    CHILD_CHECK(aotrun_runner_wait_all(run.get()) == nullptr);
+    CHILD_CHECK(aotrun_runner_run(run.get(), &x.dl, 1, &y.dl, 1) == nullptr);
     aotrun_event_free(ev);
     return 0;
   }, kAlarmSeconds);
@@ -104,8 +104,8 @@ TEST(Reentrancy, DestroyFromAnEventCallbackOfTheSameRunnerCompletesLater) {
     Package pkg(bare_so("counting"));
     const int before = thread_count();
     aotrun_runner* runner = nullptr;
-    Options o;
-    CHILD_CHECK(aotrun_runner_create(pkg.p, o.o, &runner) == nullptr);
+    RunnerOptions o;
+    CHILD_CHECK(aotrun_runner_create(pkg.get(), o.get(), &runner) == nullptr);
     Tensor x({1, 4}, 1.f), y({1, 4});
     static std::atomic<bool> returned{false};
     aotrun_event* ev = nullptr;
@@ -136,14 +136,14 @@ TEST(Reentrancy, WaitingFromACallbackForARunQueuedBehindItFailsAtOnce) {
   SpinUs spin("20000");
   rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
-    Runner run(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED).inflight(4));  // one worker
-    Runner other(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner run(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED).max_inflight(4));  // one worker
+    Runner other(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
     Tensor x({1, 4}, 1.f), ya({1, 4}), yb({1, 4}), yc({1, 4});
     static Seen seen, seen_timed, seen_other;
     aotrun_event *a = nullptr, *b = nullptr, *c = nullptr;
-    CHILD_CHECK(aotrun_runner_run_async(run.r, &x.dl, 1, &ya.dl, 1, &a) == nullptr);
-    CHILD_CHECK(aotrun_runner_run_async(run.r, &x.dl, 1, &yb.dl, 1, &b) == nullptr);  // behind a
-    CHILD_CHECK(aotrun_runner_run_async(other.r, &x.dl, 1, &yc.dl, 1, &c) == nullptr);  // another worker
+    CHILD_CHECK(aotrun_runner_run_async(run.get(), &x.dl, 1, &ya.dl, 1, &a) == nullptr);
+    CHILD_CHECK(aotrun_runner_run_async(run.get(), &x.dl, 1, &yb.dl, 1, &b) == nullptr);  // behind a
+    CHILD_CHECK(aotrun_runner_run_async(other.get(), &x.dl, 1, &yc.dl, 1, &c) == nullptr);  // another worker
     seen.other = b;
     seen_other.other = c;
     CHILD_CHECK(aotrun_event_set_callback(
@@ -172,15 +172,15 @@ TEST(Reentrancy, BlockingSubmitFromACallbackIntoAFullWindowFailsAtOnce) {
   SpinUs spin("20000");
   rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
-    Runner run(pkg.p, Options().mode(AOTRUN_MODE_SINGLE_THREADED).inflight(2));
+    Runner run(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED).max_inflight(2));
     Tensor x({1, 4}, 1.f), ya({1, 4}), yb({1, 4});
     static Tensor yc({1, 4}), yd({1, 4});
     static Seen first, second;
     static aotrun_event* c = nullptr;
     aotrun_event *a = nullptr, *b = nullptr;
-    CHILD_CHECK(aotrun_runner_run_async(run.r, &x.dl, 1, &ya.dl, 1, &a) == nullptr);
-    CHILD_CHECK(aotrun_runner_run_async(run.r, &x.dl, 1, &yb.dl, 1, &b) == nullptr);
-    first.runner = run.r;
+    CHILD_CHECK(aotrun_runner_run_async(run.get(), &x.dl, 1, &ya.dl, 1, &a) == nullptr);
+    CHILD_CHECK(aotrun_runner_run_async(run.get(), &x.dl, 1, &yb.dl, 1, &b) == nullptr);
+    first.runner = run.get();
     first.x = &x;
     CHILD_CHECK(aotrun_event_set_callback(
                     a,
@@ -197,7 +197,7 @@ TEST(Reentrancy, BlockingSubmitFromACallbackIntoAFullWindowFailsAtOnce) {
     CHILD_CHECK(first.code == AOTRUN_OK);
     CHILD_CHECK(second.code == AOTRUN_ERR_WOULD_BLOCK);
     CHILD_CHECK(contains(second.message, "from an event callback of the same runner"));
-    CHILD_CHECK(aotrun_runner_wait_all(run.r) == nullptr);
+    CHILD_CHECK(aotrun_runner_wait_all(run.get()) == nullptr);
     CHILD_CHECK(yc.data[0] == 2.f);
     for (aotrun_event* e : {a, b, c}) aotrun_event_free(e);
     return 0;
@@ -219,8 +219,8 @@ void replacement_sink(void*, aotrun_log_level, const char*) { g_log.after++; }
 // Opens a runner whose fallback makes aotrun log a warning.
 int provoke_warning(const char* package, aotrun_mode mode) {
   Package pkg(bare_so(package));
-  Runner r(pkg.p, Options().mode(mode));
-  return r.r != nullptr ? 0 : 1;
+  Runner r(pkg, RunnerOptions().mode(mode));
+  return r.get() != nullptr ? 0 : 1;
 }
 
 }  // namespace
@@ -277,10 +277,10 @@ TEST(Reentrancy, CallbacksThatThrowAreCaughtAndReported) {
         },
         nullptr);
     Package pkg(bare_so("counting"));
-    Runner run(pkg.p, Options());
+    Runner run(pkg, RunnerOptions());
     Tensor x({1, 4}, 1.f), y({1, 4});
     aotrun_event* ev = nullptr;
-    CHILD_CHECK(aotrun_runner_run_async(run.r, &x.dl, 1, &y.dl, 1, &ev) == nullptr);
+    CHILD_CHECK(aotrun_runner_run_async(run.get(), &x.dl, 1, &y.dl, 1, &ev) == nullptr);
     CHILD_CHECK(aotrun_event_set_callback(
                     ev,
                     [](void*, aotrun_code, const char*) {
@@ -288,7 +288,7 @@ TEST(Reentrancy, CallbacksThatThrowAreCaughtAndReported) {
                       throw std::runtime_error("host bug");
                     },
                     nullptr) == nullptr);
-    CHILD_CHECK(aotrun_runner_wait_all(run.r) == nullptr);
+    CHILD_CHECK(aotrun_runner_wait_all(run.get()) == nullptr);
     CHILD_CHECK(thrown && errors == 1);
     CHILD_CHECK(aotrun_event_wait(ev) == nullptr);
     aotrun_event_free(ev);
@@ -297,7 +297,7 @@ TEST(Reentrancy, CallbacksThatThrowAreCaughtAndReported) {
     CHILD_CHECK(provoke_warning("noop_abi10", AOTRUN_MODE_SINGLE_THREADED) == 0);
     aotrun_set_log_callback(nullptr, nullptr);
     // The runner still works.
-    CHILD_CHECK(aotrun_runner_run(run.r, &x.dl, 1, &y.dl, 1) == nullptr && y.data[0] == 2.f);
+    CHILD_CHECK(aotrun_runner_run(run.get(), &x.dl, 1, &y.dl, 1) == nullptr && y.data[0] == 2.f);
     return 0;
   }, kAlarmSeconds);
   EXPECT_TRUE(r.ok()) << r.describe();

@@ -28,6 +28,7 @@ using aotrun_test::Outcome;
 using aotrun_test::outcome;
 using aotrun_test::pkg_path;
 using aotrun_test::bare_so;
+using aotrun_test::PackageOptions;
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -119,19 +120,6 @@ inline std::string safetensors_bytes(const std::string& header, const std::strin
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
   return out + header + data;
 }
-
-// Options with hash verification on or off; freed by the caller's scope.
-struct OpenOptions {
-  aotrun_package_options* o = nullptr;
-  OpenOptions() { aotrun_status_free(aotrun_package_options_create(&o)); }
-  ~OpenOptions() { aotrun_package_options_free(o); }
-  OpenOptions& verify(bool v) { aotrun_status_free(aotrun_package_options_set_verify_hashes(o, v)); return *this; }
-  OpenOptions& untrusted(bool v) { aotrun_status_free(aotrun_package_options_set_allow_untrusted_files(o, v)); return *this; }
-  OpenOptions& pin(const std::string& hex) {
-    aotrun_status_free(aotrun_package_options_set_expected_sha256(o, hex.c_str()));
-    return *this;
-  }
-};
 
 // Opens `path` expecting failure: returns code + message and checks that the
 // out parameter was left untouched.

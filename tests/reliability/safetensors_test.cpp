@@ -206,9 +206,9 @@ TEST(Safetensors, WeightsPathNotARegularFileOrMissing) {
     j["weights"] = json::array({"w.safetensors"});
     j["files"]["w.safetensors"] = std::string(64, 'a');
     pkg.write_manifest(j);
-    rel::OpenOptions no_verify;
-    no_verify.verify(false);
-    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.o), AOTRUN_ERR_BAD_PACKAGE, "is not a regular file");
+    rel::PackageOptions no_verify;
+    no_verify.verify_hashes(false);
+    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.get()), AOTRUN_ERR_BAD_PACKAGE, "is not a regular file");
   }
   {
     PackageCopy pkg("noop", "stmissing");
@@ -216,9 +216,9 @@ TEST(Safetensors, WeightsPathNotARegularFileOrMissing) {
     j["weights"] = json::array({"w.safetensors"});
     j["files"]["w.safetensors"] = std::string(64, 'a');
     pkg.write_manifest(j);
-    rel::OpenOptions no_verify;
-    no_verify.verify(false);
-    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.o), AOTRUN_ERR_BAD_PACKAGE, "w.safetensors' cannot be opened");
+    rel::PackageOptions no_verify;
+    no_verify.verify_hashes(false);
+    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.get()), AOTRUN_ERR_BAD_PACKAGE, "w.safetensors' cannot be opened");
   }
 }
 

@@ -72,16 +72,16 @@ TEST(CheckedMath, NumelOfShapes) {
 TEST(HostAlloc, SizesThatWrapWhenRoundedGetOutOfMemoryAndNull) {
   LogCapture logs;
   Package pkg(bare_so("rel_sizes"));
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   Tensor x({2, 4}), y({2, 4});
   for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
     SCOPED_TRACE(m);
-    Runner r(pkg.p, Options().mode(m));
-    ASSERT_NE(r.r, nullptr);
+    Runner r(pkg, RunnerOptions().mode(m));
+    ASSERT_NE(r.get(), nullptr);
     // Graph mode: warm-up, capture (allocations then belong to the graph), replay.
-    for (int i = 0; i < 3; ++i) AOTRUN_EXPECT_OK(run_vec(r.r, x, y));
+    for (int i = 0; i < 3; ++i) AOTRUN_EXPECT_OK(run_vec(r.get(), x, y));
     aotrun_event* ev = nullptr;
-    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev));
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
     AOTRUN_EXPECT_OK(aotrun_event_wait(ev));
     aotrun_event_free(ev);
     if (m == AOTRUN_MODE_GRAPH) {
@@ -98,29 +98,29 @@ TEST(HostAlloc, SizesThatWrapWhenRoundedGetOutOfMemoryAndNull) {
 
 TEST(CallerTensors, ByteOffsetPastTheEndOfTheAddressSpaceIsRefused) {
   Package pkg(bare_so("rel_sizes_noop"));  // its runs do nothing: never touch tensor data
-  ASSERT_NE(pkg.p, nullptr);
-  Runner r(pkg.p, Options());
-  ASSERT_NE(r.r, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
+  Runner r(pkg, RunnerOptions());
+  ASSERT_NE(r.get(), nullptr);
   const uint64_t huge_offset = UINT64_MAX - 15;  // + 32 bytes of data wraps
   {
     Tensor x({2, 4}), y({2, 4});
     x.dl.byte_offset = huge_offset;
-    REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT,
+    REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT,
                        "input 0 ('x') has byte_offset 18446744073709551600, which with its 32 bytes runs past the "
                        "end of the address space");
     aotrun_event* ev = nullptr;
-    REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r.r, &x.dl, 1, &y.dl, 1, &ev)), AOTRUN_ERR_INVALID_ARGUMENT,
+    REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev)), AOTRUN_ERR_INVALID_ARGUMENT,
                        "input 0 ('x') has byte_offset");
     EXPECT_EQ(ev, nullptr);
     DLManagedTensor* out = nullptr;
-    REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.r, &x.dl, 1, &out, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+    REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
                        "input 0 ('x') has byte_offset");
     EXPECT_EQ(out, nullptr);
   }
   {
     Tensor x({2, 4}), y({2, 4});
     y.dl.byte_offset = huge_offset;
-    REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "output 0 ('y') has byte_offset");
+    REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "output 0 ('y') has byte_offset");
   }
   {
     // A data pointer near the top of the address space with a small offset
@@ -128,7 +128,7 @@ TEST(CallerTensors, ByteOffsetPastTheEndOfTheAddressSpaceIsRefused) {
     Tensor x({2, 4}), y({2, 4});
     x.dl.data = reinterpret_cast<void*>(UINTPTR_MAX - 63);
     x.dl.byte_offset = 64;
-    REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "input 0 ('x') has byte_offset 64");
+    REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "input 0 ('x') has byte_offset 64");
   }
   {
     // Still accepted: an offset inside a real buffer, and an empty tensor
@@ -137,12 +137,12 @@ TEST(CallerTensors, ByteOffsetPastTheEndOfTheAddressSpaceIsRefused) {
     x.shape[0] = 2;
     x.rebind();
     x.dl.byte_offset = 8 * sizeof(float);
-    AOTRUN_EXPECT_OK(run_vec(r.r, x, y));
+    AOTRUN_EXPECT_OK(run_vec(r.get(), x, y));
     Tensor e({0, 4}), ey({0, 4});
     e.dl.data = nullptr;
     ey.dl.data = nullptr;
     e.dl.byte_offset = huge_offset;
-    AOTRUN_EXPECT_OK(run_vec(r.r, e, ey));
+    AOTRUN_EXPECT_OK(run_vec(r.get(), e, ey));
   }
   {
     // Shapes whose element count x item size or stride product overflows
@@ -151,11 +151,11 @@ TEST(CallerTensors, ByteOffsetPastTheEndOfTheAddressSpaceIsRefused) {
     int64_t shape[2] = {INT64_C(1) << 62, 4};
     x.dl.shape = shape;
     x.dl.data = nullptr;
-    REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "too large to address");
+    REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "too large to address");
     int64_t shape2[2] = {INT64_C(1) << 61, 4}, strides[2] = {4, 1};
     x.dl.shape = shape2;
     x.dl.strides = strides;
-    REL_EXPECT_OUTCOME(outcome(run_vec(r.r, x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "too large to address");
+    REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "too large to address");
   }
   EXPECT_EQ(r.stats().inflight, 0u);
 }

@@ -68,7 +68,7 @@ struct Expected {
 };
 
 struct Shared {
-  aotrun_package* pkgs[kNumPkgs] = {};
+  Package pkgs[kNumPkgs];
   aotrun_runner* shared_runner[kNumPkgs] = {};
   Expected expected;
   // Totals over the whole test.
@@ -142,10 +142,10 @@ void on_event(void* user, aotrun_code, const char*) { static_cast<Shared*>(user)
 void runner_life(Shared& sh, std::mt19937& rng, bool warmup) {
   const int p = static_cast<int>(rng() % kNumPkgs);
   const aotrun_mode mode = static_cast<aotrun_mode>(rng() % 3);
-  Options opts;
-  opts.mode(mode).models(1 + static_cast<int>(rng() % 3)).inflight(1 + static_cast<int>(rng() % 4));
+  RunnerOptions opts;
+  opts.mode(mode).num_models(1 + static_cast<int>(rng() % 3)).max_inflight(1 + static_cast<int>(rng() % 4));
   aotrun_runner* r = nullptr;
-  aotrun_status* s = aotrun_runner_create(sh.pkgs[p], opts.o, &r);
+  aotrun_status* s = aotrun_runner_create(sh.pkgs[p].get(), opts.get(), &r);
   if (s != nullptr) {
     sh.note("runner_create: " + describe(s));
     return;
@@ -270,22 +270,22 @@ TEST(Stress, MixedRunsOverThreePackagesAreAllAccountedFor) {
   ::unsetenv("AOTRUN_TEST_FAULT_EVERY");     // fault_async: every 7th
   Shared sh;
   for (int p = 0; p < kNumPkgs; ++p) {
-    AOTRUN_ASSERT_OK(aotrun_package_open(pkg_path(kPkgNames[p]).c_str(), nullptr, &sh.pkgs[p]));
+    sh.pkgs[p] = Package(pkg_path(kPkgNames[p]));
   }
   // Expected mlp outputs, from a single-threaded reference runner.
   {
-    Runner ref(sh.pkgs[kMlp], Options().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner ref(sh.pkgs[kMlp], RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
     for (int b = 1; b <= 3; ++b) {
       for (int s = 0; s < kSeeds; ++s) {
         Job j(kMlp, b, s);
-        AOTRUN_ASSERT_OK(aotrun_runner_run(ref.r, &j.x.dl, 1, &j.y.dl, 1));
+        AOTRUN_ASSERT_OK(aotrun_runner_run(ref.get(), &j.x.dl, 1, &j.y.dl, 1));
         sh.expected.mlp[b][s] = j.y.data;
       }
     }
   }
 
   // Warm-up round (allocator arenas, lazily created state), then the baseline.
-  for (int p = 0; p < kNumPkgs; ++p) AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p], Options().models(2).o, &sh.shared_runner[p]));
+  for (int p = 0; p < kNumPkgs; ++p) AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p].get(), RunnerOptions().num_models(2).get(), &sh.shared_runner[p]));
   round(sh, true, 30.0);
   for (int p = 0; p < kNumPkgs; ++p) {
     aotrun_runner_destroy(sh.shared_runner[p]);
@@ -294,7 +294,7 @@ TEST(Stress, MixedRunsOverThreePackagesAreAllAccountedFor) {
   const uint64_t rss_before = rss_kb();
   const uint64_t warm_submitted = sh.submitted.load();
 
-  for (int p = 0; p < kNumPkgs; ++p) AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p], Options().models(2).o, &sh.shared_runner[p]));
+  for (int p = 0; p < kNumPkgs; ++p) AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p].get(), RunnerOptions().num_models(2).get(), &sh.shared_runner[p]));
   const auto t0 = std::chrono::steady_clock::now();
   round(sh, false, kSeconds);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -337,5 +337,4 @@ TEST(Stress, MixedRunsOverThreePackagesAreAllAccountedFor) {
   EXPECT_LT(rss_after, rss_before + 16 * 1024) << "resident memory grew by " << (rss_after - rss_before) << " kB";
 #endif
 
-  for (int p = 0; p < kNumPkgs; ++p) aotrun_package_close(sh.pkgs[p]);
 }
