@@ -14,6 +14,7 @@
 #include "package/tensor_spec.hpp"
 #include "pt2/aoti_library.hpp"
 #include "pt2/cuda_requirements.hpp"
+#include "pt2/link_check.hpp"
 #include "pt2/pt2_archive.hpp"
 #include "pt2/tensor_convert.hpp"
 #include "pt2/wrapper_specs.hpp"
@@ -520,12 +521,16 @@ bool looks_like_zip(int fd) {
 std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options) {
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
+  std::string cpu_isa;  // the vector ISA the model's kernels were compiled for, if the archive says
   if (!model.metadata_json.empty()) {
     // {"AOTI_DEVICE_KEY": "cpu", ...}: only CPU models are bridged so far.
     // A CUDA model is checked for what it would need first, so that a
     // machine without it hears which piece is missing (nothing is extracted
     // yet).
     const nlohmann::json meta = nlohmann::json::parse(model.metadata_json, nullptr, false);
+    if (meta.is_object() && meta.contains("AOTI_CPU_ISA") && meta["AOTI_CPU_ISA"].is_string()) {
+      cpu_isa = meta["AOTI_CPU_ISA"].get<std::string>();
+    }
     if (meta.is_object() && meta.contains("AOTI_DEVICE_KEY") && meta["AOTI_DEVICE_KEY"].is_string() &&
         meta["AOTI_DEVICE_KEY"].get<std::string>() != "cpu") {
       const std::string device = meta["AOTI_DEVICE_KEY"].get<std::string>();
@@ -542,6 +547,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();
   const std::string so = extract_model(*zip, model, *b->dir);
+  check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
   b->lib = std::make_unique<AotiLibrary>(so);
 
   return std::make_unique<Pt2Code>(path, std::move(b));
