@@ -26,6 +26,9 @@ constexpr NamedDtype kDtypes[] = {
     {"float32", {kDLFloat, 32, 1}}, {"float64", {kDLFloat, 64, 1}}, {"float16", {kDLFloat, 16, 1}},
     {"bfloat16", {kDLBfloat, 16, 1}}, {"int8", {kDLInt, 8, 1}},     {"int16", {kDLInt, 16, 1}},
     {"int32", {kDLInt, 32, 1}},       {"int64", {kDLInt, 64, 1}},   {"uint8", {kDLUInt, 8, 1}},
+    // kDLBool (code 6, one byte per element) since DLPack 0.8; Debian's
+    // dlpack.h (0.6) predates the enumerator, so the code is spelled out.
+    {"bool", {static_cast<uint8_t>(6), 8, 1}},
 };
 static_assert(sizeof kDtypes / sizeof kDtypes[0] <= sizeof(TorchShim::dtypes) / sizeof(TorchShim::DtypePair),
               "TorchShim::dtypes is too small for kDtypes");
