@@ -422,7 +422,15 @@ int32_t run_common_impl(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, 
                          "input " + std::to_string(i) + " ('" + b.inputs[i].name + "'): dim " + std::to_string(d) +
                              " is " + std::to_string(v) + ", outside the range the model was compiled for [" +
                              std::to_string(k.min_dims[d]) + ", " +
-                             (k.max_dims[d] >= 0 ? std::to_string(k.max_dims[d]) : std::string("inf")) + "]");
+                             (k.max_dims[d] >= 0 ? std::to_string(k.max_dims[d]) : std::string("inf")) + "]" +
+                             // Refused, not run: the generated code may rely on the bound
+                             // (PyTorch's loader checks it too with AOTI_RUNTIME_CHECK_INPUTS=1).
+                             (v <= 1 && k.min_dims[d] == 2
+                                  ? std::string("; torch.export specialises sizes 0 and 1, so a dim declared dynamic "
+                                                "with min 0 or 1 is compiled for 2 and up (pad this dim to 2, or "
+                                                "export a model for size ") +
+                                        std::to_string(v) + ")"
+                                  : std::string()));
       }
     }
   }
