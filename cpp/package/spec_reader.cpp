@@ -80,7 +80,12 @@ PackageSpecs read_specs(const PackageCode& code, const std::string& name, DLDevi
   // Every call into the package is guarded: a throw is a PACKAGE error.
   int32_t rc = package_call(name, "container_create", [&] { return code.create(&c, &args); });
   if (rc != AOTRUN_PKG_OK || c == nullptr) {
-    fail(rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::BadPackage : Code::Package,
+    // The package refuses its own files (BAD_PACKAGE) or something aotrun
+    // would have to provide (UNSUPPORTED); anything else is its failure.
+    fail(rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::BadPackage
+         : rc == AOTRUN_PKG_ERR_UNSUPPORTED    ? Code::Unsupported
+         : rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY  ? Code::OutOfMemory
+                                               : Code::Package,
          failed(name, code, "creating the metadata container (checks constants)", rc));
   }
   ContainerGuard guard{name, code, c};

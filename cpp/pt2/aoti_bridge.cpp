@@ -15,6 +15,7 @@
 #include "pt2/aoti_library.hpp"
 #include "pt2/cuda_requirements.hpp"
 #include "pt2/link_check.hpp"
+#include "pt2/model_constants.hpp"
 #include "pt2/pt2_archive.hpp"
 #include "pt2/tensor_convert.hpp"
 #include "pt2/wrapper_specs.hpp"
@@ -69,6 +70,7 @@ const char* bridge_last_error() { return t_last_error.c_str(); }
 struct Bridge {
   std::unique_ptr<PrivateDir> dir;
   std::unique_ptr<AotiLibrary> lib;
+  std::unique_ptr<ModelConstants> constants;  // where the weights are; provided to every container
   const TorchShim* shim = nullptr;
   std::string name;
 
@@ -246,6 +248,7 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
                                                                                    : "AOTInductorModelContainerCreate"));
     }
     try {
+      b->constants->provide(*b->lib, c->h, b->name);  // before anything runs it
       settle_specs(*b, c->h);
     } catch (...) {
       f.destroy(c->h);
@@ -254,7 +257,10 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
     *out = reinterpret_cast<aotrun_pkg_container*>(c.release());
     return AOTRUN_PKG_OK;
   } catch (const Error& e) {
-    return fail_with(e.code() == Code::BadPackage ? AOTRUN_PKG_ERR_INVALID_ARGUMENT : AOTRUN_PKG_ERR_RUNTIME, e.what());
+    return fail_with(e.code() == Code::BadPackage    ? AOTRUN_PKG_ERR_INVALID_ARGUMENT
+                     : e.code() == Code::Unsupported ? AOTRUN_PKG_ERR_UNSUPPORTED
+                                                     : AOTRUN_PKG_ERR_RUNTIME,
+                     e.what());
   } catch (const std::bad_alloc&) {
     return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "create: out of memory");
   } catch (...) {
@@ -557,6 +563,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   const std::string so = extract_model(*zip, model, *b->dir);
   check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
   b->lib = std::make_unique<AotiLibrary>(so);
+  b->constants = std::make_unique<ModelConstants>(model, b->dir->path());
 
   return std::make_unique<Pt2Code>(path, std::move(b));
 }

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+
 #include "util/error.hpp"
 
 namespace aotrun::pt2 {
@@ -26,6 +28,10 @@ constexpr Entry kEntries[] = {
     {"AOTInductorModelContainerGetInputName", false},
     {"AOTInductorModelContainerGetOutputName", false},
     {"AOTInductorGetLastError", false},
+    {"AOTInductorModelContainerGetNumConstants", false},
+    {"AOTInductorModelContainerGetConstantDataSize", false},
+    {"AOTInductorModelContainerGetConstantFromFolded", false},
+    {"AOTInductorModelUpdateConstantsFromBlob", false},
 };
 
 }  // namespace
@@ -57,6 +63,17 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   fn_.input_name = reinterpret_cast<AotiFunctions::GetName>(slots[7]);
   fn_.output_name = reinterpret_cast<AotiFunctions::GetName>(slots[8]);
   fn_.last_error = reinterpret_cast<int32_t (*)(const char**)>(slots[9]);
+  fn_.num_constants = reinterpret_cast<AotiFunctions::GetCount>(slots[10]);
+  fn_.constant_data_size = reinterpret_cast<int32_t (*)(AotiContainerHandle, size_t, size_t*)>(slots[11]);
+  fn_.constant_from_folded = reinterpret_cast<int32_t (*)(AotiContainerHandle, size_t, bool*)>(slots[12]);
+  fn_.update_constants_from_blob = reinterpret_cast<int32_t (*)(AotiContainerHandle, const uint8_t*)>(slots[13]);
+  // The blob inductor links into the library (objcopy's symbols for it).
+  const auto* start = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_start"));
+  const auto* end = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_end"));
+  if (start != nullptr && end != nullptr && end >= start) {
+    in_library_constant_bytes_ = end - start;
+    if (end - start >= 8) std::memcpy(&size_stub_, start, sizeof size_stub_);
+  }
   // Never unloaded once resolved: the model's C++ runtime registers state
   // with libtorch (static initialisers, thread-locals) that outlives a
   // dlclose. A model refused above is closed again.

@@ -42,6 +42,14 @@ struct AotiFunctions {
   GetName output_name = nullptr;  // probed
   // Probed (torch 2.8+): the message of the last failure on this thread.
   int32_t (*last_error)(const char** message) = nullptr;
+  // Constants, probed (newer releases): how many, each one's size and
+  // whether constant folding makes it (then it is in no blob), and the
+  // loader of an external blob (archives with package_constants_on_disk_format
+  // "binary_blob"), which takes a container despite its name.
+  GetCount num_constants = nullptr;
+  int32_t (*constant_data_size)(AotiContainerHandle, size_t, size_t*) = nullptr;
+  int32_t (*constant_from_folded)(AotiContainerHandle, size_t, bool*) = nullptr;
+  int32_t (*update_constants_from_blob)(AotiContainerHandle, const uint8_t*) = nullptr;
 };
 
 class AotiLibrary {
@@ -59,6 +67,12 @@ class AotiLibrary {
   // the model has no AOTInductorGetLastError (it prints there instead).
   std::string failure(const char* what) const;
   const std::string& path() const { return path_; }
+  // Bytes of the constants blob linked into the library
+  // (_binary_constants_bin_end - _start); -1 when it exports no such symbols.
+  int64_t in_library_constant_bytes() const { return in_library_constant_bytes_; }
+  // The first 8 bytes of that blob, read as the size of weights kept
+  // elsewhere (the mmap'd-weights layouts store the size there); 0 if absent.
+  uint64_t in_library_size_stub() const { return size_stub_; }
 
   static constexpr const char* kRun = "AOTInductorModelContainerRun";
   static constexpr const char* kRunSingleThreaded = "AOTInductorModelContainerRunSingleThreaded";
@@ -66,6 +80,8 @@ class AotiLibrary {
  private:
   std::string path_;
   DlHandle handle_;  // given up once loaded (the constructor says why)
+  int64_t in_library_constant_bytes_ = -1;
+  uint64_t size_stub_ = 0;
   AotiFunctions fn_;
   std::vector<SymbolReport> symbols_;
 };

@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -50,7 +53,10 @@ bool cpu_has(const char* feature) {
   const std::string f = feature;
   if (f == "avx2") return __builtin_cpu_supports("avx2");
   if (f == "fma") return __builtin_cpu_supports("fma");
-  if (f == "f16c") return __builtin_cpu_supports("f16c");
+  if (f == "f16c") {  // not a feature name clang 14's __builtin_cpu_supports knows: CPUID.1:ECX bit 29
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+  }
   if (f == "avx512f") return __builtin_cpu_supports("avx512f");
   if (f == "avx512dq") return __builtin_cpu_supports("avx512dq");
   if (f == "avx512vl") return __builtin_cpu_supports("avx512vl");
