@@ -2,9 +2,18 @@
 //!
 //! Search order (the first that yields a directory holding `libaotrun.so`):
 //!   1. `AOTRUN_LIB_DIR` (and `AOTRUN_INCLUDE_DIR` for the header),
-//!   2. `pkg-config aotrun` (the `pkg-config` binary; no crate),
+//!   2. `pkg-config aotrun` (the `pkg-config` binary; no crate). With
+//!      `PKG_CONFIG_PATH=<build>/c_api`, pkg-config itself prefers the build
+//!      tree's `aotrun-uninstalled.pc`,
 //!   3. a CMake build tree: `AOTRUN_BUILD_DIR`, else `<repo>/build*/`, in its
-//!      `c_api/`, `lib/` or top folder (the newest library wins).
+//!      `c_api/`, `lib/` or top folder (the newest library wins),
+//!   4. the system library directories (`/usr/local/lib`, `/usr/lib/<triple>`,
+//!      `/usr/lib`).
+//!
+//! Feature `link`: links the library (not finding it is an error naming every
+//! place tried). Feature `load-dynamic` alone: nothing is linked; a directory
+//! found is embedded (`AOTRUN_SYS_BUILD_LIB_DIR`) as the last place the
+//! run-time loader tries, so a binary built here runs with no variable set.
 //!
 //! The directory is exported to dependent build scripts as
 //! `DEP_AOTRUN_LIB_DIR` (`links = "aotrun"`), because `rustc-link-arg` (the
@@ -36,11 +45,23 @@ fn main() {
     let repo = manifest_dir.join("../..");
     let mut tried: Vec<String> = Vec::new();
 
-    let found =
-        from_env(&mut tried).or_else(|| from_pkg_config(&mut tried)).or_else(|| from_build_tree(&repo, &mut tried));
+    let link = env::var_os("CARGO_FEATURE_LINK").is_some();
+    let found = from_env(&mut tried)
+        .or_else(|| from_pkg_config(&mut tried))
+        .or_else(|| from_build_tree(&repo, &mut tried))
+        .or_else(|| from_system(&mut tried));
 
     let (lib_dir, include_dir) = match found {
         Some(f) => f,
+        None if !link => {
+            // load-dynamic only: the run-time search decides.
+            println!(
+                "cargo:warning=aotrun-sys: no {LIB_FILE} found at build time; it is loaded at run time \
+                 ({} or the dynamic linker's search)",
+                "AOTRUN_DYLIB_PATH"
+            );
+            return;
+        }
         None => {
             // A build script panic is the clearest failure cargo offers.
             panic!(
@@ -54,10 +75,14 @@ fn main() {
     };
     let include_dir = include_dir.unwrap_or_else(|| repo.join("c_api/include"));
 
-    println!("cargo:rustc-link-search=native={}", lib_dir.display());
-    println!("cargo:rustc-link-lib=dylib=aotrun");
-    // This package's own tests (the bindgen layout tests) find the .so too.
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display());
+    // The run-time loader's last resort (loader::BUILD_LIB_DIR).
+    println!("cargo:rustc-env=AOTRUN_SYS_BUILD_LIB_DIR={}", lib_dir.display());
+    if link {
+        println!("cargo:rustc-link-search=native={}", lib_dir.display());
+        println!("cargo:rustc-link-lib=dylib=aotrun");
+        // This package's own tests (the bindgen layout tests) find the .so too.
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display());
+    }
     // Metadata for dependents: DEP_AOTRUN_LIB_DIR / DEP_AOTRUN_INCLUDE.
     println!("cargo:lib_dir={}", lib_dir.display());
     println!("cargo:include={}", include_dir.display());
@@ -143,6 +168,23 @@ fn from_build_tree(repo: &Path, tried: &mut Vec<String>) -> Option<(PathBuf, Opt
         tried.push(format!("{}/build*/ (no build tree)", repo.display()));
     }
     best.map(|(_, dir)| (canonical(&dir), None))
+}
+
+fn from_system(tried: &mut Vec<String>) -> Option<(PathBuf, Option<PathBuf>)> {
+    let mut dirs = vec![PathBuf::from("/usr/local/lib")];
+    if let (Ok(arch), Ok(os), Ok(abi)) =
+        (env::var("CARGO_CFG_TARGET_ARCH"), env::var("CARGO_CFG_TARGET_OS"), env::var("CARGO_CFG_TARGET_ENV"))
+    {
+        dirs.push(PathBuf::from(format!("/usr/lib/{arch}-{os}-{abi}")));
+    }
+    dirs.push(PathBuf::from("/usr/lib"));
+    for d in dirs {
+        if d.join(LIB_FILE).exists() {
+            return Some((d, None));
+        }
+        tried.push(d.join(LIB_FILE).display().to_string());
+    }
+    None
 }
 
 /// Values of `prefix` flags in a pkg-config output line ("-L/a -L/b").

@@ -159,10 +159,10 @@ impl Error {
     #[cold]
     pub(crate) unsafe fn from_status(status: *mut sys::aotrun_status) -> Error {
         let (code, msg) = unsafe {
-            let code = sys::aotrun_status_code(status);
-            let msg = sys::aotrun_status_message(status);
+            let code = ffi!(status_code)(status);
+            let msg = ffi!(status_message)(status);
             let msg = if msg.is_null() { String::new() } else { CStr::from_ptr(msg).to_string_lossy().into_owned() };
-            sys::aotrun_status_free(status);
+            ffi!(status_free)(status);
             (code, msg)
         };
         Error { code: ErrorCode::from_raw(code), message: msg }
@@ -185,6 +185,18 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<sys::LoadError> for Error {
+    fn from(e: sys::LoadError) -> Error {
+        Error::new(ErrorCode::LoadFailed, e.to_string())
+    }
+}
+
+/// Obtains the function table (loading the library if needed), as an error
+/// instead of a panic. Called by the constructors that start from nothing.
+pub(crate) fn loaded() -> Result<()> {
+    sys::api().map(|_| ()).map_err(Error::from)
+}
+
 /// NULL status → Ok; otherwise the error (status freed). The success path is
 /// one comparison, so it sits on every call's hot path.
 #[inline(always)]
@@ -206,7 +218,7 @@ mod tests {
             let code = ErrorCode::from_raw(raw);
             assert!(!matches!(code, ErrorCode::Unknown(_)), "code {raw} not mapped");
             assert_eq!(code.raw(), raw);
-            let c_name = unsafe { CStr::from_ptr(sys::aotrun_code_name(raw)) };
+            let c_name = unsafe { CStr::from_ptr(ffi!(code_name)(raw)) };
             assert_eq!(code.name(), c_name.to_str().unwrap(), "code {raw}");
         }
         assert_eq!(ErrorCode::from_raw(4242), ErrorCode::Unknown(4242));

@@ -34,6 +34,25 @@
 
 pub use aotrun_sys as sys;
 
+/// The function table slot `$f`: every call into libaotrun goes through the
+/// table, linked or loaded at run time (see [`init`]).
+macro_rules! ffi {
+    ($f:ident) => {
+        match $crate::sys::api_or_panic().$f {
+            Some(f) => f,
+            // The loader refuses a table with an empty slot.
+            None => $crate::empty_slot(),
+        }
+    };
+}
+
+#[doc(hidden)]
+#[inline(always)]
+pub fn empty_slot() -> ! {
+    // SAFETY: sys::loader installs only tables whose slots are all set.
+    unsafe { std::hint::unreachable_unchecked() }
+}
+
 mod dtype;
 mod error;
 pub mod log;
@@ -52,15 +71,38 @@ pub use scope::{AsyncOutputs, Event, Scope};
 pub use stream::{Capture, CaptureMode, CaptureRunner, Graph, Stream};
 pub use tensor::{OwnedTensor, TensorMut, TensorRef};
 
+/// Makes sure libaotrun is available, loading it if needed, and says from
+/// where: `"linked at build time"` or `"loaded from <file>"`.
+///
+/// Optional: the first call that needs the library does the same (opening a
+/// package reports a failure as [`ErrorCode::LoadFailed`]; functions without
+/// a `Result`, such as [`version`] and the log setters, panic with it). The
+/// error names every place that was tried. See docs/RUST.md for the search.
+pub fn init() -> Result<String> {
+    sys::api().map_err(Error::from)?;
+    Ok(sys::loader::source().map(|s| s.to_string()).unwrap_or_default())
+}
+
+/// Feature `load-dynamic`: uses the libaotrun at `path` (a file, or a
+/// directory holding `libaotrun.so.1`) for this process. Must come before
+/// any other call into aotrun; calling it again with the same file is fine.
+/// Errors: LoadFailed (names the file and `dlerror()`, or says which library
+/// is already in use).
+#[cfg(feature = "load-dynamic")]
+pub fn init_from(path: impl AsRef<std::path::Path>) -> Result<String> {
+    sys::load_from(path).map_err(Error::from)?;
+    Ok(sys::loader::source().map(|s| s.to_string()).unwrap_or_default())
+}
+
 /// Version of the loaded libaotrun as (major, minor, patch).
 pub fn version() -> (u32, u32, u32) {
-    let v = unsafe { sys::aotrun_version() };
+    let v = unsafe { ffi!(version_number)() };
     (v >> 16, (v >> 8) & 0xFF, v & 0xFF)
 }
 
 /// The loaded library's version string, e.g. `"1.0.0"`.
 pub fn version_string() -> &'static str {
-    let s = unsafe { sys::aotrun_version_string() };
+    let s = unsafe { ffi!(version_string)() };
     if s.is_null() {
         return "";
     }

@@ -132,7 +132,7 @@ pub fn clear_log_handler() {
 
 fn install(f: sys::aotrun_log_fn, user_data: *mut c_void, new: Option<Installed>) {
     let mut slot = INSTALLED.lock().unwrap_or_else(PoisonError::into_inner);
-    unsafe { sys::aotrun_set_log_callback(f, user_data) };
+    unsafe { ffi!(set_log_callback)(f, user_data) };
     if let Some(old) = std::mem::replace(&mut *slot, new) {
         if IN_HANDLER.with(Cell::get) {
             // This thread is inside a handler, perhaps `old` itself: C no
@@ -148,11 +148,11 @@ fn install(f: sys::aotrun_log_fn, user_data: *mut c_void, new: Option<Installed>
 /// Sets the most verbose level aotrun emits (process-wide; the initial value
 /// comes from the `AOTRUN_LOG` environment variable, default warn).
 pub fn set_log_level(level: LevelFilter) {
-    unsafe { sys::aotrun_set_log_level(level.to_raw()) };
+    unsafe { ffi!(set_log_level)(level.to_raw()) };
 }
 
 pub fn log_level() -> LevelFilter {
-    LevelFilter::from_raw(unsafe { sys::aotrun_get_log_level() })
+    LevelFilter::from_raw(unsafe { ffi!(get_log_level)() })
 }
 
 unsafe extern "C" fn trampoline(user_data: *mut c_void, level: sys::aotrun_log_level, message: *const c_char) {

@@ -104,7 +104,7 @@ struct RawOpenOptions(*mut sys::aotrun_package_options);
 
 impl Drop for RawOpenOptions {
     fn drop(&mut self) {
-        unsafe { sys::aotrun_package_options_free(self.0) };
+        unsafe { ffi!(package_options_free)(self.0) };
     }
 }
 
@@ -182,38 +182,40 @@ impl Package {
     /// Errors: NotFound, LoadFailed, AbiMismatch, MissingSymbol, Integrity,
     /// BadPackage, Package, InvalidArgument (path with a NUL byte).
     pub fn open(path: impl AsRef<Path>) -> Result<Package> {
+        crate::error::loaded()?;
         let path = path_cstring(path.as_ref())?;
         Self::open_raw(&path, ptr::null())
     }
 
     /// Opens with `options`; errors as [`Package::open`].
     pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Package> {
+        crate::error::loaded()?;
         let path = path_cstring(path.as_ref())?;
         let mut raw = ptr::null_mut();
-        check(unsafe { sys::aotrun_package_options_create(&mut raw) })?;
+        check(unsafe { ffi!(package_options_create)(&mut raw) })?;
         let raw = RawOpenOptions(raw);
-        check(unsafe { sys::aotrun_package_options_set_verify_hashes(raw.0, options.verify_hashes as i32) })?;
+        check(unsafe { ffi!(package_options_set_verify_hashes)(raw.0, options.verify_hashes as i32) })?;
         if let Some(pin) = &options.expected_sha256 {
             let pin = CString::new(pin.as_str()).map_err(|_| Error::invalid("expected_sha256 contains a NUL byte"))?;
-            check(unsafe { sys::aotrun_package_options_set_expected_sha256(raw.0, pin.as_ptr()) })?;
+            check(unsafe { ffi!(package_options_set_expected_sha256)(raw.0, pin.as_ptr()) })?;
         }
         if options.allow_untrusted_files {
-            check(unsafe { sys::aotrun_package_options_set_allow_untrusted_files(raw.0, 1) })?;
+            check(unsafe { ffi!(package_options_set_allow_untrusted_files)(raw.0, 1) })?;
         }
         if let Some(model) = &options.pt2_model {
             let model = CString::new(model.as_str()).map_err(|_| Error::invalid("pt2_model contains a NUL byte"))?;
-            check(unsafe { sys::aotrun_package_options_set_pt2_model(raw.0, model.as_ptr()) })?;
+            check(unsafe { ffi!(package_options_set_pt2_model)(raw.0, model.as_ptr()) })?;
         }
         if let Some(lib) = &options.libtorch {
             let lib = path_cstring(lib)?;
-            check(unsafe { sys::aotrun_package_options_set_libtorch(raw.0, lib.as_ptr()) })?;
+            check(unsafe { ffi!(package_options_set_libtorch)(raw.0, lib.as_ptr()) })?;
         }
         Self::open_raw(&path, raw.0)
     }
 
     fn open_raw(path: &CStr, options: *const sys::aotrun_package_options) -> Result<Package> {
         let mut out = ptr::null_mut();
-        check(unsafe { sys::aotrun_package_open(path.as_ptr(), options, &mut out) })?;
+        check(unsafe { ffi!(package_open)(path.as_ptr(), options, &mut out) })?;
         let raw = NonNull::new(out)
             .ok_or_else(|| Error::new(crate::ErrorCode::Internal, "aotrun_package_open succeeded without a package"))?;
         Ok(Package { raw })
@@ -227,7 +229,7 @@ impl Package {
     pub fn info(&self) -> Result<PackageInfo> {
         let mut i: sys::aotrun_package_info = unsafe { std::mem::zeroed() };
         i.struct_size = std::mem::size_of::<sys::aotrun_package_info>();
-        check(unsafe { sys::aotrun_package_get_info(self.as_ptr(), &mut i) })?;
+        check(unsafe { ffi!(package_get_info)(self.as_ptr(), &mut i) })?;
         Ok(PackageInfo {
             name: owned(i.name),
             path: PathBuf::from(owned(i.path)),
@@ -255,12 +257,12 @@ impl Package {
 
     /// Input `index`. Errors: InvalidArgument (out of range).
     pub fn input(&self, index: usize) -> Result<TensorInfo> {
-        self.tensor_info(index, sys::aotrun_package_get_input)
+        self.tensor_info(index, ffi!(package_get_input))
     }
 
     /// Output `index`. Errors: InvalidArgument (out of range).
     pub fn output(&self, index: usize) -> Result<TensorInfo> {
-        self.tensor_info(index, sys::aotrun_package_get_output)
+        self.tensor_info(index, ffi!(package_get_output))
     }
 
     pub fn inputs(&self) -> Result<Vec<TensorInfo>> {
@@ -274,11 +276,7 @@ impl Package {
     fn tensor_info(
         &self,
         index: usize,
-        f: unsafe extern "C" fn(
-            *const sys::aotrun_package,
-            usize,
-            *mut sys::aotrun_tensor_info,
-        ) -> *mut sys::aotrun_status,
+        f: unsafe extern "C" fn(*const sys::aotrun_package, usize, *mut sys::aotrun_tensor_info) -> *mut sys::aotrun_status,
     ) -> Result<TensorInfo> {
         let mut t: sys::aotrun_tensor_info = unsafe { std::mem::zeroed() };
         t.struct_size = std::mem::size_of::<sys::aotrun_tensor_info>();
@@ -297,7 +295,7 @@ impl Package {
             .map(|i| {
                 let mut s: sys::aotrun_symbol_info = unsafe { std::mem::zeroed() };
                 s.struct_size = std::mem::size_of::<sys::aotrun_symbol_info>();
-                check(unsafe { sys::aotrun_package_get_symbol(self.as_ptr(), i, &mut s) })?;
+                check(unsafe { ffi!(package_get_symbol)(self.as_ptr(), i, &mut s) })?;
                 Ok(SymbolInfo {
                     name: owned(s.name),
                     required: s.required != 0,
@@ -312,7 +310,7 @@ impl Package {
     /// library's sentence saying why it would fall back.
     pub fn mode_available(&self, mode: Mode) -> std::result::Result<(), String> {
         let mut reason: *const c_char = ptr::null();
-        let ok = unsafe { sys::aotrun_package_mode_available(self.as_ptr(), mode.to_raw(), &mut reason) };
+        let ok = unsafe { ffi!(package_mode_available)(self.as_ptr(), mode.to_raw(), &mut reason) };
         if ok != 0 {
             Ok(())
         } else {
@@ -328,7 +326,7 @@ impl Package {
 
 impl Drop for Package {
     fn drop(&mut self) {
-        unsafe { sys::aotrun_package_close(self.raw.as_ptr()) };
+        unsafe { ffi!(package_close)(self.raw.as_ptr()) };
     }
 }
 

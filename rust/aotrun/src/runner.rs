@@ -186,7 +186,7 @@ struct RawOptions(*mut sys::aotrun_runner_options);
 
 impl Drop for RawOptions {
     fn drop(&mut self) {
-        unsafe { sys::aotrun_runner_options_free(self.0) };
+        unsafe { ffi!(runner_options_free)(self.0) };
     }
 }
 
@@ -279,27 +279,27 @@ impl<'p> RunnerBuilder<'p> {
 
     fn build(&self, mode: Mode) -> Result<RawRunner> {
         let mut opts = ptr::null_mut();
-        check(unsafe { sys::aotrun_runner_options_create(&mut opts) })?;
+        check(unsafe { ffi!(runner_options_create)(&mut opts) })?;
         let opts = RawOptions(opts);
-        check(unsafe { sys::aotrun_runner_options_set_mode(opts.0, mode.to_raw()) })?;
+        check(unsafe { ffi!(runner_options_set_mode)(opts.0, mode.to_raw()) })?;
         if let Some(n) = self.num_models {
-            check(unsafe { sys::aotrun_runner_options_set_num_models(opts.0, n) })?;
+            check(unsafe { ffi!(runner_options_set_num_models)(opts.0, n) })?;
         }
-        check(unsafe { sys::aotrun_runner_options_set_strict(opts.0, self.strict as i32) })?;
+        check(unsafe { ffi!(runner_options_set_strict)(opts.0, self.strict as i32) })?;
         if let Some(d) = self.device {
-            check(unsafe { sys::aotrun_runner_options_set_device(opts.0, d.to_raw()) })?;
+            check(unsafe { ffi!(runner_options_set_device)(opts.0, d.to_raw()) })?;
         }
         if let Some(n) = self.graph_warmup_runs {
-            check(unsafe { sys::aotrun_runner_options_set_graph_warmup_runs(opts.0, n) })?;
+            check(unsafe { ffi!(runner_options_set_graph_warmup_runs)(opts.0, n) })?;
         }
         if let Some(n) = self.graph_cache_limit {
-            check(unsafe { sys::aotrun_runner_options_set_graph_cache_limit(opts.0, n) })?;
+            check(unsafe { ffi!(runner_options_set_graph_cache_limit)(opts.0, n) })?;
         }
         if self.graph_frozen {
-            check(unsafe { sys::aotrun_runner_options_set_graph_frozen(opts.0, 1) })?;
+            check(unsafe { ffi!(runner_options_set_graph_frozen)(opts.0, 1) })?;
         }
         if let Some(n) = self.max_inflight {
-            check(unsafe { sys::aotrun_runner_options_set_max_inflight(opts.0, n) })?;
+            check(unsafe { ffi!(runner_options_set_max_inflight)(opts.0, n) })?;
         }
         for set in &self.capture_shapes {
             let ndims = set
@@ -308,13 +308,13 @@ impl<'p> RunnerBuilder<'p> {
                 .collect::<Result<Vec<i32>>>()?;
             let dims: Vec<i64> = set.concat();
             check(unsafe {
-                sys::aotrun_runner_options_add_capture_shapes(opts.0, ndims.as_ptr(), ndims.len(), dims.as_ptr())
+                ffi!(runner_options_add_capture_shapes)(opts.0, ndims.as_ptr(), ndims.len(), dims.as_ptr())
             })?;
         }
         // Output ranks, for output_shapes(); read once, not per call.
         let output_ndims = self.package.outputs()?.iter().map(|o| o.shape.len()).collect();
         let mut out = ptr::null_mut();
-        check(unsafe { sys::aotrun_runner_create(self.package.as_ptr(), opts.0, &mut out) })?;
+        check(unsafe { ffi!(runner_create)(self.package.as_ptr(), opts.0, &mut out) })?;
         let raw = NonNull::new(out)
             .ok_or_else(|| Error::new(ErrorCode::Internal, "aotrun_runner_create succeeded without a runner"))?;
         Ok(RawRunner { raw, output_ndims })
@@ -332,7 +332,7 @@ impl RawRunner {
     fn run(&self, inputs: &[TensorRef<'_>], outputs: &mut [TensorMut<'_>]) -> Result<()> {
         // Views are repr(transparent) DLTensors: the slices are the arrays.
         check(unsafe {
-            sys::aotrun_runner_run(
+            ffi!(runner_run)(
                 self.raw.as_ptr(),
                 inputs.as_ptr() as *const sys::DLTensor,
                 inputs.len(),
@@ -346,7 +346,7 @@ impl RawRunner {
         let n = self.output_ndims.len();
         let mut raw: Vec<*mut sys::DLManagedTensor> = vec![ptr::null_mut(); n];
         check(unsafe {
-            sys::aotrun_runner_run_alloc(
+            ffi!(runner_run_alloc)(
                 self.raw.as_ptr(),
                 inputs.as_ptr() as *const sys::DLTensor,
                 inputs.len(),
@@ -367,7 +367,7 @@ impl RawRunner {
         let total: usize = self.output_ndims.iter().sum();
         let mut flat = vec![0i64; total];
         check(unsafe {
-            sys::aotrun_runner_get_output_shapes(
+            ffi!(runner_get_output_shapes)(
                 self.raw.as_ptr(),
                 inputs.as_ptr() as *const sys::DLTensor,
                 inputs.len(),
@@ -388,13 +388,13 @@ impl RawRunner {
     }
 
     fn mode(&self) -> Mode {
-        Mode::from_raw(unsafe { sys::aotrun_runner_mode(self.raw.as_ptr()) })
+        Mode::from_raw(unsafe { ffi!(runner_mode)(self.raw.as_ptr()) })
     }
 
     fn stats(&self) -> Result<RunnerStats> {
         let mut s: sys::aotrun_runner_stats = unsafe { std::mem::zeroed() };
         s.struct_size = std::mem::size_of::<sys::aotrun_runner_stats>();
-        check(unsafe { sys::aotrun_runner_get_stats(self.raw.as_ptr(), &mut s) })?;
+        check(unsafe { ffi!(runner_get_stats)(self.raw.as_ptr(), &mut s) })?;
         Ok(RunnerStats {
             requested_mode: Mode::from_raw(s.requested_mode),
             effective_mode: Mode::from_raw(s.effective_mode),
@@ -433,7 +433,7 @@ impl Drop for RawRunner {
     fn drop(&mut self) {
         // Synchronous runs have all completed: each one returned; every
         // scope waited for its asynchronous runs before releasing the borrow.
-        unsafe { sys::aotrun_runner_destroy(self.raw.as_ptr()) };
+        unsafe { ffi!(runner_destroy)(self.raw.as_ptr()) };
     }
 }
 
@@ -592,13 +592,13 @@ impl SerialRunner {
     /// Graph mode: drops every captured graph and its buffers; later runs
     /// warm up and capture again. No-op in single_threaded mode.
     pub fn evict_graphs(&mut self) -> Result<()> {
-        check(unsafe { sys::aotrun_runner_evict_graphs(self.inner.as_ptr()) })
+        check(unsafe { ffi!(runner_evict_graphs)(self.inner.as_ptr()) })
     }
 
     /// Graph mode: from now on nothing is captured; shapes without a graph
     /// run eagerly (`stats().eager_frozen`). No-op in single_threaded mode.
     pub fn freeze_graphs(&mut self) -> Result<()> {
-        check(unsafe { sys::aotrun_runner_freeze_graphs(self.inner.as_ptr()) })
+        check(unsafe { ffi!(runner_freeze_graphs)(self.inner.as_ptr()) })
     }
 
     common_runner_methods!();

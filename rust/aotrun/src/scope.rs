@@ -182,7 +182,7 @@ impl Slots {
 
     fn release(&mut self, i: usize) {
         if let Some(ev) = self.events[i].take() {
-            unsafe { sys::aotrun_event_free(ev.as_ptr()) };
+            unsafe { ffi!(event_free)(ev.as_ptr()) };
             self.free.push(i);
         }
     }
@@ -192,7 +192,7 @@ impl Slots {
         let mut k = 0;
         while k < self.orphans.len() {
             let i = self.orphans[k];
-            let ready = self.events[i].map_or(true, |ev| unsafe { sys::aotrun_event_is_ready(ev.as_ptr()) } != 0);
+            let ready = self.events[i].map_or(true, |ev| unsafe { ffi!(event_is_ready)(ev.as_ptr()) } != 0);
             if ready {
                 self.orphans.swap_remove(k);
                 self.release(i);
@@ -232,11 +232,11 @@ impl Drop for Tracker {
             // The outcome belongs to the event's owner, who dropped or
             // forgot it; the run only has to be over before the borrows end.
             unsafe {
-                let st = sys::aotrun_event_wait(ev.as_ptr());
+                let st = ffi!(event_wait)(ev.as_ptr());
                 if !st.is_null() {
-                    sys::aotrun_status_free(st);
+                    ffi!(status_free)(st);
                 }
-                sys::aotrun_event_free(ev.as_ptr());
+                ffi!(event_free)(ev.as_ptr());
             }
         }
     }
@@ -330,10 +330,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         // Not under the lock: run_async may block for a slot.
         check(unsafe {
             match how {
-                Submit::Block => sys::aotrun_runner_run_async(runner, in_ptr, n_in, out_ptr, n_out, &mut ev),
-                Submit::Try => sys::aotrun_runner_try_run_async(runner, in_ptr, n_in, out_ptr, n_out, &mut ev),
+                Submit::Block => ffi!(runner_run_async)(runner, in_ptr, n_in, out_ptr, n_out, &mut ev),
+                Submit::Try => ffi!(runner_try_run_async)(runner, in_ptr, n_in, out_ptr, n_out, &mut ev),
                 Submit::Timeout(ns) => {
-                    sys::aotrun_runner_run_async_timeout(runner, in_ptr, n_in, out_ptr, n_out, ns, &mut ev)
+                    ffi!(runner_run_async_timeout)(runner, in_ptr, n_in, out_ptr, n_out, ns, &mut ev)
                 }
             }
         })?;
@@ -385,18 +385,18 @@ impl Event<'_> {
     /// else its error (e.g. [`ErrorCode::Package`] with the package's
     /// message). May be called any number of times, from any thread.
     pub fn wait(&self) -> Result<()> {
-        check(unsafe { sys::aotrun_event_wait(self.raw.as_ptr()) })
+        check(unsafe { ffi!(event_wait)(self.raw.as_ptr()) })
     }
 
     /// Like [`wait`](Self::wait), but waits at most `timeout`:
     /// [`ErrorCode::Timeout`] if the run is still going.
     pub fn wait_timeout(&self, timeout: Duration) -> Result<()> {
-        check(unsafe { sys::aotrun_event_wait_timeout(self.raw.as_ptr(), nanos(timeout)) })
+        check(unsafe { ffi!(event_wait_timeout)(self.raw.as_ptr(), nanos(timeout)) })
     }
 
     /// Whether the run has completed (successfully or not).
     pub fn is_ready(&self) -> bool {
-        unsafe { sys::aotrun_event_is_ready(self.raw.as_ptr()) != 0 }
+        unsafe { ffi!(event_is_ready)(self.raw.as_ptr()) != 0 }
     }
 }
 

@@ -81,8 +81,9 @@ pub struct Stream {
 impl Stream {
     /// A new inline stream. Errors: InvalidArgument, OutOfMemory.
     pub fn new() -> Result<Stream> {
+        crate::error::loaded()?;
         let mut out = ptr::null_mut();
-        check(unsafe { sys::aotrun_stream_create(sys::AOTRUN_STREAM_INLINE, &mut out) })?;
+        check(unsafe { ffi!(stream_create)(sys::AOTRUN_STREAM_INLINE, &mut out) })?;
         let raw = NonNull::new(out)
             .ok_or_else(|| Error::new(ErrorCode::Internal, "aotrun_stream_create succeeded without a stream"))?;
         Ok(Stream { raw, _not_send: PhantomData })
@@ -91,13 +92,13 @@ impl Stream {
     /// Returns the first failure of work on the stream since the last call
     /// (work on an inline stream has already finished).
     pub fn synchronize(&mut self) -> Result<()> {
-        check(unsafe { sys::aotrun_stream_synchronize(self.raw.as_ptr()) })
+        check(unsafe { ffi!(stream_synchronize)(self.raw.as_ptr()) })
     }
 
     /// Whether a capture is open (only after a [`Capture`] was forgotten,
     /// since an open one borrows the stream).
     pub fn is_capturing(&self) -> bool {
-        unsafe { sys::aotrun_stream_is_capturing(self.raw.as_ptr()) != 0 }
+        unsafe { ffi!(stream_is_capturing)(self.raw.as_ptr()) != 0 }
     }
 
     /// Begins recording the work of `runner` on this stream. The runner and
@@ -108,7 +109,7 @@ impl Stream {
         runner: &'t mut R,
         mode: CaptureMode,
     ) -> Result<Capture<'s, 't>> {
-        check(unsafe { sys::aotrun_stream_begin_capture(self.raw.as_ptr(), mode.to_raw()) })?;
+        check(unsafe { ffi!(stream_begin_capture)(self.raw.as_ptr(), mode.to_raw()) })?;
         Ok(Capture { stream: self, runner: runner.raw_runner(), ended: false, _borrow: PhantomData })
     }
 
@@ -146,7 +147,7 @@ unsafe fn run_on_stream(
     outputs: &mut [TensorMut<'_>],
 ) -> Result<()> {
     check(unsafe {
-        sys::aotrun_runner_run_on_stream(
+        ffi!(runner_run_on_stream)(
             runner.as_ptr(),
             stream.as_ptr(),
             inputs.as_ptr() as *const sys::DLTensor,
@@ -160,7 +161,7 @@ unsafe fn run_on_stream(
 impl Drop for Stream {
     fn drop(&mut self) {
         // Discards a capture still open (a forgotten Capture).
-        unsafe { sys::aotrun_stream_free(self.raw.as_ptr()) };
+        unsafe { ffi!(stream_free)(self.raw.as_ptr()) };
     }
 }
 
@@ -221,7 +222,7 @@ impl<'s, 't> Capture<'s, 't> {
     pub fn end(mut self) -> Result<Graph<'t>> {
         self.ended = true;
         let mut g = ptr::null_mut();
-        check(unsafe { sys::aotrun_stream_end_capture(self.stream.raw.as_ptr(), &mut g) })?;
+        check(unsafe { ffi!(stream_end_capture)(self.stream.raw.as_ptr(), &mut g) })?;
         let raw = NonNull::new(g)
             .ok_or_else(|| Error::new(ErrorCode::Internal, "aotrun_stream_end_capture succeeded without a graph"))?;
         Ok(Graph { raw, _borrow: PhantomData, _not_send: PhantomData })
@@ -235,12 +236,12 @@ impl Drop for Capture<'_, '_> {
         }
         // Dropped without end(): end it and discard what was recorded.
         let mut g = ptr::null_mut();
-        let st = unsafe { sys::aotrun_stream_end_capture(self.stream.raw.as_ptr(), &mut g) };
+        let st = unsafe { ffi!(stream_end_capture)(self.stream.raw.as_ptr(), &mut g) };
         unsafe {
             if !st.is_null() {
-                sys::aotrun_status_free(st);
+                ffi!(status_free)(st);
             }
-            sys::aotrun_graph_free(g);
+            ffi!(graph_free)(g);
         }
     }
 }
@@ -267,19 +268,19 @@ impl Graph<'_> {
     /// Errors: CaptureUnsupported (the stream is capturing), Package (a
     /// recorded step failed).
     pub fn launch(&self, stream: &mut Stream) -> Result<()> {
-        check(unsafe { sys::aotrun_graph_launch(self.raw.as_ptr(), stream.raw.as_ptr()) })
+        check(unsafe { ffi!(graph_launch)(self.raw.as_ptr(), stream.raw.as_ptr()) })
     }
 
     /// Number of recorded operations.
     pub fn num_nodes(&self) -> usize {
-        unsafe { sys::aotrun_graph_num_nodes(self.raw.as_ptr()) }
+        unsafe { ffi!(graph_num_nodes)(self.raw.as_ptr()) }
     }
 }
 
 impl Drop for Graph<'_> {
     fn drop(&mut self) {
         // Launches are synchronous (inline streams), so none is pending.
-        unsafe { sys::aotrun_graph_free(self.raw.as_ptr()) };
+        unsafe { ffi!(graph_free)(self.raw.as_ptr()) };
     }
 }
 

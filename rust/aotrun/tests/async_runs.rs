@@ -108,8 +108,9 @@ fn argument_errors_are_returned_at_submission_and_take_no_slot() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn in_flight_window_bounds_what_the_package_sees() {
-    let dir = packages_or_skip!("in_flight_window_bounds_what_the_package_sees");
+    let dir = common::packages_dir();
     let _g = lock();
     let (p, c) = counting(&dir, 2000);
     let runner = p.runner().num_models(4).max_inflight(3).threaded().unwrap();
@@ -143,8 +144,9 @@ fn in_flight_window_bounds_what_the_package_sees() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn try_run_async_would_block_and_timeout_when_full() {
-    let dir = packages_or_skip!("try_run_async_would_block_and_timeout_when_full");
+    let dir = common::packages_dir();
     let _g = lock();
     let (p, _c) = counting(&dir, 100_000); // 100 ms per run
     let runner = p.runner().num_models(1).max_inflight(2).threaded().unwrap();
@@ -187,8 +189,9 @@ fn try_run_async_would_block_and_timeout_when_full() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn scope_waits_for_dropped_and_forgotten_events() {
-    let dir = packages_or_skip!("scope_waits_for_dropped_and_forgotten_events");
+    let dir = common::packages_dir();
     let _g = lock();
     let (p, c) = counting(&dir, 30_000);
     let runner = p.runner().num_models(2).max_inflight(8).threaded().unwrap();
@@ -217,8 +220,9 @@ fn scope_waits_for_dropped_and_forgotten_events() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn a_panic_in_the_scope_still_waits_for_its_runs() {
-    let dir = packages_or_skip!("a_panic_in_the_scope_still_waits_for_its_runs");
+    let dir = common::packages_dir();
     let _g = lock();
     let (p, c) = counting(&dir, 30_000);
     let runner = p.runner().num_models(2).threaded().unwrap();
@@ -246,8 +250,9 @@ fn fault_package(dir: &std::path::Path) -> Package {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn failures_land_in_their_own_events_in_order_on_a_serial_runner() {
-    let dir = packages_or_skip!("failures_land_in_their_own_events_in_order_on_a_serial_runner");
+    let dir = common::packages_dir();
     let _g = lock();
     let p = fault_package(&dir);
     let mut runner = p.runner().single_threaded().unwrap();
@@ -286,8 +291,9 @@ fn failures_land_in_their_own_events_in_order_on_a_serial_runner() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn failures_land_in_their_own_events_from_several_threads() {
-    let dir = packages_or_skip!("failures_land_in_their_own_events_from_several_threads");
+    let dir = common::packages_dir();
     let _g = lock();
     let p = fault_package(&dir);
     let runner = p.runner().num_models(2).max_inflight(4).threaded().unwrap();

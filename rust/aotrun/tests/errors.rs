@@ -29,23 +29,26 @@ fn a_file_that_is_not_a_library_fails_to_load() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn missing_symbols_is_missing_symbol() {
-    let dir = packages_or_skip!("missing_symbols_is_missing_symbol");
+    let dir = common::packages_dir();
     let e = Package::open(common::package_so(&dir, "missing_symbols")).unwrap_err();
     assert_eq!(e.code(), ErrorCode::MissingSymbol, "{e}");
     assert!(e.message().contains("aotrun_pkg_"), "message lists the symbols: {e}");
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn future_major_is_abi_mismatch() {
-    let dir = packages_or_skip!("future_major_is_abi_mismatch");
+    let dir = common::packages_dir();
     let e = Package::open(common::package_so(&dir, "future_major")).unwrap_err();
     assert_eq!(e.code(), ErrorCode::AbiMismatch, "{e}");
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn bad_hash_is_integrity_unless_verification_is_off() {
-    let dir = packages_or_skip!("bad_hash_is_integrity_unless_verification_is_off");
+    let dir = common::packages_dir();
     let path = common::package_dir(&dir, "mlp_bad_hash");
     let e = Package::open(&path).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Integrity, "{e}");
@@ -55,8 +58,9 @@ fn bad_hash_is_integrity_unless_verification_is_off() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn malformed_manifest_is_bad_package() {
-    let dir = packages_or_skip!("malformed_manifest_is_bad_package");
+    let dir = common::packages_dir();
     for name in ["mlp_bad_manifest", "mlp_missing_weights"] {
         let e = Package::open(common::package_dir(&dir, name)).unwrap_err();
         assert_eq!(e.code(), ErrorCode::BadPackage, "{name}: {e}");
@@ -64,8 +68,9 @@ fn malformed_manifest_is_bad_package() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn wrong_dtype_shape_and_count_are_invalid_argument() {
-    let dir = packages_or_skip!("wrong_dtype_shape_and_count_are_invalid_argument");
+    let dir = common::packages_dir();
     let p = Package::open(common::package_dir(&dir, "mlp")).unwrap();
     let mut serial = p.runner().single_threaded().unwrap();
     let threaded = p.runner().threaded().unwrap();
@@ -101,8 +106,9 @@ fn wrong_dtype_shape_and_count_are_invalid_argument() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn bad_runner_options_are_invalid_argument() {
-    let dir = packages_or_skip!("bad_runner_options_are_invalid_argument");
+    let dir = common::packages_dir();
     let p = Package::open(common::package_dir(&dir, "noop")).unwrap();
     for n in [0, -1, 1025] {
         let e = p.runner().num_models(n).threaded().unwrap_err();
@@ -111,8 +117,9 @@ fn bad_runner_options_are_invalid_argument() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn strict_single_threaded_on_abi_1_0_is_unsupported() {
-    let dir = packages_or_skip!("strict_single_threaded_on_abi_1_0_is_unsupported");
+    let dir = common::packages_dir();
     let p = Package::open(common::package_dir(&dir, "mlp_abi10")).unwrap();
     assert_eq!(p.info().unwrap().abi_version, (1, 0));
     let reason = p.mode_available(aotrun::Mode::SingleThreaded).unwrap_err();
@@ -123,8 +130,9 @@ fn strict_single_threaded_on_abi_1_0_is_unsupported() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn a_failing_package_is_package_error_and_the_runner_survives() {
-    let dir = packages_or_skip!("a_failing_package_is_package_error_and_the_runner_survives");
+    let dir = common::packages_dir();
     // tests/packages/throwing.cpp: forward() throws on every run; its SDK
     // turns that into a status, the host into PACKAGE with the message.
     let p = Package::open(common::package_dir(&dir, "throwing")).unwrap();

@@ -74,8 +74,9 @@ fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn outputs_match_the_reference_in_every_mode() {
-    let dir = packages_or_skip!("outputs_match_the_reference_in_every_mode");
+    let dir = common::packages_dir();
     let (cases, tol) = reference(&dir);
     assert!(tol <= 1e-4);
     let p = Package::open(common::package_dir(&dir, "mlp")).unwrap();
@@ -116,8 +117,9 @@ fn outputs_match_the_reference_in_every_mode() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn threaded_runner_from_4_threads_matches_the_reference() {
-    let dir = packages_or_skip!("threaded_runner_from_4_threads_matches_the_reference");
+    let dir = common::packages_dir();
     let (cases, tol) = reference(&dir);
     let p = Package::open(common::package_dir(&dir, "mlp")).unwrap();
     let runner = p.runner().num_models(2).threaded().unwrap();

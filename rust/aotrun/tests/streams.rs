@@ -99,8 +99,9 @@ fn rust_package_capture_rules() {
 }
 
 #[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR=<build>/packages (ctest sets it)")]
 fn counting_package_capture_records_without_executing() {
-    let dir = packages_or_skip!("counting_package_capture_records_without_executing");
+    let dir = common::packages_dir();
     let _g = lock();
     std::env::set_var("AOTRUN_TEST_SPIN_US", "0");
     let so = common::package_so(&dir, "counting");
