@@ -55,6 +55,8 @@ pub fn empty_slot() -> ! {
 
 mod dtype;
 mod error;
+pub mod future;
+mod owned;
 pub mod log;
 mod package;
 pub mod runner;
@@ -64,6 +66,8 @@ mod tensor;
 
 pub use dtype::{DataType, Device, DeviceType, Element};
 pub use error::{Error, ErrorCode, Result};
+pub use future::{block_on, RunBuffers, RunError, RunFuture};
+pub use owned::{Shape, Tensor};
 pub use log::{clear_log_handler, log_level, set_log_handler, set_log_level, Level, LevelFilter};
 pub use package::{OpenOptions, Package, PackageInfo, SymbolInfo, TensorInfo};
 pub use runner::{Mode, RunnerBuilder, RunnerStats, SerialRunner, ThreadedRunner};

@@ -55,11 +55,14 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
+use std::sync::Arc;
 
 use aotrun_sys as sys;
 
 use crate::dtype::Device;
 use crate::error::{check, Error, ErrorCode, Result};
+use crate::future::{RunFuture, SlotWaiters};
+use crate::owned::{Shape, Tensor};
 use crate::package::{owned, Package};
 use crate::scope::{run_scope, Scope};
 use crate::stream::Stream;
@@ -264,7 +267,7 @@ impl<'p> RunnerBuilder<'p> {
 
     /// A runner in threaded mode, shareable across threads.
     pub fn threaded(&self) -> Result<ThreadedRunner> {
-        Ok(ThreadedRunner { inner: self.build(Mode::Threaded)? })
+        Ok(ThreadedRunner { inner: Arc::new(self.build(Mode::Threaded)?) })
     }
 
     /// A runner in single_threaded mode (`&mut self` runs).
@@ -317,15 +320,23 @@ impl<'p> RunnerBuilder<'p> {
         check(unsafe { ffi!(runner_create)(self.package.as_ptr(), opts.0, &mut out) })?;
         let raw = NonNull::new(out)
             .ok_or_else(|| Error::new(ErrorCode::Internal, "aotrun_runner_create succeeded without a runner"))?;
-        Ok(RawRunner { raw, output_ndims })
+        Ok(RawRunner { raw, output_ndims, waiters: Arc::default() })
     }
 }
 
 /// The runner handle and what the safe types share.
-struct RawRunner {
+pub(crate) struct RawRunner {
     raw: NonNull<sys::aotrun_runner>,
     output_ndims: Box<[usize]>,
+    /// Owned runs ([`RunFuture`]) in flight and futures waiting for a slot.
+    pub(crate) waiters: Arc<SlotWaiters>,
 }
+
+// Shared through an Arc only by ThreadedRunner (any thread, concurrently) and
+// by its RunFutures (which only submit runs: any thread). Destroyed by the
+// last owner, so no call overlaps the destroy.
+unsafe impl Send for RawRunner {}
+unsafe impl Sync for RawRunner {}
 
 impl RawRunner {
     #[inline(always)]
@@ -361,6 +372,18 @@ impl RawRunner {
             return Err(Error::new(ErrorCode::Internal, format!("aotrun_runner_run_alloc left output {i} NULL")));
         }
         Ok(owned.into_iter().flatten().collect())
+    }
+
+    fn run_f32(&self, input: &[f32], shape: Shape) -> Result<Tensor> {
+        let dims = shape.checked()?;
+        let inputs = [TensorRef::new(input, &dims)?];
+        if self.output_ndims.len() != 1 {
+            return Err(Error::invalid(format!("run_f32: the package has {} outputs, not 1", self.output_ndims.len())));
+        }
+        let out_shape = self.output_shapes(&inputs)?.remove(0);
+        let mut y = Tensor::zeros::<f32>(out_shape)?;
+        self.run(&inputs, &mut [y.view_mut()])?;
+        Ok(y)
     }
 
     fn output_shapes(&self, inputs: &[TensorRef<'_>]) -> Result<Vec<Vec<i64>>> {
@@ -424,7 +447,7 @@ impl RawRunner {
         })
     }
 
-    fn as_ptr(&self) -> *mut sys::aotrun_runner {
+    pub(crate) fn as_ptr(&self) -> *mut sys::aotrun_runner {
         self.raw.as_ptr()
     }
 }
@@ -440,7 +463,7 @@ impl Drop for RawRunner {
 /// A runner in threaded mode: `Send + Sync`, runs through `&self` from any
 /// number of threads at once (C: "any thread, concurrently").
 pub struct ThreadedRunner {
-    inner: RawRunner,
+    inner: Arc<RawRunner>,
 }
 
 // aotrun.h: threaded mode `run` — any thread, concurrently; mode, stats and
@@ -486,6 +509,16 @@ macro_rules! common_runner_methods {
         pub(crate) fn raw_nonnull(&self) -> NonNull<sys::aotrun_runner> {
             self.inner.raw
         }
+
+        /// The package's input shapes with every dynamic dimension (-1) set
+        /// to `batch`, as `usize` (e.g. `[batch, 256]`).
+        pub fn input_dims(&self, package: &Package, batch: usize) -> Result<Vec<Vec<usize>>> {
+            Ok(package
+                .inputs()?
+                .iter()
+                .map(|i| i.shape.iter().map(|&d| if d < 0 { batch } else { d as usize }).collect())
+                .collect())
+        }
     };
 }
 
@@ -505,6 +538,29 @@ impl ThreadedRunner {
     /// plus OutOfMemory.
     pub fn run_alloc(&self, inputs: &[TensorRef<'_>]) -> Result<Vec<OwnedTensor>> {
         self.inner.run_alloc(inputs)
+    }
+
+    /// The common case in one call: a package with one float32 input and one
+    /// float32 output. `shape` is the input's shape (`[1, 256]`, usize);
+    /// the output is allocated with the shape the runner reports.
+    ///
+    /// ```no_run
+    /// # fn f(runner: &aotrun::ThreadedRunner) -> aotrun::Result<()> {
+    /// let y = runner.run_f32(&[0.5; 256], [1, 256])?;
+    /// println!("{:?} {:?}", y.shape(), &y.as_slice::<f32>()?[..4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn run_f32(&self, input: &[f32], shape: impl Into<Shape>) -> Result<Tensor> {
+        self.inner.run_f32(input, shape.into())
+    }
+
+    /// An asynchronous run that owns its buffers and completes as a
+    /// [`Future`](std::future::Future) (std only: works with tokio or
+    /// [`block_on`](crate::block_on)). Submitted when first polled; the
+    /// buffers come back when it completes, also on failure. See
+    /// [`crate::future`] for the window and for dropping it early.
+    pub fn run_owned(&self, inputs: Vec<Tensor>, outputs: Vec<Tensor>) -> RunFuture {
+        RunFuture::new(self.inner.clone(), inputs, outputs)
     }
 
     /// Runs `f` with a [`Scope`] for asynchronous runs and returns what it
@@ -566,6 +622,11 @@ impl SerialRunner {
     /// Runs with outputs allocated by aotrun; see [`ThreadedRunner::run_alloc`].
     pub fn run_alloc(&mut self, inputs: &[TensorRef<'_>]) -> Result<Vec<OwnedTensor>> {
         self.inner.run_alloc(inputs)
+    }
+
+    /// One float32 input, one float32 output; see [`ThreadedRunner::run_f32`].
+    pub fn run_f32(&mut self, input: &[f32], shape: impl Into<Shape>) -> Result<Tensor> {
+        self.inner.run_f32(input, shape.into())
     }
 
     /// Asynchronous runs in a [`Scope`]; see [`ThreadedRunner::scope`].
