@@ -9,7 +9,7 @@ pkgs=(cmake g++ clang make pkg-config python3 git
       libdlpack-dev libopenblas-dev nlohmann-json3-dev libzip-dev
       libssl-dev libcli11-dev
       abigail-tools bindgen cbindgen libclang-rt-14-dev
-      librust-serde-json-dev)  # crate sources for the Rust tests (rust/.cargo/config.toml)
+      librust-serde-json-dev librust-tokio-dev librust-half-dev)  # crate sources for the Rust crates and tests (rust/.cargo/config.toml)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -71,7 +71,7 @@ pub use owned::{Shape, Tensor};
 pub use log::{clear_log_handler, log_level, set_log_handler, set_log_level, Level, LevelFilter};
 pub use package::{OpenOptions, Package, PackageInfo, SymbolInfo, TensorInfo};
 pub use runner::{Mode, RunnerBuilder, RunnerStats, SerialRunner, ThreadedRunner};
-pub use scope::{AsyncOutputs, Event, Scope};
+pub use scope::{AsyncOutputs, Event, Refused, Scope};
 pub use stream::{Capture, CaptureMode, CaptureRunner, Graph, Stream};
 pub use tensor::{OwnedTensor, TensorMut, TensorRef};
 

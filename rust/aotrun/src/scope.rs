@@ -143,6 +143,45 @@ impl<'t> AsyncOutputs<'t> for TensorMut<'t> {
     }
 }
 
+/// A submission that was refused ([`ErrorCode::WouldBlock`],
+/// [`ErrorCode::Timeout`], or an argument error): the error and the output
+/// views, given back unused.
+pub struct Refused<O> {
+    pub error: Error,
+    pub outputs: O,
+}
+
+impl<O> Refused<O> {
+    pub fn code(&self) -> ErrorCode {
+        self.error.code()
+    }
+
+    pub fn message(&self) -> &str {
+        self.error.message()
+    }
+}
+
+impl<O> fmt::Debug for Refused<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Refused").field("error", &self.error).finish_non_exhaustive()
+    }
+}
+
+impl<O> fmt::Display for Refused<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl<O> std::error::Error for Refused<O> {}
+
+/// `?` in a function returning [`crate::Result`].
+impl<O> From<Refused<O>> for Error {
+    fn from(r: Refused<O>) -> Error {
+        r.error
+    }
+}
+
 /// How a submission treats a full in-flight window.
 #[derive(Clone, Copy)]
 enum Submit {
@@ -287,32 +326,57 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         't: 'scope,
         O: AsyncOutputs<'t>,
     {
-        self.submit(inputs, outputs, Submit::Block)
+        self.submit(inputs, outputs, Submit::Block).map_err(|(e, _)| e)
     }
 
     /// Like [`run_async`](Self::run_async), but never blocks: fails with
-    /// [`ErrorCode::WouldBlock`] when the window is full.
-    pub fn try_run_async<'t, O>(&'scope self, inputs: &[TensorRef<'t>], outputs: O) -> Result<Event<'scope>>
+    /// [`ErrorCode::WouldBlock`] when the window is full. A refused
+    /// submission gives its output views back ([`Refused::outputs`]), so the
+    /// caller can retry inside the scope; `?` turns it into an [`Error`].
+    ///
+    /// ```no_run
+    /// # fn f(runner: &aotrun::ThreadedRunner) -> aotrun::Result<()> {
+    /// use aotrun::{ErrorCode, TensorMut, TensorRef};
+    /// let (x, shape) = (vec![0.0f32; 4], [1i64, 4]);
+    /// let mut y = vec![0.0f32; 4];
+    /// runner.scope(|s| -> aotrun::Result<()> {
+    ///     let mut out = TensorMut::new(&mut y, &shape)?;
+    ///     let event = loop {
+    ///         match s.try_run_async(&[TensorRef::new(&x, &shape)?], out) {
+    ///             Ok(event) => break event,
+    ///             Err(refused) if refused.code() == ErrorCode::WouldBlock => {
+    ///                 out = refused.outputs; // not lost: retry later
+    ///                 std::thread::yield_now();
+    ///             }
+    ///             Err(refused) => return Err(refused.into()),
+    ///         }
+    ///     };
+    ///     event.wait()
+    /// })
+    /// # }
+    /// ```
+    pub fn try_run_async<'t, O>(&'scope self, inputs: &[TensorRef<'t>], outputs: O) -> Result<Event<'scope>, Refused<O>>
     where
         't: 'scope,
         O: AsyncOutputs<'t>,
     {
-        self.submit(inputs, outputs, Submit::Try)
+        self.submit(inputs, outputs, Submit::Try).map_err(|(error, outputs)| Refused { error, outputs })
     }
 
     /// Like [`run_async`](Self::run_async), but waits at most `timeout` for
-    /// a slot: [`ErrorCode::Timeout`] after.
+    /// a slot: [`ErrorCode::Timeout`] after, with the outputs given back
+    /// as by [`try_run_async`](Self::try_run_async).
     pub fn run_async_timeout<'t, O>(
         &'scope self,
         inputs: &[TensorRef<'t>],
         outputs: O,
         timeout: Duration,
-    ) -> Result<Event<'scope>>
+    ) -> Result<Event<'scope>, Refused<O>>
     where
         't: 'scope,
         O: AsyncOutputs<'t>,
     {
-        self.submit(inputs, outputs, Submit::Timeout(nanos(timeout)))
+        self.submit(inputs, outputs, Submit::Timeout(nanos(timeout))).map_err(|(error, outputs)| Refused { error, outputs })
     }
 
     fn submit<'t, O: AsyncOutputs<'t>>(
@@ -320,7 +384,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         inputs: &[TensorRef<'t>],
         mut outputs: O,
         how: Submit,
-    ) -> Result<Event<'scope>> {
+    ) -> Result<Event<'scope>, (Error, O)> {
         let runner = self.tracker.runner.as_ptr();
         let outs = outputs.views();
         // Views are repr(transparent) DLTensors: the slices are the arrays.
@@ -328,7 +392,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         let (out_ptr, n_out) = (outs.as_mut_ptr() as *mut sys::DLTensor, outs.len());
         let mut ev = ptr::null_mut();
         // Not under the lock: run_async may block for a slot.
-        check(unsafe {
+        let st = check(unsafe {
             match how {
                 Submit::Block => ffi!(runner_run_async)(runner, in_ptr, n_in, out_ptr, n_out, &mut ev),
                 Submit::Try => ffi!(runner_try_run_async)(runner, in_ptr, n_in, out_ptr, n_out, &mut ev),
@@ -336,9 +400,17 @@ impl<'scope, 'env> Scope<'scope, 'env> {
                     ffi!(runner_run_async_timeout)(runner, in_ptr, n_in, out_ptr, n_out, ns, &mut ev)
                 }
             }
-        })?;
-        let raw = NonNull::new(ev)
-            .ok_or_else(|| Error::new(ErrorCode::Internal, "aotrun_runner_run_async succeeded without an event"))?;
+        });
+        if let Err(e) = st {
+            // Refused: no run holds the views; they go back to the caller.
+            return Err((e, outputs));
+        }
+        let Some(raw) = NonNull::new(ev) else {
+            return Err((Error::new(ErrorCode::Internal, "aotrun_runner_run_async succeeded without an event"), outputs));
+        };
+        // The run holds the views now (plain DLTensors, nothing to drop); the
+        // scope's borrow keeps their memory.
+        drop(outputs);
         let slot = {
             let mut slots = self.tracker.lock();
             slots.sweep();
