@@ -40,7 +40,7 @@ use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -92,10 +92,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Per runner: owned runs in flight, and futures waiting for a slot.
-#[derive(Default)]
 pub(crate) struct SlotWaiters {
     in_flight: AtomicUsize,
+    /// Completions of owned runs so far (a generation for lost wake-ups).
+    completions: AtomicU64,
+    /// The runner's max_inflight.
+    window: usize,
     queue: Mutex<VecDeque<Waker>>,
+}
+
+impl SlotWaiters {
+    pub(crate) fn new(window: usize) -> SlotWaiters {
+        SlotWaiters { in_flight: AtomicUsize::new(0), completions: AtomicU64::new(0), window, queue: Mutex::default() }
+    }
 }
 
 impl SlotWaiters {
@@ -214,6 +223,7 @@ fn finish(flight: &Flight, outcome: Result<(), Error>) {
         s.waker.take()
     };
     flight.waiters.in_flight.fetch_sub(1, Ordering::AcqRel);
+    flight.waiters.completions.fetch_add(1, Ordering::AcqRel);
     if let Some(w) = waker {
         w.wake();
     }
@@ -252,37 +262,51 @@ impl Future for RunFuture {
         loop {
             match std::mem::replace(&mut this.state, State::Done) {
                 State::Idle { buffers, queued } => {
+                    let waiters = this.runner.waiters.clone();
+                    let seen = waiters.completions.load(Ordering::Acquire);
+                    let in_flight = waiters.in_flight.load(Ordering::Acquire);
                     // Woken by a completion: its slot is released as soon as
                     // the completing run retires (just after its callback),
-                    // so wait for it briefly instead of queueing again.
-                    let how = if queued { How::Timeout(1_000_000) } else { How::Try };
-                    match submit(&this.runner, buffers, how) {
-                        Ok((flight, event)) => this.state = State::InFlight { flight, event },
-                        Err((e, buffers)) if matches!(e.code(), ErrorCode::WouldBlock | ErrorCode::Timeout) => {
-                            let waiters = &this.runner.waiters;
-                            if waiters.in_flight.load(Ordering::Acquire) == 0 {
-                                // The window is held by runs that will not
-                                // wake us: wait for a slot like run_async.
-                                match submit(&this.runner, buffers, How::Block) {
-                                    Ok((flight, event)) => this.state = State::InFlight { flight, event },
-                                    Err((error, buffers)) => return Poll::Ready(Err(RunError { error, buffers })),
-                                }
+                    // so wait for it briefly. Otherwise try only when our own
+                    // runs leave room (a refusal costs a status and a message).
+                    let attempt = if queued {
+                        Some(How::Timeout(1_000_000))
+                    } else if in_flight < waiters.window {
+                        Some(How::Try)
+                    } else {
+                        None
+                    };
+                    let buffers = match attempt {
+                        None => buffers,
+                        Some(how) => match submit(&this.runner, buffers, how) {
+                            Ok((flight, event)) => {
+                                this.state = State::InFlight { flight, event };
                                 continue;
                             }
-                            lock(&waiters.queue).push_back(cx.waker().clone());
-                            // A completion between the refusal and the push
-                            // woke nobody: try once more.
-                            match submit(&this.runner, buffers, How::Try) {
-                                Ok((flight, event)) => this.state = State::InFlight { flight, event },
-                                Err((e, buffers)) if e.code() == ErrorCode::WouldBlock => {
-                                    this.state = State::Idle { buffers, queued: true };
-                                    return Poll::Pending;
-                                }
-                                Err((error, buffers)) => return Poll::Ready(Err(RunError { error, buffers })),
+                            Err((e, buffers)) if matches!(e.code(), ErrorCode::WouldBlock | ErrorCode::Timeout) => {
+                                buffers
                             }
+                            Err((error, buffers)) => return Poll::Ready(Err(RunError { error, buffers })),
+                        },
+                    };
+                    if waiters.in_flight.load(Ordering::Acquire) == 0 {
+                        // The window is held by runs that will not wake us
+                        // (a Scope's): wait for a slot like run_async.
+                        match submit(&this.runner, buffers, How::Block) {
+                            Ok((flight, event)) => this.state = State::InFlight { flight, event },
+                            Err((error, buffers)) => return Poll::Ready(Err(RunError { error, buffers })),
                         }
-                        Err((error, buffers)) => return Poll::Ready(Err(RunError { error, buffers })),
+                        continue;
                     }
+                    lock(&waiters.queue).push_back(cx.waker().clone());
+                    if waiters.completions.load(Ordering::Acquire) != seen {
+                        // A completion since we looked woke somebody else:
+                        // look again rather than miss it.
+                        this.state = State::Idle { buffers, queued: false };
+                        continue;
+                    }
+                    this.state = State::Idle { buffers, queued: true };
+                    return Poll::Pending;
                 }
                 State::InFlight { flight, event } => {
                     let mut s = lock(&flight.state);

@@ -320,7 +320,10 @@ impl<'p> RunnerBuilder<'p> {
         check(unsafe { ffi!(runner_create)(self.package.as_ptr(), opts.0, &mut out) })?;
         let raw = NonNull::new(out)
             .ok_or_else(|| Error::new(ErrorCode::Internal, "aotrun_runner_create succeeded without a runner"))?;
-        Ok(RawRunner { raw, output_ndims, waiters: Arc::default() })
+        let mut runner = RawRunner { raw, output_ndims, waiters: Arc::new(SlotWaiters::new(usize::MAX)) };
+        let window = usize::try_from(runner.stats()?.max_inflight).unwrap_or(1).max(1);
+        runner.waiters = Arc::new(SlotWaiters::new(window));
+        Ok(runner)
     }
 }
 
