@@ -82,6 +82,10 @@ macro_rules! element {
 }
 element!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I64,
          u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+// Feature `half`: float16 and bfloat16 (both are 2-byte `repr(transparent)`
+// wrappers of u16 in the half crate).
+#[cfg(feature = "half")]
+element!(half::f16 => F16, half::bf16 => BF16);
 
 /// Kind of a [`Device`].
 #[non_exhaustive]
@@ -154,5 +158,16 @@ mod tests {
         assert_eq!(<i64 as Element>::DTYPE.size_bytes(), 8);
         assert_eq!(Device::from_raw(Device::cuda(1).to_raw()), Device::cuda(1));
         assert_eq!(Device::cpu().to_string(), "cpu:0");
+    }
+
+    #[cfg(feature = "half")]
+    #[test]
+    fn half_precision_elements() {
+        assert_eq!(<half::f16 as Element>::DTYPE.to_string(), "float16");
+        assert_eq!(<half::bf16 as Element>::DTYPE.to_string(), "bfloat16");
+        assert_eq!(std::mem::size_of::<half::bf16>(), DataType::BF16.size_bytes());
+        let t = crate::Tensor::from_vec(vec![half::f16::from_f32(1.5); 4], [2, 2]).unwrap();
+        assert_eq!(t.as_slice::<half::f16>().unwrap()[3].to_f32(), 1.5);
+        assert!(t.as_slice::<half::bf16>().is_err());
     }
 }

@@ -72,7 +72,7 @@ pub use log::{clear_log_handler, log_level, set_log_handler, set_log_level, Leve
 pub use package::{OpenOptions, Package, PackageInfo, SymbolInfo, TensorInfo};
 pub use runner::{Mode, RunnerBuilder, RunnerStats, SerialRunner, ThreadedRunner};
 pub use scope::{AsyncOutputs, Event, Refused, Scope};
-pub use stream::{Capture, CaptureMode, CaptureRunner, Graph, Stream};
+pub use stream::{BoundGraph, Capture, CaptureMode, CaptureRunner, Graph, Stream};
 pub use tensor::{OwnedTensor, TensorMut, TensorRef};
 
 /// Makes sure libaotrun is available, loading it if needed, and says from

@@ -43,6 +43,8 @@ use aotrun_sys as sys;
 
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::runner::{SerialRunner, ThreadedRunner};
+use crate::dtype::Element;
+use crate::owned::Tensor;
 use crate::tensor::{TensorMut, TensorRef};
 
 /// Which calls a capture prohibits (they fail with
@@ -111,6 +113,69 @@ impl Stream {
     ) -> Result<Capture<'s, 't>> {
         check(unsafe { ffi!(stream_begin_capture)(self.raw.as_ptr(), mode.to_raw()) })?;
         Ok(Capture { stream: self, runner: runner.raw_runner(), ended: false, _borrow: PhantomData })
+    }
+
+    /// Captures one run of `runner` over buffers the resulting graph owns:
+    /// the shape for replay-read-refill loops. Refill an input with
+    /// [`BoundGraph::input_mut`], [`launch`](BoundGraph::launch), read an
+    /// output with [`BoundGraph::output`]; the borrow checker keeps reads and
+    /// refills between launches (launches on an inline stream complete before
+    /// they return). Nothing executes during the capture.
+    ///
+    /// ```no_run
+    /// # fn f(package: &aotrun::Package) -> aotrun::Result<()> {
+    /// use aotrun::{CaptureMode, Stream, Tensor};
+    /// let mut runner = package.runner().single_threaded()?;
+    /// let mut stream = Stream::new()?;
+    /// let x = Tensor::zeros::<f32>([1, 256])?;
+    /// let y = Tensor::zeros::<f32>([1, 64])?;
+    /// let mut graph = stream.capture_owned(&mut runner, CaptureMode::ThreadLocal, vec![x], vec![y])?;
+    /// for step in 0..3 {
+    ///     graph.input_mut::<f32>(0)?.fill(step as f32); // refill
+    ///     graph.launch(&mut stream)?;                   // replay
+    ///     println!("{}", graph.output::<f32>(0)?[0]);   // read
+    /// }
+    /// let (_inputs, _outputs) = graph.into_buffers();
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Holding an output across a launch does not compile:
+    ///
+    /// ```compile_fail,E0502
+    /// # fn f(package: &aotrun::Package) -> aotrun::Result<()> {
+    /// # use aotrun::{CaptureMode, Stream, Tensor};
+    /// # let mut runner = package.runner().single_threaded()?;
+    /// # let mut stream = Stream::new()?;
+    /// # let (x, y) = (Tensor::zeros::<f32>([1, 256])?, Tensor::zeros::<f32>([1, 64])?);
+    /// let mut graph = stream.capture_owned(&mut runner, CaptureMode::ThreadLocal, vec![x], vec![y])?;
+    /// let y0 = graph.output::<f32>(0)?;
+    /// graph.launch(&mut stream)?; // error: `graph` is borrowed by `y0`
+    /// println!("{}", y0[0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: as [`begin_capture`](Self::begin_capture), [`Capture::run`]
+    /// and [`Capture::end`] (the buffers are dropped).
+    pub fn capture_owned<'r, R: CaptureRunner>(
+        &mut self,
+        runner: &'r mut R,
+        mode: CaptureMode,
+        inputs: Vec<Tensor>,
+        mut outputs: Vec<Tensor>,
+    ) -> Result<BoundGraph<'r>> {
+        let graph = {
+            let capture = self.begin_capture(runner, mode)?;
+            let ins: Vec<TensorRef<'_>> = inputs.iter().map(Tensor::view).collect();
+            let mut outs: Vec<TensorMut<'_>> = outputs.iter_mut().map(Tensor::view_mut).collect();
+            // The data lives in the tensors' heap buffers, which move with
+            // the Vecs into the BoundGraph and stay put until it is dropped.
+            unsafe { run_on_stream(capture.runner, capture.stream.raw, &ins, &mut outs) }?;
+            let g = capture.end()?;
+            let raw = g.raw;
+            std::mem::forget(g);
+            raw
+        };
+        Ok(BoundGraph { raw: graph, inputs, outputs, _runner: PhantomData, _not_send: PhantomData })
     }
 
     /// Runs `runner` on this stream: synchronous, like the runner's `run`.
@@ -287,5 +352,77 @@ impl Drop for Graph<'_> {
 impl fmt::Debug for Graph<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Graph").field("num_nodes", &self.num_nodes()).finish()
+    }
+}
+
+/// A captured graph that owns its input and output [`Tensor`]s (from
+/// [`Stream::capture_owned`]): refill, [`launch`](Self::launch), read, in a
+/// loop. Borrows the runner exclusively for `'r`, like [`Graph`].
+///
+/// Tensors are reached by element slices only, never as `&mut Tensor`: a
+/// replaced tensor would leave the graph pointing at freed memory.
+pub struct BoundGraph<'r> {
+    raw: NonNull<sys::aotrun_graph>,
+    inputs: Vec<Tensor>,
+    outputs: Vec<Tensor>,
+    _runner: PhantomData<&'r mut ()>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl BoundGraph<'_> {
+    /// Replays the graph on `stream` (inline: done when this returns), reading
+    /// the inputs and writing the outputs this graph owns.
+    pub fn launch(&mut self, stream: &mut Stream) -> Result<()> {
+        check(unsafe { ffi!(graph_launch)(self.raw.as_ptr(), stream.raw.as_ptr()) })
+    }
+
+    /// Input `i`'s elements, to refill before the next launch.
+    pub fn input_mut<T: Element>(&mut self, i: usize) -> Result<&mut [T]> {
+        let n = self.inputs.len();
+        self.inputs.get_mut(i).ok_or_else(|| Error::invalid(format!("input {i} of {n}")))?.as_mut_slice()
+    }
+
+    /// Output `i`'s elements, as the last launch wrote them.
+    pub fn output<T: Element>(&self, i: usize) -> Result<&[T]> {
+        let n = self.outputs.len();
+        self.outputs.get(i).ok_or_else(|| Error::invalid(format!("output {i} of {n}")))?.as_slice()
+    }
+
+    pub fn inputs(&self) -> &[Tensor] {
+        &self.inputs
+    }
+
+    pub fn outputs(&self) -> &[Tensor] {
+        &self.outputs
+    }
+
+    /// Number of recorded operations.
+    pub fn num_nodes(&self) -> usize {
+        unsafe { ffi!(graph_num_nodes)(self.raw.as_ptr()) }
+    }
+
+    /// Frees the graph and gives the buffers back (inputs, outputs).
+    pub fn into_buffers(mut self) -> (Vec<Tensor>, Vec<Tensor>) {
+        let bufs = (std::mem::take(&mut self.inputs), std::mem::take(&mut self.outputs));
+        drop(self); // frees the graph (the Vecs are empty now)
+        bufs
+    }
+}
+
+impl Drop for BoundGraph<'_> {
+    fn drop(&mut self) {
+        // Before the tensors (fields drop after this): launches are
+        // synchronous, so nothing is pending.
+        unsafe { ffi!(graph_free)(self.raw.as_ptr()) };
+    }
+}
+
+impl fmt::Debug for BoundGraph<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoundGraph")
+            .field("num_nodes", &self.num_nodes())
+            .field("inputs", &self.inputs)
+            .field("outputs", &self.outputs)
+            .finish()
     }
 }

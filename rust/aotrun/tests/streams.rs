@@ -163,3 +163,27 @@ fn dropped_capture_is_discarded_and_forgotten_capture_refuses_runs() {
     runner.run(&[TensorRef::new(&x, &SHAPE).unwrap()], &mut [TensorMut::new(&mut y, &SHAPE).unwrap()]).unwrap();
     assert_eq!(y, common::affine(&x));
 }
+
+#[test]
+fn a_bound_graph_replays_reads_and_refills_in_a_loop() {
+    // The Rust package (y = 2x + 1), built by cargo: always runs.
+    let p = Package::open(common::rust_package()).unwrap();
+    let mut runner = p.runner().single_threaded().unwrap();
+    let mut stream = Stream::new().unwrap();
+    let x = aotrun::Tensor::from_vec(vec![0.0f32; 8], [2, 4]).unwrap();
+    let y = aotrun::Tensor::zeros::<f32>([2, 4]).unwrap();
+    let mut graph = stream.capture_owned(&mut runner, CaptureMode::ThreadLocal, vec![x], vec![y]).unwrap();
+    assert_eq!(graph.output::<f32>(0).unwrap(), &[0.0; 8], "nothing ran during the capture");
+    for step in 0..5 {
+        graph.input_mut::<f32>(0).unwrap().fill(step as f32);
+        graph.launch(&mut stream).unwrap();
+        assert_eq!(graph.output::<f32>(0).unwrap(), &[2.0 * step as f32 + 1.0; 8], "step {step}");
+    }
+    assert!(graph.input_mut::<f32>(1).is_err());
+    assert!(graph.output::<i64>(0).is_err());
+    let (xs, ys) = graph.into_buffers();
+    assert_eq!(xs[0].as_slice::<f32>().unwrap(), &[4.0; 8]);
+    assert_eq!(ys[0].as_slice::<f32>().unwrap(), &[9.0; 8]);
+    // The runner is free again.
+    assert_eq!(runner.run_f32(&[1.0; 8], [2, 4]).unwrap().as_slice::<f32>().unwrap(), &[3.0; 8]);
+}
