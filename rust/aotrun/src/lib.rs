@@ -14,20 +14,28 @@
 //! use aotrun::{Package, TensorMut, TensorRef};
 //!
 //! # fn main() -> aotrun::Result<()> {
-//! let package = Package::open("build/packages/mlp")?;
+//! let package = Package::open("build/packages/mlp")?; // takes [batch, 256] float32
 //! let runner = package.runner().num_models(2).threaded()?;
 //!
-//! let x = vec![0.5f32; 8];
-//! let x_shape = [2, 4];
+//! // The one-input, one-output float32 case in one call:
+//! let y = runner.run_f32(&[0.5; 256], [1, 256])?;
+//! assert_eq!(y.shape(), &[1, 64]);
+//!
+//! // The general form, with views over your own buffers:
+//! let x = vec![0.5f32; 2 * 256];
+//! let x_shape = [2, 256];
 //! let inputs = [TensorRef::new(&x, &x_shape)?];
-//! let y_shape = runner.output_shapes(&inputs)?.remove(0);
+//! let y_shape = runner.output_shapes(&inputs)?.remove(0); // [2, 64]
 //! let mut y = vec![0.0f32; y_shape.iter().product::<i64>() as usize];
 //! runner.run(&inputs, &mut [TensorMut::new(&mut y, &y_shape)?])?;
 //! # Ok(()) }
 //! ```
 //!
-//! Linking: see `docs/RUST.md` (`AOTRUN_LIB_DIR`, `pkg-config aotrun`, or a
-//! CMake build tree).
+//! Linking and loading: by default (feature `load-dynamic`) the library is
+//! loaded at run time, from `AOTRUN_DYLIB_PATH`, the dynamic linker's search,
+//! or the directory the build script found it in, so binaries need no
+//! environment variable or rpath; feature `link` links it at build time. See
+//! [`init`] and `docs/RUST.md`. Owned runs as futures: [`future`].
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
