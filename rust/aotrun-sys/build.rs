@@ -57,8 +57,7 @@ fn main() {
             // load-dynamic only: the run-time search decides.
             println!(
                 "cargo:warning=aotrun-sys: no {LIB_FILE} found at build time; it is loaded at run time \
-                 ({} or the dynamic linker's search)",
-                "AOTRUN_DYLIB_PATH"
+                 (AOTRUN_DYLIB_PATH or the dynamic linker's search)"
             );
             return;
         }

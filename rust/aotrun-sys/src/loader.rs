@@ -79,7 +79,12 @@ impl fmt::Display for LoadError {
                  and only one library can be used per process"
             );
         }
-        write!(f, "cannot load {LIBRARY_SONAME} (aotrun API {}.{}). Tried:", AOTRUN_API_VERSION >> 16, (AOTRUN_API_VERSION >> 8) & 0xFF)?;
+        write!(
+            f,
+            "cannot load {LIBRARY_SONAME} (aotrun API {}.{}). Tried:",
+            AOTRUN_API_VERSION >> 16,
+            (AOTRUN_API_VERSION >> 8) & 0xFF
+        )?;
         for t in &self.tried {
             write!(f, "\n  {t}")?;
         }

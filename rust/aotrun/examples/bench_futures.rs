@@ -41,8 +41,7 @@ fn futures_round(
     let taken = std::mem::take(bufs);
     let t = Instant::now();
     let back = rt.block_on(async {
-        let tasks: Vec<_> =
-            taken.into_iter().map(|(x, y)| tokio::spawn(runner.run_owned(vec![x], vec![y]))).collect();
+        let tasks: Vec<_> = taken.into_iter().map(|(x, y)| tokio::spawn(runner.run_owned(vec![x], vec![y]))).collect();
         let mut back = Vec::with_capacity(RUNS);
         for task in tasks {
             let done = task.await.expect("task").expect("run");

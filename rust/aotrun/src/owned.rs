@@ -130,7 +130,10 @@ impl Tensor {
         let shape = shape.into().checked()?;
         let n = numel(&shape)?;
         if n != data.len() {
-            return Err(Error::invalid(format!("tensor data has {} elements but shape {shape:?} needs {n}", data.len())));
+            return Err(Error::invalid(format!(
+                "tensor data has {} elements but shape {shape:?} needs {n}",
+                data.len()
+            )));
         }
         Ok(Tensor { storage: Storage::new(data), dtype: T::DTYPE, shape })
     }

@@ -276,7 +276,11 @@ impl Package {
     fn tensor_info(
         &self,
         index: usize,
-        f: unsafe extern "C" fn(*const sys::aotrun_package, usize, *mut sys::aotrun_tensor_info) -> *mut sys::aotrun_status,
+        f: unsafe extern "C" fn(
+            *const sys::aotrun_package,
+            usize,
+            *mut sys::aotrun_tensor_info,
+        ) -> *mut sys::aotrun_status,
     ) -> Result<TensorInfo> {
         let mut t: sys::aotrun_tensor_info = unsafe { std::mem::zeroed() };
         t.struct_size = std::mem::size_of::<sys::aotrun_tensor_info>();

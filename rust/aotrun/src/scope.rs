@@ -376,7 +376,8 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         't: 'scope,
         O: AsyncOutputs<'t>,
     {
-        self.submit(inputs, outputs, Submit::Timeout(nanos(timeout))).map_err(|(error, outputs)| Refused { error, outputs })
+        self.submit(inputs, outputs, Submit::Timeout(nanos(timeout)))
+            .map_err(|(error, outputs)| Refused { error, outputs })
     }
 
     fn submit<'t, O: AsyncOutputs<'t>>(
@@ -406,7 +407,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             return Err((e, outputs));
         }
         let Some(raw) = NonNull::new(ev) else {
-            return Err((Error::new(ErrorCode::Internal, "aotrun_runner_run_async succeeded without an event"), outputs));
+            return Err((
+                Error::new(ErrorCode::Internal, "aotrun_runner_run_async succeeded without an event"),
+                outputs,
+            ));
         };
         // The run holds the views now (plain DLTensors, nothing to drop); the
         // scope's borrow keeps their memory.

@@ -41,10 +41,10 @@ use std::ptr::{self, NonNull};
 
 use aotrun_sys as sys;
 
-use crate::error::{check, Error, ErrorCode, Result};
-use crate::runner::{SerialRunner, ThreadedRunner};
 use crate::dtype::Element;
+use crate::error::{check, Error, ErrorCode, Result};
 use crate::owned::Tensor;
+use crate::runner::{SerialRunner, ThreadedRunner};
 use crate::tensor::{TensorMut, TensorRef};
 
 /// Which calls a capture prohibits (they fail with

@@ -173,7 +173,7 @@ fn try_run_async_would_block_and_timeout_when_full() {
             e0.wait()?;
             assert!(e0.is_ready());
             e0.wait()?; // any number of times
-            // The refused submission gave its output back: retry it.
+                        // The refused submission gave its output back: retry it.
             let e2 = s.try_run_async(&[t(2)?], full.outputs)?;
             e1.wait()?;
             let e4 = s.try_run_async(&[t(4)?], [TensorMut::new(y4, &SHAPE)?])?;

@@ -136,10 +136,8 @@ fn a_future_dropped_in_flight_still_completes_its_run() {
     let waker = Waker::from(Arc::new(Noop));
     let mut cx = Context::from_waker(&waker);
     for _ in 0..4 {
-        let mut fut = runner.run_owned(
-            vec![Tensor::from_vec(x_of(1), [2, 4]).unwrap()],
-            vec![Tensor::zeros::<f32>([2, 4]).unwrap()],
-        );
+        let mut fut = runner
+            .run_owned(vec![Tensor::from_vec(x_of(1), [2, 4]).unwrap()], vec![Tensor::zeros::<f32>([2, 4]).unwrap()]);
         // Submitted by the first poll; 50 ms to run.
         assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
         drop(fut);
@@ -157,10 +155,9 @@ fn a_future_dropped_in_flight_still_completes_its_run() {
     drop(runner);
     // And a future still pending when dropped after a poll with no runs left.
     let (_p, runner) = counting_runner(0, 1, 1);
-    let done = block_on(runner.run_owned(
-        vec![Tensor::from_vec(x_of(2), [2, 4]).unwrap()],
-        vec![Tensor::zeros::<f32>([2, 4]).unwrap()],
-    ))
+    let done = block_on(
+        runner.run_owned(vec![Tensor::from_vec(x_of(2), [2, 4]).unwrap()], vec![Tensor::zeros::<f32>([2, 4]).unwrap()]),
+    )
     .unwrap();
     assert_eq!(done.outputs[0].as_slice::<f32>().unwrap()[0], 17.0);
 }

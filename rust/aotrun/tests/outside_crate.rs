@@ -118,10 +118,12 @@ fn a_crate_outside_the_workspace_runs_every_doc_snippet_with_no_environment() {
     std::fs::create_dir_all(cwd.join("build")).unwrap();
     std::os::unix::fs::symlink(&packages, cwd.join("build/packages")).unwrap();
 
-    let first = &all.iter().find(|s| s.run && s.name.starts_with("getting-started")).expect("a GETTING_STARTED snippet").name;
-    for (mode, flags, want) in
-        [("load-dynamic", &[][..], "loaded from"), ("link", &["--no-default-features", "--features", "link"][..], "linked")]
-    {
+    let first =
+        &all.iter().find(|s| s.run && s.name.starts_with("getting-started")).expect("a GETTING_STARTED snippet").name;
+    for (mode, flags, want) in [
+        ("load-dynamic", &[][..], "loaded from"),
+        ("link", &["--no-default-features", "--features", "link"][..], "linked"),
+    ] {
         let target = tmp.join(format!("target-{mode}"));
         let start = Instant::now();
         // The first inference: build the crate and run the GETTING_STARTED snippet.
@@ -154,9 +156,14 @@ fn a_crate_outside_the_workspace_runs_every_doc_snippet_with_no_environment() {
         }
         let out = Command::new(exe("where")).env_clear().current_dir(&cwd).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.contains(want), "{mode}: where: {text} {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success() && text.contains(want),
+            "{mode}: where: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         for s in all.iter().filter(|s| s.run) {
-            let out = Command::new(exe(&s.name)).env_clear().env("PATH", "/usr/bin:/bin").current_dir(&cwd).output().unwrap();
+            let out =
+                Command::new(exe(&s.name)).env_clear().env("PATH", "/usr/bin:/bin").current_dir(&cwd).output().unwrap();
             assert!(
                 out.status.success(),
                 "{mode}: snippet {} failed: {}\n--- code\n{}\n--- stdout\n{}\n--- stderr\n{}",
