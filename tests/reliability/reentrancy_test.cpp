@@ -21,6 +21,10 @@ using namespace aotrun_test;
 namespace {
 
 constexpr unsigned kAlarmSeconds = 20;  // a child still running then is hung
+// How long each run of the counting package spins: long enough that the
+// callback is registered (or the next run queued) before a run completes,
+// also on a loaded 2-core machine under ASan (20 ms was not, once).
+constexpr const char* kSpinUs = "300000";
 
 #define CHILD_CHECK(cond)                                                        \
   do {                                                                           \
@@ -73,7 +77,7 @@ struct SpinUs {
 }  // namespace
 
 TEST(Reentrancy, WaitAllFromAnEventCallbackOfTheSameRunnerFailsAtOnce) {
-  SpinUs spin("20000");  // the callback is registered before the run completes
+  SpinUs spin(kSpinUs);  // the callback is registered before the run completes
   rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     Runner run(pkg, RunnerOptions());
@@ -99,7 +103,7 @@ TEST(Reentrancy, WaitAllFromAnEventCallbackOfTheSameRunnerFailsAtOnce) {
 }
 
 TEST(Reentrancy, DestroyFromAnEventCallbackOfTheSameRunnerCompletesLater) {
-  SpinUs spin("20000");
+  SpinUs spin(kSpinUs);
   rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     const int before = thread_count();
@@ -133,7 +137,7 @@ TEST(Reentrancy, DestroyFromAnEventCallbackOfTheSameRunnerCompletesLater) {
 }
 
 TEST(Reentrancy, WaitingFromACallbackForARunQueuedBehindItFailsAtOnce) {
-  SpinUs spin("20000");
+  SpinUs spin(kSpinUs);
   rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     Runner run(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED).max_inflight(4));  // one worker
@@ -169,7 +173,7 @@ TEST(Reentrancy, WaitingFromACallbackForARunQueuedBehindItFailsAtOnce) {
 }
 
 TEST(Reentrancy, BlockingSubmitFromACallbackIntoAFullWindowFailsAtOnce) {
-  SpinUs spin("20000");
+  SpinUs spin(kSpinUs);
   rel::ChildResult r = rel::in_child([] {
     Package pkg(bare_so("counting"));
     Runner run(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED).max_inflight(2));
@@ -266,7 +270,7 @@ TEST(Reentrancy, TheLogCallbackMayReplaceOrClearItselfAndLogAgain) {
 // A C++ host's callback that throws must not unwind into aotrun's worker
 // (std::terminate): the exception is caught and reported.
 TEST(Reentrancy, CallbacksThatThrowAreCaughtAndReported) {
-  SpinUs spin("20000");
+  SpinUs spin(kSpinUs);
   rel::ChildResult r = rel::in_child([] {
     static std::atomic<bool> thrown{false};
     static std::atomic<int> errors{0};
