@@ -1,5 +1,6 @@
 #include "pt2/tensor_convert.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 #include "util/checked_math.hpp"
@@ -83,6 +84,16 @@ bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out,
   return true;
 }
 
+// Why copy_output refused an output (cold: builds the message).
+[[gnu::cold, gnu::noinline]] bool output_mismatch(const int64_t* sizes, int64_t dim, int32_t torch_dtype,
+                                                  const DLTensor& dst, std::string* why) {
+  *why = "the model returned " + shape_text(std::vector<int64_t>(sizes, sizes + dim)) + " of torch dtype " +
+         std::to_string(torch_dtype) + "; the output tensor given is " +
+         shape_text(std::vector<int64_t>(dst.shape, dst.shape + dst.ndim)) + " of " + std::to_string(dst.dtype.bits) +
+         "-bit DLPack code " + std::to_string(dst.dtype.code);
+  return false;
+}
+
 bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why) {
   // Runs on every call: reads the handle in place, allocates only to explain
   // a mismatch.
@@ -91,37 +102,35 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
   int64_t* strides = nullptr;
   int32_t torch_dtype = 0;
   void* src = nullptr;
-  DLDataType dt{};
   if (shim.get_dim(h, &dim) != 0 || shim.get_sizes(h, &sizes) != 0 || shim.get_strides(h, &strides) != 0 ||
       shim.get_dtype(h, &torch_dtype) != 0 || shim.get_data_ptr(h, &src) != 0 || dim < 0 || dim > 32) {
     *why = "libtorch could not describe the output";
     return false;
   }
-  bool same = shim.dlpack_dtype(torch_dtype, &dt) && dt.code == dst.dtype.code && dt.bits == dst.dtype.bits &&
-              dt.lanes == dst.dtype.lanes && dim == dst.ndim;
-  for (int d = 0; same && d < dst.ndim; ++d) same = sizes[d] == dst.shape[d];
-  if (!same) {
-    *why = "the model returned " + shape_text(std::vector<int64_t>(sizes, sizes + dim)) + " of torch dtype " +
-           std::to_string(torch_dtype) + "; the output tensor given is " +
-           shape_text(std::vector<int64_t>(dst.shape, dst.shape + dst.ndim)) + " of " +
-           std::to_string(dst.dtype.bits) + "-bit DLPack code " + std::to_string(dst.dtype.code);
-    return false;
+  // The destination's dtype in torch's numbering (one table lookup, no
+  // conversion of the output's).
+  if (dim != dst.ndim || torch_dtype != shim.torch_dtype(dst.dtype)) {
+    return output_mismatch(sizes, dim, torch_dtype, dst, why);
   }
-  // sizes equal the destination's shape, whose byte size the runner bounded;
-  // the products are checked anyway, a wrapped count would copy too little
-  // or too much.
-  const size_t item = item_bytes(dt);
-  uint64_t count = 0, bytes = 0;
-  if (!checked_numel(sizes, static_cast<int>(dim), &count) || !checked_mul<uint64_t>(count, item, &bytes)) {
+  // One pass from the innermost dim: the shapes must match, the element
+  // count must not wrap (sizes equal the destination's shape, whose byte
+  // size the runner bounded; checked anyway, a wrapped count would copy too
+  // little or too much), and the strides decide between one memcpy and an
+  // element-wise copy.
+  uint64_t count = 1;
+  bool compact = true, wrapped = false;
+  for (int64_t d = dim - 1; d >= 0; --d) {
+    const int64_t n = sizes[d];
+    if (n != dst.shape[d] || n < 0) return output_mismatch(sizes, dim, torch_dtype, dst, why);
+    if (n != 1 && strides[d] != static_cast<int64_t>(count)) compact = false;
+    wrapped |= __builtin_mul_overflow(count, static_cast<uint64_t>(n), &count);
+  }
+  if (count == 0) return true;  // any dim of 0 (a wrap before it does not matter)
+  const size_t item = item_bytes(dst.dtype);
+  uint64_t bytes = 0;
+  if (wrapped || count > static_cast<uint64_t>(INT64_MAX) || !checked_mul<uint64_t>(count, item, &bytes)) {
     *why = "the output is too large to address";
     return false;
-  }
-  if (count == 0) return true;
-  bool compact = true;
-  int64_t step = 1;
-  for (int d = static_cast<int>(dim) - 1; d >= 0 && compact; --d) {
-    if (sizes[d] != 1 && strides[d] != step) compact = false;
-    if (!checked_mul<int64_t>(step, sizes[d], &step)) compact = false;  // then strides decide
   }
   if (compact) {
     std::memcpy(dst.data, src, bytes);

@@ -152,6 +152,7 @@ const TorchShim& torch_shim(const std::string& hint) {
     resolve(scope, "aoti_torch_get_strides", &s->get_strides, &missing);
     resolve(scope, "aoti_torch_get_dim", &s->get_dim, &missing);
     resolve(scope, "aoti_torch_get_dtype", &s->get_dtype, &missing);
+    s->new_tensor_handle = reinterpret_cast<TorchShim::NewHandle>(::dlsym(scope, "aoti_torch_new_tensor_handle"));
     TorchShim::Constant cpu = nullptr;
     resolve(scope, "aoti_torch_device_type_cpu", &cpu, &missing);
     for (const auto& d : kDtypes) {

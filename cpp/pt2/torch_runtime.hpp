@@ -25,6 +25,7 @@ struct TorchShim {
   using GetInt64 = int32_t (*)(AtenTensorHandle, int64_t*);
   using GetInt32 = int32_t (*)(AtenTensorHandle, int32_t*);
   using Constant = int32_t (*)();
+  using NewHandle = int32_t (*)(AtenTensorHandle orig, AtenTensorHandle* out);
 
   CreateFromBlob create_tensor_from_blob = nullptr;
   Delete delete_tensor_object = nullptr;
@@ -33,6 +34,10 @@ struct TorchShim {
   GetInts get_strides = nullptr;
   GetInt64 get_dim = nullptr;
   GetInt32 get_dtype = nullptr;
+  // Optional (NULL where libtorch lacks it): a new handle to the same tensor,
+  // i.e. one more reference, not a new tensor. The bridge hands a model such
+  // references to input views it keeps between runs.
+  NewHandle new_tensor_handle = nullptr;
   int32_t device_type_cpu = 0;
 
   // torch dtype code (c10::ScalarType, read from the shim's

@@ -210,6 +210,60 @@ TEST(Pt2, GraphReplaysAreBitIdenticalToEagerAcrossInterleavedBatchSizes) {
   EXPECT_GE(graph.stats().graph_replays, 4u);
 }
 
+// The bridge keeps a view of each input between runs and hands the model a
+// new reference to it when the next run passes the same memory, dtype and
+// shape. Whatever the caller does with its buffers, a run must compute on
+// what they hold now: contents rewritten in place, the same pointer with
+// another shape, two buffers in turn.
+TEST(Pt2, KeptInputViewsFollowTheCallersMemory) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/dyn_mlp.pt2");
+  ASSERT_NE(pkg.p, nullptr);
+  Loaded b8(kNew, kCases[2]), b3(kNew, kCases[3]);
+  const Npy& x8 = *b8.in[0];
+  const Npy& x3 = *b3.in[0];
+  for (aotrun_mode mode : {AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_THREADED}) {
+    SCOPED_TRACE(aotrun_mode_name(mode));
+    Runner r(pkg.p, Options().mode(mode));
+    auto run = [&](const DLTensor& in, const Npy& like) {
+      auto y = Npy::zeros_like(like);
+      AOTRUN_EXPECT_OK(aotrun_runner_run(r.r, &in, 1, &y->dl, 1));
+      return y;
+    };
+    // One buffer, large enough for batch 8, first with the batch-8 input.
+    Npy x;
+    x.shape = x8.shape;
+    x.bytes = x8.bytes;
+    x.bind();
+    EXPECT_EQ(close(*run(x.dl, *b8.want[0]), *b8.want[0]), "");
+    EXPECT_EQ(close(*run(x.dl, *b8.want[0]), *b8.want[0]), "");  // the kept view
+    // The same pointer, batch 3 with its rows.
+    std::memcpy(x.bytes.data(), x3.bytes.data(), x3.bytes.size());
+    DLTensor as3 = x.dl;
+    int64_t shape3[2] = {x3.shape[0], x3.shape[1]};
+    as3.shape = shape3;
+    EXPECT_EQ(close(*run(as3, *b3.want[0]), *b3.want[0]), "");
+    // Batch 8 again after rewriting the buffer in place, twice: the results
+    // follow the contents (against the same contents at another address).
+    std::memcpy(x.bytes.data(), x8.bytes.data(), x8.bytes.size());
+    EXPECT_EQ(close(*run(x.dl, *b8.want[0]), *b8.want[0]), "");
+    for (size_t i = 0; i < x.count(); ++i) reinterpret_cast<float*>(x.bytes.data())[i] *= -0.5f;
+    Npy copy;
+    copy.shape = x.shape;
+    copy.bytes = x.bytes;
+    copy.bind();
+    const auto in_place = run(x.dl, *b8.want[0]);
+    const auto elsewhere = run(copy.dl, *b8.want[0]);
+    EXPECT_EQ(in_place->bytes, elsewhere->bytes);
+    EXPECT_NE(close(*in_place, *b8.want[0]), "");  // it did change
+    // Two buffers in turn.
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(run(x.dl, *b8.want[0])->bytes, elsewhere->bytes) << i;
+      EXPECT_EQ(close(*run(x8.dl, *b8.want[0]), *b8.want[0]), "") << i;
+    }
+  }
+}
+
 TEST(Pt2, AsyncRunsStayInTheWindowAndMatch) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/mlp.pt2");
