@@ -85,11 +85,20 @@ struct Bridge {
   std::map<std::vector<int64_t>, std::vector<int64_t>> shapes;  // input shapes -> output shapes
 };
 
+struct WorkPool;
+
 struct Container {
   uint64_t magic = kMagic;
   Bridge* b = nullptr;
   AotiContainerHandle h = nullptr;
   const aotrun_pkg_host* host = nullptr;
+  // Launch contexts released by finished runs, for the next runs (shared
+  // with every context made here, which may outlive the container).
+  std::shared_ptr<WorkPool> pool;
+  Container();
+  ~Container();
+  Container(const Container&) = delete;
+  Container& operator=(const Container&) = delete;
 };
 
 Container* as_container(aotrun_pkg_container* c) {
@@ -367,8 +376,8 @@ struct View {
 
 // One launched call of the model: owns copies of the tensor descriptors, so
 // that a captured launch can be replayed after the caller's arrays are gone.
-// Work objects are reused (spare_work / destroy_work): a steady stream of
-// synchronous runs on one thread allocates nothing here.
+// Work objects are reused (WorkPool): a steady stream of synchronous runs
+// allocates nothing here.
 struct Work {
   Container* c = nullptr;
   bool single_threaded = false;
@@ -389,49 +398,78 @@ struct Work {
   std::atomic<bool> views_busy{false};
   // The shim's delete, copied: a Work may be destroyed late in the process.
   TorchShim::Delete delete_handle = nullptr;
+  // Where destroy_work parks it (the pool of the container it was made for).
+  std::shared_ptr<WorkPool> pool;
 
   Work() = default;
   Work(const Work&) = delete;
   Work& operator=(const Work&) = delete;
-  ~Work() { drop_views(); }
-  void drop_views() {
-    for (View& v : views) {
-      if (v.h != nullptr) (void)delete_handle(v.h);
-      v.h = nullptr;
+  ~Work() { fit_views(0); }
+  // One view per input: views past `n` are released, missing ones added.
+  void fit_views(size_t n) {
+    for (size_t i = n; i < views.size(); ++i) {
+      if (views[i].h != nullptr) (void)delete_handle(views[i].h);
+      views[i].h = nullptr;
     }
+    views.resize(n);
   }
 };
 
-// One spare Work per thread, parked by destroy_work and taken by the next
-// run on that thread. Plain thread_locals, plus a guard whose destructor
-// frees the spare at thread exit and closes the slot, so that a Work released
-// even later (a graph destroyed by a static destructor) is simply deleted.
-thread_local Work* t_spare_work = nullptr;
-thread_local bool t_spare_closed = false;
-struct SpareGuard {
-  ~SpareGuard() {
-    t_spare_closed = true;
-    delete t_spare_work;
-    t_spare_work = nullptr;
+// A container's spare launch contexts. A run takes one (or makes one); its
+// release (destroy_work, exactly once per launch) parks it again, so a
+// steady stream of runs allocates nothing here. The pool outlives its
+// container while any context made for it exists (a graph may hold one past
+// the container's destruction): a closed pool frees what is released to it.
+// Lock-free: take and park are atomic exchanges, and close and park agree on
+// who frees a context through the slots themselves.
+struct WorkPool {
+  static constexpr size_t kSlots = 4;  // concurrent runs on one container that reuse contexts
+  std::atomic<Work*> slots[kSlots] = {};
+  std::atomic<bool> closed{false};
+
+  Work* take() noexcept {
+    for (auto& s : slots) {
+      if (s.load(std::memory_order_relaxed) != nullptr) {
+        if (Work* w = s.exchange(nullptr, std::memory_order_acquire)) return w;
+      }
+    }
+    return nullptr;
+  }
+  // Parks `w`, or frees it when the pool is closed or full. Returns right
+  // after any delete: that may have destroyed the pool.
+  void park(Work* w) noexcept {
+    for (auto& s : slots) {
+      Work* expected = nullptr;
+      if (closed.load() || !s.compare_exchange_strong(expected, w)) continue;
+      // Closed after the check: whichever of close() and this exchange
+      // finds the context in the slot frees it.
+      if (closed.load()) delete s.exchange(nullptr);
+      return;
+    }
+    delete w;
+  }
+  void close() noexcept {
+    closed.store(true);
+    for (auto& s : slots) delete s.exchange(nullptr);
   }
 };
-thread_local SpareGuard t_spare_guard;
 
-Work* take_spare_work() noexcept {
-  Work* w = t_spare_work;
-  t_spare_work = nullptr;
-  return w;
+Container::Container() : pool(std::make_shared<WorkPool>()) {}
+Container::~Container() {
+  if (pool) pool->close();
 }
 
 void destroy_work(void* p) {
   auto* w = static_cast<Work*>(p);
-  if (!t_spare_closed && t_spare_work == nullptr) {
-    (void)&t_spare_guard;  // constructs it on this thread (registers its destructor)
-    w->c = nullptr;
-    t_spare_work = w;
-    return;
+  w->c = nullptr;
+  // park may free w and, with w's reference, the pool itself (its container
+  // is gone): neither is touched after it frees.
+  WorkPool* pool = w->pool.get();
+  if (pool != nullptr) {
+    pool->park(w);
+  } else {
+    delete w;
   }
-  delete w;
 }
 
 bool same_dims(const int64_t* a, const int64_t* b, size_t n) {
@@ -491,7 +529,7 @@ int32_t run_work_impl(void* p) {
   AtenTensorHandle* out = in + w->n_in;
   std::string why;
   const bool use_views = !w->views_busy.exchange(true, std::memory_order_acquire);
-  if (use_views && w->views.size() != w->n_in) w->views.resize(w->n_in);  // once per Work and input count
+  if (use_views && w->views.size() != w->n_in) w->fit_views(w->n_in);  // once per Work and input count
   for (size_t i = 0; i < w->n_in; ++i) {
     if (!input_handle(shim, *w, i, use_views, &in[i], &why)) {
       delete_handles(shim, in, i);
@@ -563,10 +601,11 @@ int32_t run_common_impl(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, 
                            "capturing; capture " + AotiLibrary::kRunSingleThreaded + " (single_threaded or graph mode)");
     }
   }
-  Work* w = take_spare_work();
+  Work* w = c->pool->take();
   if (w == nullptr) {
     w = new (std::nothrow) Work();
     if (w == nullptr) return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "run: out of memory");
+    w->pool = c->pool;  // never throws (a shared_ptr copy)
   }
   w->c = c;
   w->single_threaded = single_threaded;
