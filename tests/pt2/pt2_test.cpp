@@ -218,16 +218,16 @@ TEST(Pt2, GraphReplaysAreBitIdenticalToEagerAcrossInterleavedBatchSizes) {
 TEST(Pt2, KeptInputViewsFollowTheCallersMemory) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/dyn_mlp.pt2");
-  ASSERT_NE(pkg.p, nullptr);
+  ASSERT_NE(pkg.get(), nullptr);
   Loaded b8(kNew, kCases[2]), b3(kNew, kCases[3]);
   const Npy& x8 = *b8.in[0];
   const Npy& x3 = *b3.in[0];
   for (aotrun_mode mode : {AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_THREADED}) {
     SCOPED_TRACE(aotrun_mode_name(mode));
-    Runner r(pkg.p, Options().mode(mode));
+    Runner r(pkg, RunnerOptions().mode(mode));
     auto run = [&](const DLTensor& in, const Npy& like) {
       auto y = Npy::zeros_like(like);
-      AOTRUN_EXPECT_OK(aotrun_runner_run(r.r, &in, 1, &y->dl, 1));
+      AOTRUN_EXPECT_OK(aotrun_runner_run(r.get(), &in, 1, &y->dl, 1));
       return y;
     };
     // One buffer, large enough for batch 8, first with the batch-8 input.
