@@ -1,6 +1,6 @@
 // `aotrun check`: the same inputs through every mode the package can run,
 // outputs compared bit for bit with the threaded mode (and optionally with
-// .npy files saved earlier).
+// .npy files saved earlier, within a tolerance).
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -36,13 +36,23 @@ const char kHelp[] =
     "  --num-models N      model instances per runner (default 1)\n"
     "  --async-mode MODE   runner mode under async (default threaded)\n"
     "  --reference DIR     also compare every run with DIR/<output>.npy, e.g. files\n"
-    "                      written by 'aotrun run --output-dir DIR'\n"
+    "                      written by 'aotrun run --output-dir DIR', or eager\n"
+    "                      PyTorch outputs, within a tolerance (below)\n"
+    "  --rtol R, --atol A  tolerance against --reference: |got - expected| <=\n"
+    "                      A + R * |expected| per element. Default: PyTorch's\n"
+    "                      torch.testing.assert_close per dtype (float32 rtol\n"
+    "                      1.3e-6 atol 1e-5, float64 1e-7/1e-7, float16 1e-3/1e-5,\n"
+    "                      bfloat16 1.6e-2/1e-5, integers and bool exact).\n"
+    "                      --rtol 0 --atol 0 compares bit for bit\n"
     "  --json              print one JSON object instead of text\n"
     "  --no-verify         skip checking the manifest's sha256 hashes\n"
     "  --log LEVEL         library log level: error, warn, info, debug, off\n"
     "  -h, --help          show this help\n"
     "\n"
-    "Exit status: 0 every compared mode is identical, 1 an output differs\n"
+    "Modes are always compared with each other bit for bit.\n"
+    "\n"
+    "Exit status: 0 every compared mode is identical (and every reference\n"
+    "comparison within its tolerance), 1 an output differs\n"
     "(\"aotrun: MISMATCH: ...\", after the report) or the package, runtime or a\n"
     "file failed, 2 usage error.\n";
 
@@ -50,7 +60,7 @@ const char kHelp[] =
 
 int check_main(int argc, char** argv, int begin) {
   auto specs = common_options();
-  for (const char* name : {"batch", "seed", "runs", "num-models", "async-mode", "reference"}) {
+  for (const char* name : {"batch", "seed", "runs", "num-models", "async-mode", "reference", "rtol", "atol"}) {
     specs.push_back({name, true, false});
   }
   specs.push_back({"input", true, true});
@@ -73,12 +83,21 @@ int check_main(int argc, char** argv, int begin) {
   const aotrun_mode async_mode = mode_option(args, "async-mode");
   const std::optional<std::string> reference_dir =
       args.has("reference") ? std::optional<std::string>(args.get("reference")) : std::nullopt;
+  ToleranceOverride tolerance;
+  tolerance.has_rtol = args.has("rtol");
+  tolerance.has_atol = args.has("atol");
+  tolerance.rtol = args.get_double("rtol", 0, 0, 1e300);
+  tolerance.atol = args.get_double("atol", 0, 0, 1e300);
+  if (tolerance.any() && !reference_dir) {
+    throw UsageError("check", "--rtol and --atol need --reference (modes are compared bit for bit)");
+  }
 
   const Package package = open_package(path, !args.has("no-verify"));
   CheckReport report;
   report.info = package.info();
   report.runs = runs;
   report.reference_dir = reference_dir;
+  report.reference_tolerance = tolerance;
   const std::vector<TensorSpec> output_specs = package_outputs(package);
   BuiltInputs built = build_inputs(package_inputs(package), plan);
   const std::vector<DLTensor> input_views = views(built.tensors);
@@ -133,7 +152,9 @@ int check_main(int argc, char** argv, int begin) {
     const std::vector<std::vector<HostTensor>>& all = is_baseline ? threaded_runs : done.outputs;
     for (size_t o = 0; o < output_specs.size(); ++o) {
       m.vs_threaded.push_back(judge(all, is_baseline ? 1 : 0, o, threaded_runs.front()[o]));
-      if (reference_dir) m.vs_reference.push_back(judge(all, 0, o, reference[o]));
+      if (reference_dir) {
+        m.vs_reference.push_back(judge(all, 0, o, reference[o], tolerance.for_dtype(reference[o].dtype())));
+      }
     }
     report.modes.push_back(std::move(m));
   }

@@ -1,5 +1,7 @@
 #include "check_report.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "describe.h"
@@ -11,14 +13,25 @@ namespace aotrun_cli {
 namespace {
 
 std::string verdict_text(const Verdict& v) {
-  if (v.mismatched_runs == 0) return "identical (" + std::to_string(v.runs) + (v.runs == 1 ? " run)" : " runs)");
+  const std::string runs = std::to_string(v.runs) + (v.runs == 1 ? " run" : " runs");
+  if (v.mismatched_runs == 0 && v.all_identical) return "identical (" + runs + ")";
+  if (v.mismatched_runs == 0) {
+    return "within " + tolerance_text(v.tolerance) + ", max abs diff " +
+           number_text(v.max_abs_diff, false) + " (" + runs + ")";
+  }
   return "MISMATCH in " + std::to_string(v.mismatched_runs) + " of " + std::to_string(v.runs) +
-         " runs; run " + std::to_string(v.first_run + 1) + ": " + comparison_text(v.first);
+         " runs; run " + std::to_string(v.first_run + 1) + ": " + tolerance_verdict_text(v.first);
 }
 
 nlohmann::ordered_json verdict_json(const Verdict& v) {
-  nlohmann::ordered_json j = {{"identical", v.mismatched_runs == 0}, {"runs", v.runs},
+  nlohmann::ordered_json j = {{"identical", v.all_identical}, {"runs", v.runs},
                               {"mismatched_runs", v.mismatched_runs}};
+  if (!v.tolerance.exact()) {
+    j["within_tolerance"] = v.mismatched_runs == 0;
+    j["rtol"] = v.tolerance.rtol;
+    j["atol"] = v.tolerance.atol;
+    j["max_abs_diff"] = v.max_abs_diff;
+  }
   if (v.mismatched_runs == 0) return j;
   j["first_run"] = v.first_run + 1;
   const nlohmann::ordered_json details = comparison_json(v.first);
@@ -47,12 +60,16 @@ std::string mode_note(const ModeResult& m) {
 }  // namespace
 
 Verdict judge(const std::vector<std::vector<HostTensor>>& runs, size_t from, size_t output,
-              const HostTensor& baseline) {
+              const HostTensor& baseline, const Tolerance& tolerance) {
   Verdict v;
+  v.tolerance = tolerance;
   for (size_t r = from; r < runs.size(); ++r) {
-    const Comparison c = compare_tensors(runs[r][output], baseline);
+    const Comparison c = compare_tensors(runs[r][output], baseline, tolerance);
     ++v.runs;
     if (c.identical) continue;
+    v.all_identical = false;
+    v.max_abs_diff = std::max(v.max_abs_diff, c.max_abs_diff);
+    if (c.within_tolerance) continue;
     if (v.mismatched_runs++ == 0) {
       v.first_run = r;
       v.first = c;
@@ -67,14 +84,18 @@ void tally(CheckReport& r) {
     ++r.compared;
     for (size_t o = 0; o < r.outputs.size(); ++o) {
       for (const auto* verdicts : {&m.vs_threaded, &m.vs_reference}) {
-        if (verdicts->empty() || (*verdicts)[o].mismatched_runs == 0) continue;
+        if (verdicts->empty()) continue;
+        if ((*verdicts)[o].mismatched_runs == 0) {
+          if (!(*verdicts)[o].all_identical) ++r.inexact;
+          continue;
+        }
         const Verdict& v = (*verdicts)[o];
         if (r.mismatches++ == 0) {
           r.first_mismatch = "mode " + m.mode.label + ", output '" + r.outputs[o].name + "', run " +
                              std::to_string(v.first_run + 1) + " vs " +
                              (verdicts == &m.vs_threaded ? std::string("threaded run 1")
                                                          : "reference '" + r.reference_files[o] + "'") +
-                             ": " + comparison_text(v.first);
+                             ": " + tolerance_verdict_text(v.first);
         }
       }
     }
@@ -99,6 +120,10 @@ void print_check_json(const CheckReport& r, std::ostream& out) {
   }
   j["inputs"] = inputs;
   j["reference_dir"] = r.reference_dir ? nlohmann::ordered_json(*r.reference_dir) : nlohmann::ordered_json();
+  j["reference_tolerance"] = {
+      {"rtol", r.reference_tolerance.has_rtol ? nlohmann::ordered_json(r.reference_tolerance.rtol) : nlohmann::ordered_json()},
+      {"atol", r.reference_tolerance.has_atol ? nlohmann::ordered_json(r.reference_tolerance.atol) : nlohmann::ordered_json()},
+      {"defaults", "torch.testing.assert_close per dtype"}};
   nlohmann::ordered_json modes = nlohmann::ordered_json::object();
   for (const ModeResult& m : r.modes) {
     if (m.skipped) {
@@ -126,7 +151,9 @@ void print_check_json(const CheckReport& r, std::ostream& out) {
   j["modes"] = modes;
   j["compared_modes"] = r.compared;
   j["mismatches"] = r.mismatches;
-  j["identical"] = r.mismatches == 0;
+  j["within_tolerance"] = r.inexact;
+  j["identical"] = r.mismatches == 0 && r.inexact == 0;
+  j["passed"] = r.mismatches == 0;
   out << j.dump(2) << '\n';
 }
 
@@ -139,7 +166,18 @@ void print_check_text(const CheckReport& r, std::ostream& out) {
                                           shape_text(t.shape()) + "  " + r.inputs->sources[i]});
   }
   head.add({"runs", std::to_string(r.runs) + " per mode, compared bit for bit with threaded run 1"});
-  if (r.reference_dir) head.add({"reference", *r.reference_dir});
+  if (r.reference_dir) {
+    std::string tol = "PyTorch's defaults per dtype";
+    if (r.reference_tolerance.any()) {
+      tol = "";
+      if (r.reference_tolerance.has_rtol) tol += "rtol " + number_text(r.reference_tolerance.rtol, false);
+      if (r.reference_tolerance.has_atol) {
+        tol += std::string(tol.empty() ? "" : ", ") + "atol " + number_text(r.reference_tolerance.atol, false);
+      }
+      if (!r.reference_tolerance.has_rtol || !r.reference_tolerance.has_atol) tol += " (else PyTorch's default)";
+    }
+    head.add({"reference", *r.reference_dir + ", within " + tol});
+  }
   head.print(out);
   out << '\n';
 
@@ -164,7 +202,12 @@ void print_check_text(const CheckReport& r, std::ostream& out) {
   out << '\n';
 
   Table tail;
-  if (r.mismatches == 0) {
+  if (r.mismatches == 0 && r.inexact != 0) {
+    tail.add({"result", "passed: " + std::to_string(r.inexact) +
+                            (r.inexact == 1 ? " comparison within tolerance" : " comparisons within tolerance") +
+                            ", the rest identical, in " + std::to_string(r.compared) + " compared modes (" +
+                            std::to_string(r.modes.size() - r.compared) + " skipped)"});
+  } else if (r.mismatches == 0) {
     tail.add({"result", "identical in all " + std::to_string(r.compared) + " compared modes (" +
                             std::to_string(r.modes.size() - r.compared) + " skipped)"});
   } else {

@@ -38,6 +38,38 @@ std::string value_text(double v, DLDataType dtype) {
 
 }  // namespace
 
+Tolerance default_tolerance(DLDataType dtype) {
+  switch (dtype.code) {
+    case kDLFloat:
+      if (dtype.bits == 16) return {1e-3, 1e-5};
+      if (dtype.bits == 32) return {1.3e-6, 1e-5};
+      if (dtype.bits == 64) return {1e-7, 1e-7};
+      return {};
+    case kDLBfloat:
+      return dtype.bits == 16 ? Tolerance{1.6e-2, 1e-5} : Tolerance{};
+    case kDLComplex:
+      if (dtype.bits == 64) return {1.3e-6, 1e-5};
+      if (dtype.bits == 128) return {1e-7, 1e-7};
+      return {};
+    default:
+      return {};
+  }
+}
+
+Tolerance ToleranceOverride::for_dtype(DLDataType dtype) const {
+  Tolerance t = default_tolerance(dtype);
+  if (has_rtol) t.rtol = rtol;
+  if (has_atol) t.atol = atol;
+  return t;
+}
+
+std::string tolerance_text(const Tolerance& t) {
+  if (t.exact()) return "bit for bit";
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "rtol %g, atol %g", t.rtol, t.atol);
+  return buf;
+}
+
 std::vector<int64_t> unravel_index(size_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> index(shape.size(), 0);
   for (size_t d = shape.size(); d-- > 0;) {
@@ -50,14 +82,22 @@ std::vector<int64_t> unravel_index(size_t flat, const std::vector<int64_t>& shap
 }
 
 Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected) {
+  return compare_tensors(actual, expected, Tolerance{});
+}
+
+Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected,
+                           const Tolerance& tolerance) {
   Comparison c;
+  c.tolerance = tolerance;
   if (!same_dtype(actual.dtype(), expected.dtype())) {
     c.identical = false;
+    c.within_tolerance = false;
     c.layout = "dtype " + dtype_name(actual.dtype()) + ", expected " + dtype_name(expected.dtype());
     return c;
   }
   if (actual.shape() != expected.shape()) {
     c.identical = false;
+    c.within_tolerance = false;
     c.layout = "shape " + shape_text(actual.shape()) + ", expected " + shape_text(expected.shape());
     return c;
   }
@@ -66,6 +106,8 @@ Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected)
 
   c.identical = false;
   c.numeric = dtype_supported(actual.dtype());
+  // Tolerances apply to numbers the CLI can read; anything else is bitwise.
+  const bool tolerant = c.numeric && !tolerance.exact();
   const size_t elem = dtype_size(actual.dtype());
   const auto* a = static_cast<const unsigned char*>(actual.data());
   const auto* e = static_cast<const unsigned char*>(expected.data());
@@ -84,8 +126,24 @@ Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected)
     if (c.numeric) {
       const double x = actual.element(i), y = expected.element(i);
       if (!std::isnan(x) && !std::isnan(y)) c.max_abs_diff = std::fmax(c.max_abs_diff, std::fabs(x - y));
+      if (tolerant) {
+        bool close;
+        if (std::isnan(x) || std::isnan(y)) {
+          close = std::isnan(x) && std::isnan(y);
+        } else if (std::isinf(x) || std::isinf(y)) {
+          close = x == y;
+        } else {
+          close = std::fabs(x - y) <= tolerance.atol + tolerance.rtol * std::fabs(y);
+        }
+        if (!close) ++c.beyond_tolerance;
+      } else {
+        ++c.beyond_tolerance;
+      }
+    } else {
+      ++c.beyond_tolerance;
     }
   }
+  c.within_tolerance = c.beyond_tolerance == 0;
   return c;
 }
 
@@ -102,6 +160,17 @@ std::string comparison_text(const Comparison& c) {
   text += ", " + std::to_string(c.differing) + (c.differing == 1 ? " element differs" : " elements differ");
   if (c.numeric) text += ", max abs diff " + value_text(c.max_abs_diff, c.dtype);
   return text;
+}
+
+std::string tolerance_verdict_text(const Comparison& c) {
+  if (c.identical) return "identical";
+  if (!c.layout.empty() || c.tolerance.exact()) return comparison_text(c);
+  if (c.within_tolerance) {
+    return "within " + tolerance_text(c.tolerance) + " (" + std::to_string(c.differing) +
+           (c.differing == 1 ? " element differs" : " elements differ") + ", max abs diff " + value_text(c.max_abs_diff, c.dtype) + ")";
+  }
+  return comparison_text(c) + "; " + std::to_string(c.beyond_tolerance) + " beyond " +
+         tolerance_text(c.tolerance);
 }
 
 nlohmann::ordered_json comparison_json(const Comparison& c) {
@@ -121,6 +190,10 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
   j["expected_bits"] = c.expected_bits;
   j["differing_elements"] = c.differing;
   if (c.numeric) j["max_abs_diff"] = c.max_abs_diff;
+  if (!c.tolerance.exact()) {
+    j["within_tolerance"] = c.within_tolerance;
+    j["beyond_tolerance"] = c.beyond_tolerance;
+  }
   return j;
 }
 
