@@ -43,7 +43,8 @@ const char kHelp[] =
     "  --strict            fail with UNSUPPORTED instead of falling back\n"
     "  --threads N         caller threads (default 1)\n"
     "  --num-models N      model instances in the runner (default: THREADS)\n"
-    "  --batch N           size of dynamic dimensions (default 1)\n"
+    "  --batch N           size of dynamic dimensions (default 1); reported as\n"
+    "                      \"batch\" only when every dynamic dim is the leading one\n"
     "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --warmup W          unmeasured calls per thread first (default 10)\n"
@@ -69,6 +70,43 @@ std::string latency_line(const Percentiles& p) {
   return "min " + d(static_cast<double>(p.min)) + "  p50 " + d(static_cast<double>(p.p50)) +
          "  p90 " + d(static_cast<double>(p.p90)) + "  p99 " + d(static_cast<double>(p.p99)) +
          "  max " + d(static_cast<double>(p.max)) + "  mean " + d(p.mean);
+}
+
+// What --batch sets, named for what it is: "batch" only when every dynamic
+// dimension is the leading one; else the dimensions by input and index.
+struct DynamicDims {
+  bool unknown = false;       // some input states no shape (a .pt2 without input checks)
+  bool any = false;
+  bool leading_only = true;   // every dynamic dim is dim 0
+  std::string where;          // "x dim 1, y dim 1"
+};
+
+DynamicDims dynamic_dims(const std::vector<TensorSpec>& specs) {
+  DynamicDims d;
+  for (const TensorSpec& s : specs) {
+    if (!s.known) {
+      d.unknown = true;
+      continue;
+    }
+    for (size_t i = 0; i < s.shape.size(); ++i) {
+      if (s.shape[i] >= 0) continue;
+      d.any = true;
+      if (i != 0) d.leading_only = false;
+      d.where += (d.where.empty() ? "" : ", ") + s.name + " dim " + std::to_string(i);
+    }
+  }
+  return d;
+}
+
+// "batch 3", "dynamic dims 3 (x dim 1)", "static shapes", "input shapes not
+// stated by the package".
+std::string dims_text(const DynamicDims& d, int64_t value) {
+  if (d.any && d.leading_only && !d.unknown) return "batch " + std::to_string(value);
+  if (d.any) {
+    return "dynamic dims " + std::to_string(value) + " (" + d.where + (d.unknown ? "; other inputs unstated" : "") + ")";
+  }
+  if (d.unknown) return "input shapes not stated by the package";
+  return "static shapes";
 }
 
 std::string fixed(double value, int digits) {
@@ -123,7 +161,11 @@ int bench_main(int argc, char** argv, int begin) {
 
   const Package package = open_package(path, !args.has("no-verify"));
   const aotrun_package_info info = package.info();
-  BuiltInputs built = build_inputs(package_inputs(package), plan);
+  const std::vector<TensorSpec> input_specs = package_inputs(package);
+  const DynamicDims dims = dynamic_dims(input_specs);
+  // Samples per call: the batch, when there is one.
+  const bool batched = dims.any && dims.leading_only && !dims.unknown;
+  BuiltInputs built = build_inputs(input_specs, plan);
   config.batch = built.batch;
   const std::vector<DLTensor> input_views = views(built.tensors);
   Runner runner = create_runner(package, config.runner);
@@ -140,7 +182,7 @@ int bench_main(int argc, char** argv, int begin) {
   const double calls = static_cast<double>(result.latencies_ns.size());
   const double wall_s = result.wall_ns / 1e9;
   const double calls_per_s = wall_s > 0 ? calls / wall_s : 0;
-  const double samples_per_s = calls_per_s * static_cast<double>(config.batch);
+  const double samples_per_s = calls_per_s * static_cast<double>(batched ? config.batch : 1);
 
   if (args.has("json")) {
     nlohmann::ordered_json j;
@@ -154,6 +196,8 @@ int bench_main(int argc, char** argv, int begin) {
                    {"threads", config.loop.threads},
                    {"num_models", config.runner.num_models},
                    {"batch", config.batch},
+                   {"dynamic_dims", dims.where},
+                   {"batched", batched},
                    {"warmup", config.loop.warmup},
                    {"iters", config.loop.iters ? nlohmann::ordered_json(*config.loop.iters) : nlohmann::ordered_json()},
                    {"duration_s", config.loop.iters ? nlohmann::ordered_json() : nlohmann::ordered_json(config.loop.duration_s)}};
@@ -190,12 +234,11 @@ int bench_main(int argc, char** argv, int begin) {
     return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
   };
   t.add({"config", count(config.loop.threads, "thread") + ", " +
-                       count(config.runner.num_models, "model") + ", batch " +
-                       std::to_string(config.batch) + ", warmup " +
+                       count(config.runner.num_models, "model") + ", " + dims_text(dims, config.batch) + ", warmup " +
                        std::to_string(config.loop.warmup) + " per thread"});
   t.add({"calls", std::to_string(result.latencies_ns.size()) + " in " + fixed(wall_s, 3) + " s"});
-  t.add({"throughput",
-         fixed(calls_per_s, 1) + " calls/s, " + fixed(samples_per_s, 1) + " samples/s"});
+  t.add({"throughput", fixed(calls_per_s, 1) + " calls/s" +
+                           (batched ? ", " + fixed(samples_per_s, 1) + " samples/s" : std::string())});
   t.add({"latency", latency_line(p) + (config.async ? "  (submit to completion)" : "")});
   t.add({"stats", "runs " + std::to_string(stats.runs) + ", failures " +
                       std::to_string(stats.failures) + ", fallback runs " +

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "pt2_facts.h"
 #include "describe.h"
 #include "error.h"
 #include "runtime.h"
@@ -17,10 +18,13 @@ namespace {
 const char kHelp[] =
     "Usage: aotrun inspect [OPTIONS] PKG\n"
     "\n"
-    "Open the package PKG (a package directory or a bare .so) and describe it:\n"
-    "format, name, ABI version, device, every entry point the loader looked for,\n"
-    "which run modes are available (and why not), inputs, outputs, constants,\n"
-    "hash verification and load-phase timings.\n"
+    "Open the package PKG (a package directory, a bare .so or a PyTorch\n"
+    "AOTInductor .pt2 archive) and describe it: format, name, ABI version,\n"
+    "device, every entry point the loader looked for, which run modes are\n"
+    "available (and why not), inputs, outputs, constants, hash verification and\n"
+    "load-phase timings. For a .pt2 also what the archive records about itself\n"
+    "(archive version, the model's metadata such as AOTI_CPU_ISA, and the torch\n"
+    "release that made it where the archive names one).\n"
     "\n"
     "Options:\n"
     "  --json          print one JSON object instead of text\n"
@@ -49,6 +53,31 @@ std::vector<ModeAvailability> modes_of(const Package& package) {
   return out;
 }
 
+bool is_pt2(const aotrun_package_info& info) {
+  return info.format != nullptr && std::string(info.format) == "pt2";
+}
+
+// "AOTInductor .pt2 (bridged to package ABI 1.1)" or "1.1".
+std::string abi_text(const aotrun_package_info& info) {
+  if (is_pt2(info)) return "AOTInductor .pt2 (bridged to package ABI " + abi_version_string(info.abi_version) + ")";
+  return abi_version_string(info.abi_version);
+}
+
+// AOTInductor's entry points have no aotrun ABI version: since is 0.
+std::string since_text(uint32_t since) { return since == 0 ? "-" : abi_version_string(since); }
+
+// A .pt2 whose weights are compiled into the model library reports none.
+bool constants_in_library(const aotrun_package_info& info) { return is_pt2(info) && info.num_constants == 0; }
+
+std::string pairs_text(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::string out;
+  for (const auto& [k, v] : pairs) {
+    if (v.empty()) continue;
+    out += (out.empty() ? "" : ", ") + k + " " + v;
+  }
+  return out.empty() ? "none" : out;
+}
+
 nlohmann::ordered_json inspect_json(const Package& package) {
   const aotrun_package_info info = package.info();
   nlohmann::ordered_json j;
@@ -67,7 +96,7 @@ nlohmann::ordered_json inspect_json(const Package& package) {
     details.push_back({{"name", name},
                        {"required", s.required != 0},
                        {"found", s.found != 0},
-                       {"since", abi_version_string(s.since)}});
+                       {"since", s.since == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(abi_version_string(s.since))}});
   }
   j["symbols"] = symbols;
   j["symbol_details"] = details;
@@ -87,6 +116,21 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   j["inputs"] = inputs;
   j["outputs"] = outputs;
   j["constants"] = {{"count", info.num_constants}, {"bytes", info.constant_bytes}};
+  if (is_pt2(info)) {
+    j["constants"]["in_model_library"] = constants_in_library(info);
+    const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
+    nlohmann::ordered_json pt2;
+    pt2["abi"] = abi_text(info);
+    pt2["torch_version"] = facts.torch_version ? nlohmann::ordered_json(*facts.torch_version) : nlohmann::ordered_json();
+    nlohmann::ordered_json records = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : facts.records) records[k] = v;
+    pt2["records"] = records;
+    nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : facts.model_metadata) metadata[k] = v;
+    pt2["model_metadata"] = metadata;
+    if (!facts.readable) pt2["error"] = facts.error;
+    j["pt2"] = pt2;
+  }
   j["hashes_verified"] = info.hashes_verified != 0;
   j["load_ns"] = load_ns_json(info);
   j["library_version"] = aotrun_version_string();
@@ -105,10 +149,24 @@ void inspect_text(const Package& package, std::ostream& out) {
   head.add({"name", info.name != nullptr ? info.name : ""});
   head.add({"path", info.path != nullptr ? info.path : ""});
   head.add({"format", info.format != nullptr ? info.format : ""});
-  head.add({"abi", abi_version_string(info.abi_version)});
+  head.add({"abi", abi_text(info)});
+  if (is_pt2(info)) {
+    const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
+    if (facts.readable) {
+      head.add({"torch", facts.torch_version ? *facts.torch_version : "not recorded in the archive"});
+      head.add({"archive", pairs_text(facts.records)});
+      head.add({"model metadata", pairs_text(facts.model_metadata)});
+    } else {
+      head.add({"archive", "unreadable: " + facts.error});
+    }
+  }
   head.add({"device", device_name(info.device)});
-  head.add({"constants", std::to_string(info.num_constants) + " (" +
-                             bytes_text(info.constant_bytes) + ")"});
+  if (constants_in_library(info)) {
+    head.add({"constants", "inside the model library (the archive's .so; not counted)"});
+  } else {
+    head.add({"constants", std::to_string(info.num_constants) + " (" +
+                               bytes_text(info.constant_bytes) + ")"});
+  }
   head.add({"hashes", info.hashes_verified != 0 ? "verified" : "not verified"});
   head.add({"load", load_text(info)});
   head.print(out);
@@ -129,7 +187,7 @@ void inspect_text(const Package& package, std::ostream& out) {
   Table sym_table(2);
   sym_table.add({"NAME", "SINCE", "REQUIRED", "FOUND"});
   for (const aotrun_symbol_info& s : package.symbols()) {
-    sym_table.add({s.name != nullptr ? s.name : "", abi_version_string(s.since),
+    sym_table.add({s.name != nullptr ? s.name : "", since_text(s.since),
                    s.required != 0 ? "yes" : "no", s.found != 0 ? "yes" : "no"});
   }
   sym_table.print(out);
