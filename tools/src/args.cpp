@@ -47,7 +47,8 @@ Args Args::parse_impl(const std::string& command, const std::vector<OptionSpec>&
 
   std::map<const CLI::Option*, const OptionSpec*> spec_of;
   for (const OptionSpec& spec : specs) {
-    const std::string names = spec.name == "help" ? "-h,--help" : "--" + spec.name;
+    std::string names = spec.name == "help" ? "-h,--help" : "--" + spec.name;
+    if (spec.short_name != 0) names = std::string("-") + spec.short_name + "," + names;
     CLI::Option* option = spec.takes_value ? app.add_option(names) : app.add_flag(names);
     // Keep every occurrence: repeats and flag values are judged below, in
     // command-line order.

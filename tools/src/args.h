@@ -19,6 +19,7 @@ struct OptionSpec {
   std::string name;          // without the leading "--"; "help" also answers to -h
   bool takes_value = false;  // false: a flag
   bool repeatable = false;   // may be given more than once (values accumulate)
+  char short_name = 0;       // also answers to -<short_name> (0: none)
 };
 
 class Args {

@@ -17,6 +17,9 @@ int inspect_main(int argc, char** argv, int begin);
 int run_main(int argc, char** argv, int begin);
 int bench_main(int argc, char** argv, int begin);
 int check_main(int argc, char** argv, int begin);
+int compat_main(int argc, char** argv, int begin);
+// The child process of `compat` (one package); not listed in the help.
+int compat_one_main(int argc, char** argv, int begin);
 
 // Options every subcommand accepts: --help, --log LEVEL, --no-verify.
 std::vector<OptionSpec> common_options();

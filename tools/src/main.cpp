@@ -17,13 +17,17 @@ const char kHelp[] =
     "Usage: aotrun [--log LEVEL] COMMAND [OPTIONS] PKG\n"
     "\n"
     "Inspect, run and benchmark aotrun model packages (a package directory with\n"
-    "manifest.json, or a bare shared library).\n"
+    "manifest.json, or a bare shared library) and PyTorch AOTInductor .pt2\n"
+    "archives.\n"
     "\n"
     "Commands:\n"
     "  inspect   describe a package: ABI, symbols, modes, inputs, outputs, timings\n"
     "  run       run a package once on random or .npy inputs and summarise outputs\n"
     "  bench     measure latency and throughput (synchronous or asynchronous runs)\n"
-    "  check     compare outputs of every run mode bit for bit\n"
+    "  check     compare outputs of every run mode bit for bit (and with saved\n"
+    "            reference outputs, within a tolerance)\n"
+    "  compat    sweep packages (.pt2, .so, directories): each in a child process\n"
+    "            with a time limit, every mode against reference outputs\n"
     "  help CMD  show the help of CMD\n"
     "\n"
     "Global options:\n"
@@ -35,8 +39,9 @@ const char kHelp[] =
     "Exit status:\n"
     "  0  success\n"
     "  1  the package, the runtime or a named file failed, or 'check' found\n"
-    "     differing outputs; stderr says \"aotrun: <CODE>: <message>\" with CODE\n"
-    "     such as NOT_FOUND, UNSUPPORTED or MISMATCH\n"
+    "     differing outputs, or 'compat' found a package that did not meet its\n"
+    "     expectation; stderr says \"aotrun: <CODE>: <message>\" with CODE\n"
+    "     such as NOT_FOUND, UNSUPPORTED, MISMATCH or COMPAT_FAILED\n"
     "  2  usage error (unknown command or option, bad option value)\n"
     "\n"
     "Run 'aotrun COMMAND --help' for the options of a command.\n";
@@ -48,6 +53,8 @@ CommandFn find_command(const std::string& name) {
   if (name == "run") return run_main;
   if (name == "bench") return bench_main;
   if (name == "check") return check_main;
+  if (name == "compat") return compat_main;
+  if (name == "compat-one") return compat_one_main;
   return nullptr;
 }
 
@@ -66,7 +73,7 @@ int dispatch(int argc, char** argv) {
     std::cout << kHelp;
     return kExitOk;
   }
-  if (i >= argc) throw UsageError("", "missing command (inspect, run, bench or check)");
+  if (i >= argc) throw UsageError("", "missing command (inspect, run, bench, check or compat)");
   const std::string command = argv[i];
   if (command == "help") {
     if (i + 1 >= argc) {
