@@ -44,22 +44,26 @@ void check_device(const DLTensor& t, DLDevice device, const Name& what) {
 
 // The byte size of the tensor must be representable: a shape whose element
 // count wraps would pass "NULL data with 0 elements" and reach the package.
-void check_extent(const DLTensor& t, const Name& what) {
-  if (!checked_bytes(t, nullptr)) {
+// Returns it, for check_layout (computed once per tensor: this is the hot path).
+uint64_t check_extent(const DLTensor& t, const Name& what) {
+  uint64_t bytes = 0;
+  if (!checked_bytes(t, &bytes)) {
     fail(Code::InvalidArgument, what + " has shape " + shape_string(t.shape, t.ndim) + ", too large to address");
   }
+  return bytes;
 }
 
-void check_layout(const DLTensor& t, const Name& what) {
+// `bytes` is check_extent's answer for `t`.
+void check_layout(const DLTensor& t, uint64_t bytes, const Name& what) {
   if (!is_compact(t)) fail(Code::InvalidArgument, what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
   if (t.data == nullptr && numel(t) != 0) fail(Code::InvalidArgument, what + " has a NULL data pointer");
   if (t.data == nullptr) return;  // empty: the offset is never applied
   // data + byte_offset + the tensor's bytes must stay inside the address
   // space: the runner folds the offset into the pointer the package sees,
-  // and a wrapped pointer lands anywhere. (Extent checked before: fits.)
+  // and a wrapped pointer lands anywhere.
   static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "64-bit address space assumed");
-  uint64_t bytes = 0, end = 0, last = 0;
-  if (!checked_bytes(t, &bytes) || !checked_add<uint64_t>(t.byte_offset, bytes, &end) ||
+  uint64_t end = 0, last = 0;
+  if (!checked_add<uint64_t>(t.byte_offset, bytes, &end) ||
       !checked_add<uint64_t>(reinterpret_cast<uintptr_t>(t.data), end, &last)) {
     fail(Code::InvalidArgument, what + " has byte_offset " + std::to_string(t.byte_offset) + ", which with its " +
                                     std::to_string(bytes) + " bytes runs past the end of the address space");
@@ -160,26 +164,36 @@ size_t total_output_dims(const Package& pkg) {
   return n;
 }
 
-void validate_input_shapes(const Package& pkg, const DLTensor* inputs, size_t num_inputs) {
-  const auto& specs = pkg.inputs();
-  if (num_inputs != specs.size()) {
-    fail(Code::InvalidArgument, "package '" + pkg.name() + "' takes " + std::to_string(specs.size()) + " inputs, got " +
-                                    std::to_string(num_inputs));
+namespace {
+
+void check_input_count(const Package& pkg, const DLTensor* inputs, size_t num_inputs) {
+  if (num_inputs != pkg.inputs().size()) {
+    fail(Code::InvalidArgument, "package '" + pkg.name() + "' takes " + std::to_string(pkg.inputs().size()) +
+                                    " inputs, got " + std::to_string(num_inputs));
   }
   if (num_inputs > 0 && inputs == nullptr) fail(Code::InvalidArgument, "inputs is NULL");
+}
+
+}  // namespace
+
+void validate_input_shapes(const Package& pkg, const DLTensor* inputs, size_t num_inputs) {
+  check_input_count(pkg, inputs, num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
-    const Name what{"input", i, specs[i]};
-    check_input_shape(specs[i], inputs[i], what);
+    const Name what{"input", i, pkg.inputs()[i]};
+    check_input_shape(pkg.inputs()[i], inputs[i], what);
     check_extent(inputs[i], what);
   }
 }
 
 void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inputs, DLDevice device) {
-  validate_input_shapes(pkg, inputs, num_inputs);
+  // One pass per tensor, in validate_input_shapes' order of checks first.
+  check_input_count(pkg, inputs, num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
     const Name what{"input", i, pkg.inputs()[i]};
+    check_input_shape(pkg.inputs()[i], inputs[i], what);
+    const uint64_t bytes = check_extent(inputs[i], what);
     check_device(inputs[i], device, what);
-    check_layout(inputs[i], what);
+    check_layout(inputs[i], bytes, what);
   }
 }
 
@@ -196,8 +210,7 @@ void check_output_count(const Package& pkg, const DLTensor* outputs, size_t num_
 // Where an output's memory is and whether it can be written as one block.
 void check_output_memory(const DLTensor& t, DLDevice device, const Name& what) {
   check_device(t, device, what);
-  check_extent(t, what);
-  check_layout(t, what);
+  check_layout(t, check_extent(t, what), what);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Runner modes, the fallback table, argument validation and package failures.
+#include <functional>
 #include <thread>
+#include <utility>
 
 #include "test_util.hpp"
 
@@ -91,6 +93,58 @@ TEST(Runner, GraphModeOnAbi10RunsEagerlyAndSaysWhy) {
   EXPECT_EQ(st.graph_captures, 0u);
   EXPECT_EQ(st.fallback_runs, 1u);
   EXPECT_EQ(logs.count_containing("graph mode unavailable"), 1u);
+}
+
+// A run that repeats the last validated run's descriptors skips the checks
+// (runner.cpp, ShapeCache): every field the checks read must still be
+// compared. Each case first runs valid descriptors, then changes one field of
+// the same DLTensor in place (same address, same shape array) and must be
+// refused, then runs the valid one again.
+TEST(Runner, RepeatedDescriptorsAreRevalidatedWhenAnyFieldChanges) {
+  Package pkg(pkg_path("counting"));
+  for (aotrun_mode m : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
+    SCOPED_TRACE(aotrun_mode_name(m));
+    Runner r(pkg, RunnerOptions().mode(m));
+    Tensor x({2, 4}, 1.f), y({2, 4});
+    int64_t column_major[2] = {1, 2};
+    const std::vector<std::pair<const char*, std::function<void(DLTensor&, DLTensor&)>>> changes = {
+        {"dtype int32", [](DLTensor& in, DLTensor&) { in.dtype = DLDataType{kDLInt, 32, 1}; }},
+        {"NULL data", [](DLTensor& in, DLTensor&) { in.data = nullptr; }},
+        {"not contiguous", [&](DLTensor& in, DLTensor&) { in.strides = column_major; }},
+        {"device", [](DLTensor& in, DLTensor&) { in.device = DLDevice{kDLCUDA, 0}; }},
+        {"device", [](DLTensor& in, DLTensor&) { in.device = DLDevice{kDLCPU, 1}; }},
+        {"rank 1", [](DLTensor& in, DLTensor&) { in.ndim = 1; }},
+        {"output 0 ('y') has dtype", [](DLTensor&, DLTensor& out) { out.dtype = DLDataType{kDLFloat, 64, 1}; }},
+        {"output 0 ('y') is not contiguous", [&](DLTensor&, DLTensor& out) { out.strides = column_major; }},
+        {"runs past the end of the address space",
+         [](DLTensor&, DLTensor& out) { out.byte_offset = UINT64_MAX - 8; }},
+    };
+    for (const auto& [needle, change] : changes) {
+      SCOPED_TRACE(needle);
+      AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
+      AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));  // the repeat that skips the checks
+      change(x.dl, y.dl);
+      Outcome o = outcome(aotrun_runner_run(r.get(), &x.dl, 1, &y.dl, 1));
+      EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+      EXPECT_NE(o.message.find(needle), std::string::npos) << o.message;
+      x.rebind();
+      y.rebind();
+    }
+    // A dim changed in the caller's own shape array, input and output.
+    AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
+    y.shape[0] = 3;
+    Outcome o = outcome(aotrun_runner_run(r.get(), &x.dl, 1, &y.dl, 1));
+    EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+    EXPECT_NE(o.message.find("output 0 ('y') has shape [3, 4], expected [2, 4]"), std::string::npos) << o.message;
+    y.shape[0] = 2;
+    x.shape[1] = 5;
+    o = outcome(aotrun_runner_run(r.get(), &x.dl, 1, &y.dl, 1));
+    EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+    EXPECT_NE(o.message.find("shape [2, 5], expected [-1, 4]"), std::string::npos) << o.message;
+    x.shape[1] = 4;
+    AOTRUN_ASSERT_OK(run_vec(r.get(), x, y));
+    for (float v : y.data) EXPECT_FLOAT_EQ(v, 2.f);
+  }
 }
 
 TEST(Runner, BadArgumentsGetInvalidArgumentNamingTheTensor) {
