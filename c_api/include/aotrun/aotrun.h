@@ -233,7 +233,8 @@ typedef struct aotrun_package_info {
   size_t struct_size;
   const char* name;        /* manifest name, or the file name without extension */
   const char* path;        /* as opened */
-  const char* format;      /* "aotrun-dir" or "aotrun-so" */
+  const char* format;      /* "aotrun-dir", "aotrun-so", or "pt2" (a PyTorch
+                              AOTInductor archive; since 1.1.0) */
   uint32_t abi_version;    /* the package's (major << 16) | minor */
   DLDevice device;         /* device the package was compiled for */
   size_t num_inputs;
@@ -276,7 +277,9 @@ typedef struct aotrun_symbol_info {
   const char* name;
   int required;        /* 1 if the package cannot load without it */
   int found;           /* 1 if the package exports it */
-  uint32_t since;      /* ABI version that introduced it, (major << 16) | minor */
+  uint32_t since;      /* ABI version that introduced it, (major << 16) | minor;
+                          0 for the entry points of a bridged format (a .pt2's
+                          AOTInductor functions), which have no aotrun version */
 } aotrun_symbol_info;
 
 /* Describes the package entry point `index` (< info.num_symbols) that the
