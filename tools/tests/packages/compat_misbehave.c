@@ -13,6 +13,8 @@
 
 #include <aotrun/package_abi.h>
 
+#include "spec_fill.h" /* tests/reliability/packages */
+
 #define EXPORT __attribute__((visibility("default")))
 
 #ifndef BEHAVE
@@ -55,32 +57,16 @@ EXPORT int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, siz
   return AOTRUN_PKG_OK;
 }
 
-static int32_t fill_spec(const char* name, aotrun_pkg_tensor_spec* out) {
-  aotrun_pkg_tensor_spec s;
-  memset(&s, 0, sizeof(s));
-  s.struct_size = sizeof(s);
-  s.name = name;
-  s.dtype.code = kDLFloat;
-  s.dtype.bits = 32;
-  s.dtype.lanes = 1;
-  s.ndim = 2;
-  s.shape = k_shape;
-  size_t n = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
-  memcpy(out, &s, n);
-  out->struct_size = n;
-  return AOTRUN_PKG_OK;
-}
-
 EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
-  return fill_spec("x", out);
+  return fill_f32_spec("x", 2, k_shape, out);
 }
 
 EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
-  return fill_spec("y", out);
+  return fill_f32_spec("y", 2, k_shape, out);
 }
 
 EXPORT int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, const aotrun_pkg_shape_args* args) {
