@@ -6,6 +6,7 @@
 #include <fcntl.h>
 
 #include "loader/elf_check.hpp"
+#include "loader/version_check.hpp"
 #include "runner/package_call.hpp"
 #include "util/error.hpp"
 #include "util/unique_fd.hpp"
@@ -36,6 +37,7 @@ NativeLibrary::NativeLibrary(const std::string& path, uint32_t expected_abi, int
   // given /proc/self/fd/<fd>: glibc identifies loaded objects by name first,
   // and a C++ package with unique symbols is never unloaded, so a reused
   // descriptor number would alias another package.
+  check_symbol_versions(path, "package library '" + path + "'");  // all missing ones named, before dlopen
   const std::string load_path = path.find('/') == std::string::npos ? "./" + path : path;
   handle_ = DlHandle::open(load_path, RTLD_NOW | RTLD_LOCAL, "dlopen of the package library");
   void* slots[kSymCount] = {};
