@@ -56,6 +56,9 @@ bool same_key(const DLTensor* inputs, size_t n, const int64_t* key, size_t len) 
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
     const int nd = inputs[i].ndim;
+    // Before validation (repeats_validated) anything may come: read nothing
+    // a bad descriptor does not have.
+    if (nd < 0 || (nd > 0 && inputs[i].shape == nullptr)) return false;
     if (k + 1 + static_cast<size_t>(nd) > len || key[k++] != nd) return false;
     for (int d = 0; d < nd; ++d) {
       if (key[k++] != inputs[i].shape[d]) return false;
@@ -86,7 +89,7 @@ bool repeats_validated(const ShapeCache& c, const DLTensor* inputs, size_t num_i
   const int64_t* d = c.out;
   for (size_t i = 0; i < num_outputs; ++i) {
     const DLTensor& t = outputs[i];
-    if (!same(c.out_desc[i], t)) return false;
+    if (!same(c.out_desc[i], t) || (t.ndim > 0 && t.shape == nullptr)) return false;
     for (int k = 0; k < t.ndim; ++k) {
       if (t.shape[k] != d[k]) return false;
     }

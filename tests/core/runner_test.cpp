@@ -114,6 +114,8 @@ TEST(Runner, RepeatedDescriptorsAreRevalidatedWhenAnyFieldChanges) {
         {"device", [](DLTensor& in, DLTensor&) { in.device = DLDevice{kDLCUDA, 0}; }},
         {"device", [](DLTensor& in, DLTensor&) { in.device = DLDevice{kDLCPU, 1}; }},
         {"rank 1", [](DLTensor& in, DLTensor&) { in.ndim = 1; }},
+        {"NULL shape", [](DLTensor& in, DLTensor&) { in.shape = nullptr; }},  // read before validation: fuzz_capi
+        {"output 0 ('y') has a NULL shape", [](DLTensor&, DLTensor& out) { out.shape = nullptr; }},
         {"output 0 ('y') has dtype", [](DLTensor&, DLTensor& out) { out.dtype = DLDataType{kDLFloat, 64, 1}; }},
         {"output 0 ('y') is not contiguous", [&](DLTensor&, DLTensor& out) { out.strides = column_major; }},
         {"runs past the end of the address space",
