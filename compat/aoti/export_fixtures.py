@@ -39,6 +39,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -128,8 +129,82 @@ def _two_io_init(m: TwoIO, rng: np.random.Generator) -> None:
         m.W.copy_(_uniform(rng, (32, 32), 1.0 / np.sqrt(32.0)))
 
 
+class Embed(nn.Module):
+    """int64 token ids [B, T] -> Embedding(100, 16) -> mean over T -> Linear(16, 8)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.fc = nn.Linear(16, 8)
+
+    def forward(self, tokens):
+        return self.fc(self.emb(tokens).mean(dim=1))
+
+
+def _embed_init(m: Embed, rng: np.random.Generator) -> None:
+    with torch.no_grad():
+        m.emb.weight.copy_(torch.from_numpy(rng.standard_normal((100, 16)).astype(np.float32)))
+    _init_params(m, rng)
+
+
+class BoolIntOut(nn.Module):
+    """A float, a bool (y > 0) and an int64 (argmax) output."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y, y > 0, y.argmax(dim=1)
+
+
+class ScalarOut(nn.Module):
+    """A 0-d output: the sum of a linear layer's outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(x).sum()
+
+
+class Attn(nn.Module):
+    """Single-head self-attention, written out (q k^T / sqrt(d), softmax, v),
+    plus an output projection and a residual; [B, T, 16] -> [B, T, 16]."""
+
+    def __init__(self, d: int = 16):
+        super().__init__()
+        self.d = d
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+        self.o = nn.Linear(d, d)
+
+    def forward(self, x):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        w = torch.softmax(q @ k.transpose(-2, -1) / float(np.sqrt(self.d)), dim=-1)
+        return x + self.o(w @ v)
+
+
+class MultiDyn(nn.Module):
+    """[B, T, 16] -> Linear-ReLU per position [B, T, 8], and its mean over T [B, 8]."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 8)
+
+    def forward(self, x):
+        y = torch.relu(self.fc(x))
+        return y, y.mean(dim=1)
+
+
 # key: distinct RNG stream per model (weights: [key, 0], inputs: [key, 1+i],
-# extra input sets: [key, 100+j, i]).
+# extra input sets: [key, 100+j, i]). An input is a shape (float32, standard
+# normal) or a dict(shape=..., dtype="int64", high=N) (uniform in [0, N)).
+# "dynamic": dim name -> where it is and its range (torch.export.Dim);
+# "extra": further input sets (variants) for other sizes of the dynamic dims.
 FIXTURES = [
     dict(name="mlp", key=1, cls=MLP, inputs=[(4, 64)]),
     dict(name="convnet", key=2, cls=ConvNet, inputs=[(2, 3, 16, 16)]),
@@ -137,6 +212,17 @@ FIXTURES = [
          dynamic={"batch": dict(input=0, dim=0, min=1, max=64)},
          extra={"b3": [(3, 64)]}),
     dict(name="two_io", key=4, cls=TwoIO, init=_two_io_init, inputs=[(4, 32), (4, 32)]),
+    dict(name="embed", key=5, cls=Embed, init=_embed_init,
+         inputs=[dict(shape=(4, 12), dtype="int64", high=100)]),
+    dict(name="bool_int_out", key=6, cls=BoolIntOut, inputs=[(4, 16)]),
+    dict(name="scalar_out", key=7, cls=ScalarOut, inputs=[(4, 8)]),
+    dict(name="attn", key=8, cls=Attn, inputs=[(2, 8, 16)],
+         dynamic={"seq": dict(input=0, dim=1, min=2, max=64)},
+         extra={"t5": [(2, 5, 16)], "t64": [(2, 64, 16)]}),
+    dict(name="multi_dyn", key=9, cls=MultiDyn, inputs=[(4, 10, 16)],
+         dynamic={"batch": dict(input=0, dim=0, min=2, max=32),
+                  "seq": dict(input=0, dim=1, min=2, max=64)},
+         extra={"b3t7": [(3, 7, 16)], "b32t2": [(32, 2, 16)]}),
 ]
 
 
@@ -146,18 +232,31 @@ def build_model(spec) -> nn.Module:
     return model.eval()
 
 
+def _make_input(rng: np.random.Generator, desc) -> torch.Tensor:
+    if isinstance(desc, dict):
+        assert desc["dtype"] == "int64", desc
+        return torch.from_numpy(rng.integers(0, desc["high"], size=desc["shape"], dtype=np.int64))
+    return torch.from_numpy(rng.standard_normal(desc).astype(np.float32))
+
+
 def make_inputs(spec, shapes, stream) -> list[torch.Tensor]:
-    return [
-        torch.from_numpy(_rng(spec["key"], *stream, i).standard_normal(shape).astype(np.float32))
-        for i, shape in enumerate(shapes)
-    ]
+    return [_make_input(_rng(spec["key"], *stream, i), shape) for i, shape in enumerate(shapes)]
+
+
+def _with_shape(desc, shape):
+    return dict(desc, shape=shape) if isinstance(desc, dict) else shape
 
 
 def as_tuple(out) -> tuple:
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
+# How -march was pinned for this torch (recorded in the manifest).
+MARCH_METHOD = "native"
+
+
 def inductor_configs(native: bool) -> dict:
+    global MARCH_METHOD
     if native:
         return {}
     cfg = {"cpp.simdlen": PORTABLE_SIMDLEN}
@@ -169,10 +268,16 @@ def inductor_configs(native: bool) -> dict:
         cfg["aot_inductor.enable_line_tables"] = False
     if hasattr(config.cpp, "march"):
         cfg["cpp.march"] = PORTABLE_MARCH
+        MARCH_METHOD = "config cpp.march"
     else:
         # Older torch hard-codes "march=native" in _get_optimization_cflags.
         from torch._inductor import cpp_builder
 
+        if not hasattr(cpp_builder, "_get_optimization_cflags"):
+            MARCH_METHOD = "native (no cpp.march, no cpp_builder._get_optimization_cflags to patch)"
+            print(f"warning: cannot pin -march; {MARCH_METHOD}", file=sys.stderr)
+            return cfg
+        MARCH_METHOD = "patched cpp_builder._get_optimization_cflags"
         orig = cpp_builder._get_optimization_cflags
         if not getattr(orig, "_aotrun_patched", False):
             def patched(*args, **kwargs):
@@ -191,16 +296,43 @@ def export_one(spec, out_dir: Path, cfg: dict) -> Path:
     if "dynamic" in spec:
         per_input = [None] * len(inputs)
         for dim_name, d in spec["dynamic"].items():
-            per_input[d["input"]] = {d["dim"]: torch.export.Dim(dim_name, min=d["min"], max=d["max"])}
+            if per_input[d["input"]] is None:
+                per_input[d["input"]] = {}
+            per_input[d["input"]][d["dim"]] = torch.export.Dim(dim_name, min=d["min"], max=d["max"])
         dynamic_shapes = tuple(per_input)
     with torch.no_grad():
         ep = torch.export.export(model, tuple(inputs), dynamic_shapes=dynamic_shapes)
         pkg = out_dir / f"{spec['name']}.pt2"
         if pkg.exists():
             pkg.unlink()
-        got = torch._inductor.aoti_compile_and_package(
-            ep, package_path=str(pkg), inductor_configs=dict(cfg)  # it mutates the dict
-        )
+        if not hasattr(torch._inductor, "aoti_compile_and_package"):
+            from torch._inductor import config
+
+            if not hasattr(config.aot_inductor, "package"):
+                raise RuntimeError(f"torch {torch.__version__} has neither torch._inductor.aoti_compile_and_package "
+                                   "nor aot_inductor.package")
+            # torch 2.5: the prototype packaging, torch._export.aot_compile with
+            # aot_inductor.package=True. Its .pt2 holds the sources and object
+            # files, no .so: torch._inductor.package.load_package links one
+            # at load time.
+            import torch._export
+
+            got = torch._export.aot_compile(
+                model, tuple(inputs), dynamic_shapes=dynamic_shapes,
+                options=dict(cfg, **{"aot_inductor.package": True, "aot_inductor.output_path": str(pkg)}))
+            assert Path(got).resolve() == pkg.resolve(), (got, pkg)
+            return pkg
+        import inspect
+
+        params = inspect.signature(torch._inductor.aoti_compile_and_package).parameters
+        if "args" in params and params["args"].default is inspect.Parameter.empty:
+            # torch 2.5: aoti_compile_and_package(ep, args, kwargs=None, *, package_path, inductor_configs)
+            got = torch._inductor.aoti_compile_and_package(
+                ep, tuple(inputs), {}, package_path=str(pkg), inductor_configs=dict(cfg))
+        else:
+            got = torch._inductor.aoti_compile_and_package(
+                ep, package_path=str(pkg), inductor_configs=dict(cfg)  # it mutates the dict
+            )
     assert Path(got).resolve() == pkg.resolve(), (got, pkg)
     return pkg
 
@@ -210,7 +342,7 @@ def save_reference(spec, out_dir: Path) -> dict:
     model = build_model(spec)
     sets = {"": make_inputs(spec, spec["inputs"], (1,))}
     for j, (suffix, shapes) in enumerate(spec.get("extra", {}).items()):
-        sets[suffix] = make_inputs(spec, shapes, (100 + j,))
+        sets[suffix] = make_inputs(spec, [_with_shape(d, sh) for d, sh in zip(spec["inputs"], shapes)], (100 + j,))
     entries = {}
     for suffix, inputs in sets.items():
         stem = spec["name"] + (f".{suffix}" if suffix else "")
@@ -227,7 +359,12 @@ def save_reference(spec, out_dir: Path) -> dict:
 
 
 def verify(pkg: Path, entries: dict, rtol: float, atol: float) -> dict:
-    compiled = torch._inductor.aoti_load_package(str(pkg))
+    if hasattr(torch._inductor, "aoti_load_package"):
+        compiled = torch._inductor.aoti_load_package(str(pkg))
+    else:  # torch 2.5
+        from torch._inductor.package import load_package
+
+        compiled = load_package(str(pkg), "cpu")
     result = {}
     for set_name, e in entries.items():
         inputs, expected = e["_tensors"]
@@ -236,12 +373,88 @@ def verify(pkg: Path, entries: dict, rtol: float, atol: float) -> dict:
         assert len(actual) == len(expected), (pkg, set_name, len(actual), len(expected))
         max_abs = 0.0
         for a, x, f in zip(actual, expected, e["outputs"]):
-            torch.testing.assert_close(a, x, rtol=rtol, atol=atol)
+            exact = not a.dtype.is_floating_point
+            torch.testing.assert_close(a, x, rtol=0 if exact else rtol, atol=0 if exact else atol)
             ref = torch.from_numpy(np.load(pkg.parent / f["file"]))
-            torch.testing.assert_close(a, ref, rtol=rtol, atol=atol)
-            max_abs = max(max_abs, (a - x).abs().max().item())
+            torch.testing.assert_close(a, ref, rtol=0 if exact else rtol, atol=0 if exact else atol)
+            if a.numel():
+                max_abs = max(max_abs, (a.double() - x.double()).abs().max().item())
         result[set_name] = max_abs
     return result
+
+
+ENTRY_POINTS = [
+    "AOTInductorModelContainerCreate",
+    "AOTInductorModelContainerCreateWithDevice",
+    "AOTInductorModelContainerRun",
+    "AOTInductorModelContainerRunSingleThreaded",
+    "AOTInductorModelContainerGetInputName",
+    "AOTInductorModelContainerGetOutputName",
+    "AOTInductorModelContainerGetCallSpec",
+    "AOTInductorGetLastError",
+]
+
+
+def _run(cmd) -> str:
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+
+def package_facts(pkg: Path) -> dict:
+    """What a loader has to know about this archive, read from its files with
+    binutils (nm, readelf): the layout, the entry points and shim functions of
+    the model .so, its C++ string ABI, input checks in the wrapper source."""
+    facts: dict = {}
+    with zipfile.ZipFile(pkg) as z, tempfile.TemporaryDirectory() as tmp:
+        names = z.namelist()
+        so = [n for n in names if n.endswith(".so")]
+        cpp = [n for n in names if n.endswith(".cpp")]
+        marker = "data/aotinductor/"
+        prefixes = sorted({n[: n.index(marker)] for n in names if marker in n})
+        facts["layout"] = {
+            "prefix": prefixes[0].rstrip("/") if prefixes else None,
+            # entry names without the prefix, the model's hash names as <hash>
+            "files": sorted({re.sub(r"/model/c[a-z0-9]{51}", "/model/<hash>", n[len(prefixes[0]) if prefixes else 0:])
+                             for n in names}),
+            "compressed": any(i.compress_type != zipfile.ZIP_STORED for i in z.infolist()),
+        }
+        src = "".join(z.read(n).decode("utf-8", "replace") for n in cpp)
+        facts["input_checks_in_wrapper"] = "unmatched dim value" in src or "unmatched dtype" in src
+        facts["input_checks_guarded_by"] = "AOTI_RUNTIME_CHECK_INPUTS" if "AOTI_RUNTIME_CHECK_INPUTS" in src else None
+        meta = [n for n in names if n.endswith("_metadata.json")]
+        facts["metadata"] = {}
+        for n in meta:
+            try:
+                facts["metadata"].update(json.loads(z.read(n)))
+            except Exception:
+                pass
+        if len(so) != 1:
+            facts["so"] = so
+            return facts
+        path = Path(tmp) / "model.so"
+        path.write_bytes(z.read(so[0]))
+        facts["so_size"] = path.stat().st_size
+        defined = set(_run(["nm", "-D", "--defined-only", str(path)]).split())
+        undefined = [l.split()[-1] for l in _run(["nm", "-D", "--undefined-only", str(path)]).splitlines() if l.strip()]
+        facts["entry_points"] = [e for e in ENTRY_POINTS if e in defined]
+        facts["shim_functions"] = sorted({u for u in undefined if u.startswith("aoti_")})
+        every = " ".join(undefined) + " " + " ".join(defined)
+        facts["cxx11_abi"] = ("new (std::__cxx11)" if "__cxx11" in every else
+                              "old (pre-C++11 std::string)" if ("_ZNSs" in every or "_ZNKSs" in every) else "no std::string")
+        needed = [l.split("[")[1].rstrip("]") for l in _run(["readelf", "-dW", str(path)]).splitlines() if "(NEEDED)" in l]
+        facts["needed"] = needed
+        stack = [l for l in _run(["readelf", "-lW", str(path)]).splitlines() if "GNU_STACK" in l]
+        facts["exec_stack"] = bool(stack) and "E" in stack[0].split()[-2]
+        sections = _run(["readelf", "-SW", str(path)])
+        facts["debug_line"] = ".debug_line" in sections
+        versions = set()
+        for l in _run(["readelf", "-VW", str(path)]).splitlines():
+            for tok in l.split():
+                if tok.startswith(("GLIBCXX_", "CXXABI_", "GLIBC_")):
+                    versions.add(tok)
+        facts["symbol_versions"] = sorted(versions)
+        dis = _run(["objdump", "-d", "--no-show-raw-insn", str(path)])
+        facts["uses_zmm"] = "%zmm" in dis
+    return facts
 
 
 def gcc_version() -> str:
@@ -282,15 +495,32 @@ def main() -> int:
         "python": platform.python_version(),
         "compiler": gcc_version(),
         "march": "native" if args.native else PORTABLE_MARCH,
+        "march_method": MARCH_METHOD,
         "inductor_configs": cfg,
+        "torch_cxx11_abi": bool(torch.compiled_with_cxx11_abi()),
         "seed": SEED,
-        "tolerance": {"float32": {"rtol": rtol, "atol": atol}},
+        # Exact for integer and bool outputs.
+        "tolerance": {"float32": {"rtol": rtol, "atol": atol},
+                      "int64": {"rtol": 0, "atol": 0}, "bool": {"rtol": 0, "atol": 0}},
     })
     models = manifest.setdefault("models", {})
+    export_failures = manifest.setdefault("export_failures", {})
     failures = 0
     for spec in specs:
         name = spec["name"]
-        pkg = export_one(spec, out_dir, cfg)
+        try:
+            pkg = export_one(spec, out_dir, cfg)
+        except Exception as e:  # recorded, the other models go on
+            import traceback
+
+            msg = f"{type(e).__name__}: {e}".strip().splitlines()
+            export_failures[name] = "\n".join(msg[:20])
+            models.pop(name, None)
+            failures += 1
+            traceback.print_exc()
+            print(f"{name}: EXPORT FAILED: {msg[0] if msg else ''}", file=sys.stderr)
+            continue
+        export_failures.pop(name, None)
         entries = save_reference(spec, out_dir)
         with zipfile.ZipFile(pkg) as z:
             archive_entries = sorted(z.namelist())
@@ -303,6 +533,10 @@ def main() -> int:
         }
         if "dynamic" in spec:
             info["dynamic"] = spec["dynamic"]
+        try:
+            info["facts"] = package_facts(pkg)
+        except Exception as e:  # binutils missing, ...
+            info["facts"] = {"error": str(e)}
         if not args.no_verify:
             try:
                 info["verified_max_abs_diff"] = verify(pkg, entries, rtol, atol)
@@ -315,6 +549,8 @@ def main() -> int:
             print(f"{name}: {pkg.stat().st_size} bytes (not verified)")
         models[name] = info
     manifest["models"] = dict(sorted(models.items()))
+    if not export_failures:
+        manifest.pop("export_failures")
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"wrote {out_dir}")
     if _CACHE_DIR:

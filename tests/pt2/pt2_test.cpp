@@ -1,16 +1,24 @@
 // Real PyTorch AOTInductor packages (compat/aoti/fixtures, exported by
-// compat/aoti/export_fixtures.py) through libaotrun's C API: outputs equal
-// eager PyTorch's within torch.testing.assert_close's float32 tolerances in
-// every mode, graph replays identical to eager runs, old packages (no
-// RunSingleThreaded) fall back with one warning, and bad input is refused.
-// libtorch comes from $AOTRUN_LIBTORCH (scripts/test.sh fetches one); without
-// it every test skips, saying so.
+// compat/aoti/export_fixtures.py, one directory per torch release, built by
+// scripts/build-aoti-corpus.sh) through libaotrun's C API: every model of
+// every release's manifest.json, every input set, in every mode, equals eager
+// PyTorch within the manifest's tolerance (float32: torch.testing.assert_close's
+// defaults; int64 and bool: exact); graph replays identical to eager runs, old
+// packages (no RunSingleThreaded) fall back with one warning, and bad input is
+// refused. libtorch comes from $AOTRUN_LIBTORCH (scripts/test.sh fetches one);
+// without it every test skips, saying so.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <regex>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "../core/test_util.hpp"
 
@@ -31,7 +39,10 @@ constexpr double kRtol = 1.3e-6, kAtol = 1e-5;
       GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
   } while (0)
 
-// A float32 / int64 .npy array, C order, little endian.
+// DLPack >= 0.8's kDLBool (the dlpack.h in use may predate it).
+constexpr uint8_t kDLBoolCode = 6;
+
+// A float32 / int64 / bool .npy array, C order, little endian.
 struct Npy {
   std::vector<int64_t> shape;
   std::vector<char> bytes;
@@ -49,6 +60,8 @@ struct Npy {
       n->dtype = {kDLFloat, 32, 1};
     } else if (header.find("'<i8'") != std::string::npos) {
       n->dtype = {kDLInt, 64, 1};
+    } else if (header.find("'|b1'") != std::string::npos) {
+      n->dtype = {kDLBoolCode, 8, 1};
     } else {
       return nullptr;
     }
@@ -76,6 +89,7 @@ struct Npy {
   }
   const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
   size_t count() const { return bytes.size() / 4; }
+  bool is_float() const { return dtype.code == kDLFloat && dtype.bits == 32; }
 };
 
 std::unique_ptr<Npy> npy(const std::string& dir, const std::string& file) {
@@ -84,12 +98,22 @@ std::unique_ptr<Npy> npy(const std::string& dir, const std::string& file) {
   return n;
 }
 
-// Max violation of |a - b| <= atol + rtol * |b|, as a string, "" if none.
-std::string close(const Npy& got, const Npy& want) {
+// First violation of |a - b| <= atol + rtol * |b| (float32) or of equality
+// (int64, bool), as a string, "" if none.
+std::string close(const Npy& got, const Npy& want, double rtol = kRtol, double atol = kAtol) {
   if (got.shape != want.shape) return "shape differs";
+  if (got.dtype.code != want.dtype.code || got.dtype.bits != want.dtype.bits) return "dtype differs";
+  if (!want.is_float()) {
+    if (got.bytes != want.bytes) {
+      for (size_t i = 0; i < want.bytes.size(); ++i) {
+        if (got.bytes[i] != want.bytes[i]) return "byte " + std::to_string(i) + " differs";
+      }
+    }
+    return "";
+  }
   for (size_t i = 0; i < want.count(); ++i) {
     const double a = got.f()[i], b = want.f()[i];
-    if (!(std::fabs(a - b) <= kAtol + kRtol * std::fabs(b))) {
+    if (!(std::fabs(a - b) <= atol + rtol * std::fabs(b))) {
       return "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
     }
   }
@@ -132,32 +156,229 @@ struct Loaded {
   }
 };
 
-class NewFixture : public testing::TestWithParam<std::tuple<Case, aotrun_mode>> {};
+// ---------------------------------------------------------------------------
+// The corpus: every compat/aoti/fixtures/torch-*/manifest.json, every model
+// and input set in it, every mode.
 
-TEST_P(NewFixture, MatchesEagerPyTorch) {
+struct CorpusCase {
+  std::string release;  // "2.15.0"
+  std::string dir;
+  std::string model, set;  // set: "default" or a variant ("b3")
+  std::vector<std::string> inputs, outputs;
+  std::map<std::string, std::pair<double, double>> tol;  // dtype -> (rtol, atol)
+  aotrun_mode mode = AOTRUN_MODE_THREADED;
+};
+
+// gtest prints a parameter in test listings and failures: the case, readably.
+void PrintTo(const CorpusCase& c, std::ostream* os) {
+  *os << "torch-" << c.release << "/" << c.model << " (" << c.set << ") " << static_cast<int>(c.mode);
+}
+
+std::vector<int> version_of(const std::string& v) {
+  std::vector<int> out;
+  std::stringstream ss(v);
+  std::string part;
+  while (std::getline(ss, part, '.')) out.push_back(std::atoi(part.c_str()));
+  return out;
+}
+
+const char* mode_name(aotrun_mode m) {
+  return m == AOTRUN_MODE_THREADED ? "threaded" : m == AOTRUN_MODE_GRAPH ? "graph" : "single_threaded";
+}
+
+// Clean refusals: what aotrun does today where it does not run a corpus case.
+// `where` is the call that fails: "open" (aotrun_package_open), "runner"
+// (aotrun_runner_create), "run" (aotrun_runner_run) or "*" (the first that
+// fails). "*" in release, model, mode matches all. Each is a library gap to
+// fix (see docs/COMPAT_MATRIX.md); the test fails once the case runs, so the
+// entry is removed then.
+struct Known {
+  const char* release;
+  const char* model;
+  const char* mode;
+  const char* where;
+  aotrun_code code;
+  const char* why;
+};
+const Known kKnown[] = {
+    // KNOWN: aotrun has no bool dtype (torch dtype 11; DLPack kDLBool): with
+    // input checks in the wrapper (torch >= 2.7?) the output probe at open
+    // fails ("an output has torch dtype 11, which aotrun cannot represent");
+    // without them (2.6) the run does ("the model returned [4, 8] of torch
+    // dtype 11; the output tensor given is [4, 8] of 8-bit DLPack code 6").
+    {"*", "bool_int_out", "*", "*", AOTRUN_ERR_PACKAGE, "bool outputs unsupported (torch dtype 11)"},
+    {nullptr, nullptr, nullptr, nullptr, AOTRUN_OK, nullptr},
+};
+
+// Cases that crash or compute a wrong answer today: registered as DISABLED_
+// (a crash would take the whole binary down with it).
+struct Disabled {
+  const char* release;
+  const char* model;
+  const char* mode;
+  const char* why;
+};
+const Disabled kDisabled[] = {
+    {nullptr, nullptr, nullptr, nullptr},
+};
+
+bool glob_eq(const char* pattern, const std::string& value) {
+  return pattern != nullptr && (std::strcmp(pattern, "*") == 0 || value == pattern);
+}
+
+const Known* known_for(const CorpusCase& c) {
+  for (const Known& k : kKnown) {
+    if (k.release == nullptr) continue;
+    if (glob_eq(k.release, c.release) && glob_eq(k.model, c.model) && glob_eq(k.mode, mode_name(c.mode))) return &k;
+  }
+  return nullptr;
+}
+
+const Disabled* disabled_for(const CorpusCase& c) {
+  for (const Disabled& d : kDisabled) {
+    if (d.release == nullptr) continue;
+    if (glob_eq(d.release, c.release) && glob_eq(d.model, c.model) && glob_eq(d.mode, mode_name(c.mode))) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<CorpusCase> corpus_cases() {
+  namespace fs = std::filesystem;
+  std::vector<CorpusCase> out;
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(AOTRUN_PT2_FIXTURES, ec)) {
+    const std::string n = e.path().filename().string();
+    if (e.is_directory() && n.rfind("torch-", 0) == 0 && fs::exists(e.path() / "manifest.json")) dirs.push_back(e.path());
+  }
+  std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) {
+    return version_of(a.filename().string().substr(6)) < version_of(b.filename().string().substr(6));
+  });
+  for (const auto& d : dirs) {
+    std::ifstream in(d / "manifest.json");
+    const nlohmann::json m = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (m.is_discarded() || !m.contains("models")) continue;
+    std::map<std::string, std::pair<double, double>> tol;
+    const nlohmann::json tolerance = m.value("tolerance", nlohmann::json::object());
+    for (const auto& [dtype, t] : tolerance.items()) {
+      tol[dtype] = {t.value("rtol", 0.0), t.value("atol", 0.0)};
+    }
+    for (const auto& [model, info] : m["models"].items()) {
+      for (const auto& [set, files] : info["sets"].items()) {
+        CorpusCase c;
+        c.release = d.filename().string().substr(6);
+        c.dir = d.string();
+        c.model = model;
+        c.set = set;
+        c.tol = tol;
+        for (const auto& f : files["inputs"]) c.inputs.push_back(f["file"]);
+        for (const auto& f : files["outputs"]) c.outputs.push_back(f["file"]);
+        for (aotrun_mode mode : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
+          c.mode = mode;
+          out.push_back(c);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// The release of the libtorch in use, from its cache directory's name
+// (scripts/fetch-libtorch.sh: .../libtorch-<version>/lib); empty if unknown.
+std::string libtorch_release() {
+  const char* lt = std::getenv("AOTRUN_LIBTORCH");
+  std::smatch m;
+  const std::string s = lt != nullptr ? lt : "";
+  if (std::regex_search(s, m, std::regex("libtorch-([0-9]+\\.[0-9]+\\.[0-9]+)"))) return m[1];
+  return "";
+}
+
+class Corpus : public testing::TestWithParam<CorpusCase> {};
+
+TEST_P(Corpus, MatchesEagerPyTorch) {
   REQUIRE_LIBTORCH();
-  const auto& [c, mode] = GetParam();
-  Package pkg(kNew + "/" + c.model + ".pt2");
-  ASSERT_NE(pkg.get(), nullptr);
-  Runner r(pkg, RunnerOptions().mode(mode));
-  Loaded data(kNew, c);
-  for (int i = 0; i < 3; ++i) data.run_and_compare(r.get());  // graph: warm-up, capture, replay
-  if (mode == AOTRUN_MODE_GRAPH) {
-    EXPECT_EQ(r.stats().graph_captures, 1u);
-    EXPECT_GE(r.stats().graph_replays, 1u);
+  const CorpusCase& c = GetParam();
+  const Known* known = known_for(c);
+  // PyTorch promises no forward compatibility: a package exported by a newer
+  // torch than the libtorch in use may call shim functions it lacks, which
+  // aotrun names at open (LOAD_FAILED) instead of failing in dlopen.
+  const std::string lt = libtorch_release();
+  const bool newer_than_libtorch = !lt.empty() && version_of(c.release) > version_of(lt);
+
+  aotrun_package* raw = nullptr;
+  Outcome open = outcome(aotrun_package_open((c.dir + "/" + c.model + ".pt2").c_str(), nullptr, &raw));
+  Package pkg(raw);
+  // A KNOWN case passes when its first failing call fails with the code
+  // recorded (at the stage recorded, unless "*"), and fails once it runs.
+  auto refused_as_known = [&](const char* stage, const Outcome& o) {
+    if (known == nullptr || o.code == AOTRUN_OK) return false;
+    EXPECT_TRUE(std::strcmp(known->where, "*") == 0 || std::strcmp(known->where, stage) == 0)
+        << "KNOWN at " << known->where << ", failed at " << stage << ": " << o.message;
+    EXPECT_EQ(o.code, known->code) << "KNOWN: " << known->why << "; " << stage << ": " << o.message;
+    return true;
+  };
+  if (refused_as_known("open", open)) return;
+  if (newer_than_libtorch && open.code == AOTRUN_ERR_LOAD_FAILED) {
+    EXPECT_NE(open.message.find("aoti_"), std::string::npos) << open.message;
+    GTEST_SKIP() << "package from torch " << c.release << " needs what libtorch " << lt << " lacks: " << open.message;
+  }
+  ASSERT_EQ(open.code, AOTRUN_OK) << open.message;
+
+  const char* reason = nullptr;
+  const bool native = aotrun_package_mode_available(pkg.get(), c.mode, &reason) != 0;
+  aotrun_runner* raw_runner = nullptr;
+  Outcome created = outcome(aotrun_runner_create(pkg.get(), RunnerOptions().mode(c.mode).get(), &raw_runner));
+  Runner r(raw_runner);
+  if (refused_as_known("runner", created)) return;
+  ASSERT_EQ(created.code, AOTRUN_OK) << created.message;
+  std::vector<std::unique_ptr<Npy>> in, want;
+  std::vector<DLTensor> in_dl;
+  for (const auto& f : c.inputs) {
+    in.push_back(npy(c.dir, f));
+    ASSERT_NE(in.back(), nullptr);
+    in_dl.push_back(in.back()->dl);
+  }
+  for (const auto& f : c.outputs) {
+    want.push_back(npy(c.dir, f));
+    ASSERT_NE(want.back(), nullptr);
+  }
+  for (int run = 0; run < 3; ++run) {  // graph: warm-up, capture, replay
+    std::vector<std::unique_ptr<Npy>> got;
+    std::vector<DLTensor> out_dl;
+    for (auto& w : want) {
+      got.push_back(Npy::zeros_like(*w));
+      std::fill(got.back()->bytes.begin(), got.back()->bytes.end(), static_cast<char>(0x7f));
+      out_dl.push_back(got.back()->dl);
+    }
+    Outcome o = outcome(aotrun_runner_run(r.get(), in_dl.data(), in_dl.size(), out_dl.data(), out_dl.size()));
+    if (refused_as_known("run", o)) return;
+    ASSERT_EQ(o.code, AOTRUN_OK) << "run " << run << ": " << o.message;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const std::string dtype = want[i]->is_float() ? "float32" : want[i]->dtype.code == kDLInt ? "int64" : "bool";
+      const auto t = c.tol.count(dtype) ? c.tol.at(dtype) : std::make_pair(0.0, 0.0);
+      EXPECT_EQ(close(*got[i], *want[i], t.first, t.second), "") << "run " << run << ", output " << i;
+    }
+  }
+  EXPECT_EQ(known, nullptr) << "runs now; remove the KNOWN entry: " << (known ? known->why : "");
+  const aotrun_runner_stats st = r.stats();
+  if (!native) {
+    // A release without RunSingleThreaded: the run falls back to Run.
+    EXPECT_NE(c.mode, AOTRUN_MODE_THREADED) << reason;
+    EXPECT_GE(st.fallback_runs, 1u) << reason;
+    EXPECT_EQ(st.graph_captures, 0u);
+  } else if (c.mode == AOTRUN_MODE_GRAPH) {
+    EXPECT_EQ(st.graph_captures, 1u);
+    EXPECT_GE(st.graph_replays, 1u);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModels, NewFixture,
-                         testing::Combine(testing::ValuesIn(kCases),
-                                          testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED,
-                                                          AOTRUN_MODE_GRAPH)),
-                         [](const auto& i) {
-                           std::string n = std::get<0>(i.param).prefix;
-                           for (char& ch : n) ch = ch == '.' ? '_' : ch;
-                           const aotrun_mode m = std::get<1>(i.param);
-                           return n + (m == AOTRUN_MODE_THREADED ? "_threaded" : m == AOTRUN_MODE_GRAPH ? "_graph" : "_single");
-                         });
+INSTANTIATE_TEST_SUITE_P(Fixtures, Corpus, testing::ValuesIn(corpus_cases()), [](const auto& i) {
+  const CorpusCase& c = i.param;
+  std::string n = "torch_" + c.release + "_" + c.model + (c.set == "default" ? "" : "_" + c.set) + "_" +
+                  (c.mode == AOTRUN_MODE_SINGLE_THREADED ? "single" : mode_name(c.mode));
+  for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return (disabled_for(c) != nullptr ? "DISABLED_" : "") + n;
+});
 
 TEST(Pt2, InspectShowsSpecsFromTheModelsInputChecks) {
   REQUIRE_LIBTORCH();
