@@ -271,8 +271,10 @@ def inductor_configs(native: bool) -> dict:
         MARCH_METHOD = "config cpp.march"
     else:
         # Older torch hard-codes "march=native" in _get_optimization_cflags.
-        from torch._inductor import cpp_builder
-
+        try:
+            from torch._inductor import cpp_builder
+        except ImportError:  # torch < 2.4
+            cpp_builder = None
         if not hasattr(cpp_builder, "_get_optimization_cflags"):
             MARCH_METHOD = "native (no cpp.march, no cpp_builder._get_optimization_cflags to patch)"
             print(f"warning: cannot pin -march; {MARCH_METHOD}", file=sys.stderr)
@@ -315,9 +317,9 @@ def export_one(spec, out_dir: Path, cfg: dict) -> Path:
             # aot_inductor.package=True. Its .pt2 holds the sources and object
             # files, no .so: torch._inductor.package.load_package links one
             # at load time.
-            import torch._export
+            from torch import _export as torch_export
 
-            got = torch._export.aot_compile(
+            got = torch_export.aot_compile(
                 model, tuple(inputs), dynamic_shapes=dynamic_shapes,
                 options=dict(cfg, **{"aot_inductor.package": True, "aot_inductor.output_path": str(pkg)}))
             assert Path(got).resolve() == pkg.resolve(), (got, pkg)

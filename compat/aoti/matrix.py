@@ -270,16 +270,18 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
                 row.append(" / ".join(per_mode))
             rows.append(row)
         lines += [table(["package"] + models, rows), ""]
-    lines += ["## Every cell that is not ok", ""]
-    bad_rows = []
+    lines += ["## Every cell that is not ok", "",
+              "Cells with the same package, model, input set and message are one row.", ""]
+    grouped: dict = {}
     for c in cells:
         for lt, _ in libs:
             for m in MODES:
                 r = results[(c["release"], c["model"], c["set"], lt, m)]
                 if r["result"] != "ok":
-                    bad_rows.append([c["release"], c["model"] + ("" if c["set"] == "default" else f" ({c['set']})"),
-                                     lt, m, detail(r)[:400]])
-    lines += [table(["package", "model (set)", "libtorch", "mode", "result"], bad_rows) if bad_rows else "none", ""]
+                    key = (c["release"], c["model"] + ("" if c["set"] == "default" else f" ({c['set']})"), detail(r)[:500])
+                    grouped.setdefault(key, []).append(f"{lt} {m}")
+    bad_rows = [[rel, model, ", ".join(where), msg] for (rel, model, msg), where in grouped.items()]
+    lines += [table(["package", "model (set)", "libtorch, mode", "result"], bad_rows) if bad_rows else "none", ""]
     fb = sorted({(c["release"], lt) for c in cells for lt, _ in libs for m in MODES
                  if results[(c["release"], c["model"], c["set"], lt, m)].get("fallback")})
     if fb:
