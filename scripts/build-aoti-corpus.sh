@@ -108,7 +108,9 @@ for i in "${!RELEASES[@]}"; do
   fi
   got_np=$("$venv/bin/python" -c "import numpy; print(numpy.__version__)" 2>/dev/null || echo "?")
   out=$ROOT/compat/aoti/fixtures/torch-$v
-  "$venv/bin/python" "$EXPORT" --out "$out" >>"$log" 2>&1
+  # No file of an export is anywhere near 256 MB; a runaway one (torch 2.5's
+  # packager zipping its own archive) is stopped by SIGXFSZ, not a full disk.
+  (ulimit -f $((256 * 1024)); exec "$venv/bin/python" "$EXPORT" --out "$out") >>"$log" 2>&1
   rc=$?
   secs=$(( $(date +%s) - start ))
   if [[ $rc -eq 0 ]]; then

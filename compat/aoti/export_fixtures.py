@@ -317,12 +317,34 @@ def export_one(spec, out_dir: Path, cfg: dict) -> Path:
             # aot_inductor.package=True. Its .pt2 holds the sources and object
             # files, no .so: torch._inductor.package.load_package links one
             # at load time.
+            #
+            # Its package_aoti opens the archive and then zips glob("<dir>/*")
+            # of the directory the sources were written to, which is the
+            # archive's own directory: the archive includes itself and grows
+            # until the disk is full ("File size too large, try using
+            # force_zip64"). So the model is compiled in a fresh directory and
+            # that glob leaves .pt2 files out; the archive is then moved here.
             from torch import _export as torch_export
+            from torch._inductor.package import package as package_mod
 
-            got = torch_export.aot_compile(
-                model, tuple(inputs), dynamic_shapes=dynamic_shapes,
-                options=dict(cfg, **{"aot_inductor.package": True, "aot_inductor.output_path": str(pkg)}))
-            assert Path(got).resolve() == pkg.resolve(), (got, pkg)
+            real_glob = package_mod.glob.glob
+
+            class _Glob:
+                @staticmethod
+                def glob(pattern, *a, **k):
+                    return [f for f in real_glob(pattern, *a, **k) if not f.endswith(".pt2")]
+
+            with tempfile.TemporaryDirectory(prefix="aotrun-pt2-25-") as tmp:
+                tmp_pkg = Path(tmp) / pkg.name
+                package_mod.glob = _Glob
+                try:
+                    got = torch_export.aot_compile(
+                        model, tuple(inputs), dynamic_shapes=dynamic_shapes,
+                        options=dict(cfg, **{"aot_inductor.package": True, "aot_inductor.output_path": str(tmp_pkg)}))
+                finally:
+                    package_mod.glob = sys.modules["glob"]
+                assert Path(got).resolve() == tmp_pkg.resolve(), (got, tmp_pkg)
+                shutil.move(str(tmp_pkg), str(pkg))
             return pkg
         import inspect
 
