@@ -135,6 +135,7 @@ def md_escape(s: str) -> str:
 
 def quirks_rows() -> list[list[str]]:
     rows = []
+    prev_shims = None
     for d in sorted(FIXTURES.glob("torch-*/manifest.json"), key=lambda p: vkey(p.parent.name)):
         m = json.loads(d.read_text())
         facts = [i.get("facts", {}) for i in m["models"].values()]
@@ -151,6 +152,16 @@ def quirks_rows() -> list[list[str]]:
         pt2 = [i["size"] for i in m["models"].values()]
         isa = {x.get("metadata", {}).get("AOTI_CPU_ISA") for x in facts} - {None}
         failed = sorted(m.get("export_failures", {}))
+        shims = set().union(*[set(x.get("shim_functions", [])) for x in facts]) if facts else set()
+        new_shims = sorted(shims - prev_shims) if prev_shims is not None and shims else []
+        gone_shims = sorted(prev_shims - shims) if prev_shims is not None and shims else []
+        if shims:
+            prev_shims = shims
+        shim_text = str(len(shims)) if shims else "-"
+        if new_shims:
+            shim_text += "; new: " + ", ".join(f"`{n}`" for n in new_shims)
+        if gone_shims:
+            shim_text += "; no longer: " + ", ".join(f"`{n}`" for n in gone_shims)
         rows.append([
             d.parent.name[6:],
             ", ".join(short_ep),
@@ -160,9 +171,10 @@ def quirks_rows() -> list[list[str]]:
             f.get("cxx11_abi", "?").split(" ")[0] + (" (torch: " + ("new" if m.get("torch_cxx11_abi") else "old") + ")"),
             ", ".join(sorted(isa)) or "not recorded",
             "yes" if any(x.get("exec_stack") for x in facts) else "no",
+            "yes" if any(x.get("debug_line") for x in facts) else "no",
             m.get("march_method", "?"),
             f"{min(pt2) // 1024}-{max(pt2) // 1024} KB" if pt2 else "-",
-            str(max(len(x.get("shim_functions", [])) for x in facts) if facts else "-"),
+            shim_text,
             ", ".join(failed) or "-",
         ])
     return rows
@@ -170,7 +182,8 @@ def quirks_rows() -> list[list[str]]:
 
 QUIRKS_HEAD = ["torch", "model .so entry points (AOTInductor[ModelContainer]...)", "input checks in wrapper",
                "archive layout (prefix; model files)", "C++ string ABI of the .so", "AOTI_CPU_ISA", "exec stack",
-               "-march pinned by", ".pt2 sizes", "shim functions (max)", "export failed"]
+               "line tables", "-march pinned by", ".pt2 sizes",
+               "aoti_* shim functions used (all models; new vs the release above)", "export failed"]
 
 
 def table(head: list[str], rows: list[list[str]]) -> str:
