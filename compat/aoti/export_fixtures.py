@@ -324,6 +324,12 @@ def export_one(spec, out_dir: Path, cfg: dict) -> Path:
             # until the disk is full ("File size too large, try using
             # force_zip64"). So the model is compiled in a fresh directory and
             # that glob leaves .pt2 files out; the archive is then moved here.
+            # It still fails: the packager asserts that every entry of that
+            # glob is a file, and inductor puts the object files in a
+            # subdirectory there ("<dir>/<hash> is not a valid file path");
+            # leaving the subdirectory out gives an archive without the .o
+            # that load_package needs ("Unable to find file with suffix .o").
+            # torch 2.5 cannot write a loadable .pt2 for this CPU path.
             from torch import _export as torch_export
             from torch._inductor.package import package as package_mod
 

@@ -284,22 +284,44 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
             rows.append(row)
         lines += [table(["package"] + models, rows), ""]
     lines += ["## Every cell that is not ok", "",
-              "Cells with the same package, model, input set and message are one row.", ""]
+              "Cells of one package release with the same message (the model's name in it "
+              "replaced by `<model>`, the libtorch path by `<libtorch>`) are one row; "
+              "`--json` has every cell.", ""]
     grouped: dict = {}
     for c in cells:
-        for lt, _ in libs:
+        for lt, lib in libs:
             for m in MODES:
                 r = results[(c["release"], c["model"], c["set"], lt, m)]
                 if r["result"] != "ok":
-                    key = (c["release"], c["model"] + ("" if c["set"] == "default" else f" ({c['set']})"), detail(r)[:500])
-                    grouped.setdefault(key, []).append(f"{lt} {m}")
-    bad_rows = [[rel, model, ", ".join(where), msg] for (rel, model, msg), where in grouped.items()]
-    lines += [table(["package", "model (set)", "libtorch, mode", "result"], bad_rows) if bad_rows else "none", ""]
+                    msg = detail(r).replace(f"'{c['model']}'", "'<model>'").replace(lib, "<libtorch>")[:500]
+                    g = grouped.setdefault((c["release"], msg), {"models": [], "where": []})
+                    name = c["model"] + ("" if c["set"] == "default" else f" ({c['set']})")
+                    if name not in g["models"]:
+                        g["models"].append(name)
+                    if f"{lt} {m}" not in g["where"]:
+                        g["where"].append(f"{lt} {m}")
+    all_models = {}
+    for c in cells:
+        all_models.setdefault(c["release"], []).append(c["model"] + ("" if c["set"] == "default" else f" ({c['set']})"))
+
+    def where_text(where: list[str]) -> str:
+        out = []
+        for lt, _ in libs:
+            ms = [w.split(" ", 1)[1] for w in where if w.split(" ", 1)[0] == lt]
+            if ms:
+                out.append(lt + ("" if len(ms) == len(MODES) else " (" + ", ".join(ms) + ")"))
+        return ", ".join(out)
+
+    bad_rows = [[rel, "all" if sorted(g["models"]) == sorted(all_models[rel]) else ", ".join(g["models"]),
+                 where_text(g["where"]), msg] for (rel, msg), g in grouped.items()]
+    lines += [table(["package", "models (sets)", "libtorch (modes; all three if none named)", "result"], bad_rows)
+              if bad_rows else "none", ""]
     fb = sorted({(c["release"], lt) for c in cells for lt, _ in libs for m in MODES
                  if results[(c["release"], c["model"], c["set"], lt, m)].get("fallback")})
     if fb:
         lines += ["Fallback (ok, through `Run`): " + ", ".join(f"torch {r} packages on libtorch {l}" for r, l in fb)
                   + ": " + next(results[(c["release"], c["model"], c["set"], lt, m)].get("reason", "")
+                                .replace(f"'{c['model']}'", "'<model>'")
                                 for c in cells for lt, _ in libs for m in MODES
                                 if results[(c["release"], c["model"], c["set"], lt, m)].get("fallback")), ""]
     lines += ["## Packages per torch release", "",
@@ -322,6 +344,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write every cell here")
     ap.add_argument("--release", action="append", help="only these package releases (no docs written)")
     ap.add_argument("--quirks-only", action="store_true", help="only refresh the README's quirks table")
+    ap.add_argument("--from-json", type=Path, help="render the docs from a --json file of an earlier run, running nothing")
     args = ap.parse_args()
 
     if args.quirks_only:
@@ -337,6 +360,11 @@ def main() -> int:
     print(f"{len(jobs)} cells: {len(cells)} cases x {len(libs)} libtorch x {len(MODES)} modes, {args.jobs} at a time",
           file=sys.stderr)
     results = {}
+    if args.from_json:
+        for r in json.loads(args.from_json.read_text()):
+            key = (r.pop("release"), r.pop("model"), r.pop("set"), r.pop("libtorch"), r.pop("mode"))
+            results[key] = r
+        jobs = []
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as ex:
         futs = {ex.submit(run_cell, args.driver, lib, c, m, args.timeout): (c, lt, m) for c, lt, lib, m in jobs}
         for i, f in enumerate(cf.as_completed(futs), 1):
@@ -346,7 +374,7 @@ def main() -> int:
             if r["result"] != "ok":
                 print(f"[{i}/{len(jobs)}] torch {c['release']} {c['model']}/{c['set']} libtorch {lt} {m}: {detail(r)[:300]}",
                       file=sys.stderr)
-    if args.json:
+    if args.json and not args.from_json:
         args.json.write_text(json.dumps([dict(release=k[0], model=k[1], set=k[2], libtorch=k[3], mode=k[4], **v)
                                          for k, v in sorted(results.items())], indent=1) + "\n")
     if not args.release:
