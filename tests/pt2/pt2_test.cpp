@@ -201,12 +201,7 @@ struct Known {
   const char* why;
 };
 const Known kKnown[] = {
-    // KNOWN: aotrun has no bool dtype (torch dtype 11; DLPack kDLBool): with
-    // input checks in the wrapper (torch >= 2.7?) the output probe at open
-    // fails ("an output has torch dtype 11, which aotrun cannot represent");
-    // without them (2.6) the run does ("the model returned [4, 8] of torch
-    // dtype 11; the output tensor given is [4, 8] of 8-bit DLPack code 6").
-    {"*", "bool_int_out", "*", "*", AOTRUN_ERR_PACKAGE, "bool outputs unsupported (torch dtype 11)"},
+    // (bool outputs, once refused here, map to DLPack's bool since #16.)
     {nullptr, nullptr, nullptr, nullptr, AOTRUN_OK, nullptr},
 };
 

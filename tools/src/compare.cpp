@@ -28,7 +28,7 @@ std::string hex_bytes(const unsigned char* p, size_t n) {
 // Enough digits that two different float32 / float64 values print differently.
 std::string value_text(double v, DLDataType dtype) {
   char buf[64];
-  if (dtype.code == kDLInt || dtype.code == kDLUInt) {
+  if (dtype.code == kDLInt || dtype.code == kDLUInt || is_bool(dtype)) {
     std::snprintf(buf, sizeof(buf), "%.0f", v);
   } else {
     std::snprintf(buf, sizeof(buf), "%.*g", dtype.bits <= 32 ? 9 : 17, v);

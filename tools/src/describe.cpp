@@ -23,6 +23,9 @@ std::string dtype_name(DLDataType dtype) {
     case kDLComplex:
       base = "complex" + std::to_string(dtype.bits);
       break;
+    case kDtypeCodeBool:
+      base = "bool";
+      break;
     default:
       return "dtype(code=" + std::to_string(dtype.code) + ",bits=" + std::to_string(dtype.bits) +
              ",lanes=" + std::to_string(dtype.lanes) + ")";

@@ -12,6 +12,11 @@
 
 namespace aotrun_cli {
 
+// DLPack's bool (kDLBool, code 6, one byte per element, since DLPack 0.8;
+// Debian's dlpack.h 0.6 has no enumerator for it): what .pt2 bool tensors are.
+constexpr uint8_t kDtypeCodeBool = 6;
+inline bool is_bool(DLDataType d) { return d.code == kDtypeCodeBool && d.bits == 8 && d.lanes == 1; }
+
 // "float32", "int64", "bfloat16", "bool", "float32x4" for vector lanes, or
 // "dtype(code=C,bits=B,lanes=L)" for codes DLPack does not name.
 std::string dtype_name(DLDataType dtype);

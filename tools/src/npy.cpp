@@ -150,7 +150,7 @@ bool dtype_from_descr(const std::string& descr, DLDataType* out) {
   static const std::map<std::string, DLDataType> kTypes = {
       {"f4", {kDLFloat, 32, 1}}, {"f8", {kDLFloat, 64, 1}}, {"i1", {kDLInt, 8, 1}},
       {"i2", {kDLInt, 16, 1}},   {"i4", {kDLInt, 32, 1}},   {"i8", {kDLInt, 64, 1}},
-      {"u1", {kDLUInt, 8, 1}},
+      {"u1", {kDLUInt, 8, 1}},   {"b1", {kDtypeCodeBool, 8, 1}},
   };
   auto it = kTypes.find(body);
   if (it == kTypes.end()) return false;
@@ -176,6 +176,7 @@ std::string npy_descr(DLDataType d) {
   if (d.code == kDLInt && d.bits == 32) return "<i4";
   if (d.code == kDLInt && d.bits == 64) return "<i8";
   if (d.code == kDLUInt && d.bits == 8) return "|u1";
+  if (is_bool(d)) return "|b1";
   return "";
 }
 
@@ -225,7 +226,7 @@ HostTensor read_npy(const std::string& path, const std::string& name) {
   DLDataType dtype{};
   if (!dtype_from_descr(descr->second.text, &dtype)) {
     bad(path, "dtype '" + descr->second.text +
-                  "' is not supported (little-endian f4, f8, i1, i2, i4, i8, u1 are)");
+                  "' is not supported (little-endian f4, f8, i1, i2, i4, i8, u1, b1 are)");
   }
   if (fortran->second.flag) bad(path, "Fortran-order arrays are not supported; save C order");
   for (int64_t d : shape->second.ints) {

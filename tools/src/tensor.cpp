@@ -47,7 +47,7 @@ void fill_floats(void* data, size_t n, uint64_t& state) {
 
 bool dtype_supported(DLDataType d) {
   return is(d, kDLFloat, 32) || is(d, kDLFloat, 64) || is(d, kDLInt, 8) || is(d, kDLInt, 16) ||
-         is(d, kDLInt, 32) || is(d, kDLInt, 64) || is(d, kDLUInt, 8);
+         is(d, kDLInt, 32) || is(d, kDLInt, 64) || is(d, kDLUInt, 8) || is_bool(d);
 }
 
 void HostTensor::Free::operator()(void* p) const { std::free(p); }
@@ -104,6 +104,7 @@ double HostTensor::element(size_t i) const {
   if (is(dtype_, kDLInt, 32)) return static_cast<const int32_t*>(p)[i];
   if (is(dtype_, kDLInt, 64)) return static_cast<double>(static_cast<const int64_t*>(p)[i]);
   if (is(dtype_, kDLUInt, 8)) return static_cast<const uint8_t*>(p)[i];
+  if (is_bool(dtype_)) return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
   return std::nan("");
 }
 
@@ -117,6 +118,11 @@ void fill_random(HostTensor& t, uint64_t seed) {
   if (is(d, kDLInt, 32)) return fill_ints<int32_t>(t.data(), t.numel(), state);
   if (is(d, kDLInt, 64)) return fill_ints<int64_t>(t.data(), t.numel(), state);
   if (is(d, kDLUInt, 8)) return fill_ints<uint8_t>(t.data(), t.numel(), state);
+  if (is_bool(d)) {  // 0 or 1: other byte values are not bools
+    auto* b = static_cast<uint8_t*>(t.data());
+    for (size_t i = 0; i < t.numel(); ++i) b[i] = static_cast<uint8_t>(splitmix64(state) & 1);
+    return;
+  }
   throw Failure(AOTRUN_ERR_UNSUPPORTED, "input '" + t.name() + "': cannot generate random " +
                                             dtype_name(d) + " data; pass it with --input");
 }
