@@ -151,6 +151,13 @@ fn from_build_tree(repo: &Path, tried: &mut Vec<String>) -> Option<(PathBuf, Opt
     }
     let mut best: Option<(SystemTime, PathBuf)> = None;
     for root in &roots {
+        // A sanitizer build's library needs its runtime loaded first: a
+        // program of the user's cannot load it. Only an explicit
+        // AOTRUN_BUILD_DIR may name one.
+        if env::var_os("AOTRUN_BUILD_DIR").is_none() && sanitized(root) {
+            tried.push(format!("{} (a sanitizer build, skipped)", root.display()));
+            continue;
+        }
         for sub in ["c_api", "lib", ""] {
             let dir = if sub.is_empty() { root.clone() } else { root.join(sub) };
             let lib = dir.join(LIB_FILE);
@@ -167,6 +174,13 @@ fn from_build_tree(repo: &Path, tried: &mut Vec<String>) -> Option<(PathBuf, Opt
         tried.push(format!("{}/build*/ (no build tree)", repo.display()));
     }
     best.map(|(_, dir)| (canonical(&dir), None))
+}
+
+// Whether the CMake build tree at `root` was configured with AOTRUN_SANITIZE.
+fn sanitized(root: &Path) -> bool {
+    std::fs::read_to_string(root.join("CMakeCache.txt")).map_or(false, |cache| {
+        cache.lines().any(|l| l.starts_with("AOTRUN_SANITIZE:") && !l.ends_with('=') && !l.ends_with("=OFF"))
+    })
 }
 
 fn from_system(tried: &mut Vec<String>) -> Option<(PathBuf, Option<PathBuf>)> {
