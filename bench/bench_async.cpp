@@ -63,8 +63,10 @@ bool submit_and_drain(aotrun_runner* r, Slots& slots, int n, std::string* error)
   }
   for (int i = 0; i < submitted; ++i) {
     aotrun_status* st = aotrun_event_wait(slots.event(i));
-    if (st != nullptr && good) good = ok(st, "run (event)", error);
-    else aotrun_status_free(st);
+    if (st != nullptr && good)
+      good = ok(st, "run (event)", error);
+    else
+      aotrun_status_free(st);
     aotrun_event_free(slots.event(i));
   }
   return good;
@@ -103,8 +105,7 @@ void BM_AsyncThroughput(benchmark::State& state) {
       if (!slots.correct(i)) return fail(state, "run " + std::to_string(i) + " produced a wrong y");
     }
     const aotrun_runner_stats s = a.runner.stats();
-    state.counters["runs_per_s"] =
-        benchmark::Counter(kRunsPerIteration, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["runs_per_s"] = benchmark::Counter(kRunsPerIteration, benchmark::Counter::kIsIterationInvariantRate);
     // Share of the instances' time spent inside the model: 1.0 means the
     // spin of each run alone limits throughput.
     const double rate = kRunsPerIteration * static_cast<double>(state.iterations()) / elapsed_s;
@@ -158,8 +159,13 @@ void windows(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_AsyncThroughput)->Name("async/throughput")->Apply(windows);
-BENCHMARK(BM_WindowRatio)->Name("async/window_ratio")->ArgName("models")->Arg(1)->Arg(2)
-    ->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WindowRatio)
+    ->Name("async/window_ratio")
+    ->ArgName("models")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -54,8 +54,10 @@ Memory read_memory() {
   std::string key;
   while (in >> key) {
     double kib = 0;
-    if (key == "VmRSS:" && in >> kib) m.rss_mib = kib / 1024;
-    else if (key == "VmHWM:" && in >> kib) m.hwm_mib = kib / 1024;
+    if (key == "VmRSS:" && in >> kib)
+      m.rss_mib = kib / 1024;
+    else if (key == "VmHWM:" && in >> kib)
+      m.hwm_mib = kib / 1024;
     in.ignore(1 << 20, '\n');
   }
   return m;
@@ -164,8 +166,7 @@ bool report_row(int64_t submitted) {
 void print_phase(const PhaseResult& r) {
   std::printf("\n%s (max_inflight %d): %lld submissions in %.1f s, peak in flight %llu%s\n\n", r.name.c_str(),
               r.max_inflight, static_cast<long long>(r.submitted), r.seconds,
-              static_cast<unsigned long long>(r.peak_inflight),
-              r.capped ? " — stopped at the RSS safety cap" : "");
+              static_cast<unsigned long long>(r.peak_inflight), r.capped ? " — stopped at the RSS safety cap" : "");
   std::printf("| submitted | backlog | VmRSS MiB | VmHWM MiB |\n|---:|---:|---:|---:|\n");
   std::printf("| 0 | 0 | %.0f | %.0f |\n", r.start.rss_mib, r.start.hwm_mib);
   for (size_t i = 0; i < r.samples.size(); ++i) {
@@ -202,9 +203,12 @@ bool parse_args(int argc, char** argv, Options* opt) {
       return true;
     };
     bool good = false;
-    if (a == "--submissions") good = value(&opt->submissions);
-    else if (a == "--sample-every") good = value(&opt->sample_every);
-    else if (a == "--cap-mib") good = value(&opt->cap_mib);
+    if (a == "--submissions")
+      good = value(&opt->submissions);
+    else if (a == "--sample-every")
+      good = value(&opt->sample_every);
+    else if (a == "--cap-mib")
+      good = value(&opt->cap_mib);
     if (!good) {
       std::fprintf(stderr,
                    "usage: %s [--submissions N (100000)] [--sample-every K (250)] [--cap-mib M (1024)]\n"
@@ -238,10 +242,11 @@ int main(int argc, char** argv) {
     int64_t shape[2] = {kRows, kCols};
     const DLTensor x = aotrun_bench::float_tensor(x_data.data(), shape);
 
-    std::printf("bench_async_rss: counting package, output 1 MiB per submission, AOTRUN_TEST_SPIN_US=%s, "
-                "sample every %lld, unbounded cap %lld MiB\n",
-                std::getenv("AOTRUN_TEST_SPIN_US"), static_cast<long long>(opt.sample_every),
-                static_cast<long long>(opt.cap_mib));
+    std::printf(
+        "bench_async_rss: counting package, output 1 MiB per submission, AOTRUN_TEST_SPIN_US=%s, "
+        "sample every %lld, unbounded cap %lld MiB\n",
+        std::getenv("AOTRUN_TEST_SPIN_US"), static_cast<long long>(opt.sample_every),
+        static_cast<long long>(opt.cap_mib));
     const PhaseResult bounded = run_phase(pkg, "bounded", 4, opt, x);
     const PhaseResult unbounded = run_phase(pkg, "unbounded", 65536, opt, x);
     print_phase(bounded);
@@ -252,8 +257,8 @@ int main(int argc, char** argv) {
     const double u_peak = unbounded.samples.empty() ? 0 : unbounded.samples.back().mem.hwm_mib;
     std::printf("\nbounded: peak RSS at the end / peak RSS after warm-up = %.3f (%s: flat means <= 1.10)\n", bg,
                 bg <= 1.10 ? "flat" : "NOT flat");
-    std::printf("unbounded: peak RSS %.0f MiB vs %.0f MiB at start (x%.1f)%s; growth after warm-up %.2f\n",
-                u_peak, unbounded.start.rss_mib, unbounded.start.rss_mib > 0 ? u_peak / unbounded.start.rss_mib : 0,
+    std::printf("unbounded: peak RSS %.0f MiB vs %.0f MiB at start (x%.1f)%s; growth after warm-up %.2f\n", u_peak,
+                unbounded.start.rss_mib, unbounded.start.rss_mib > 0 ? u_peak / unbounded.start.rss_mib : 0,
                 unbounded.capped ? ", stopped at the cap" : "", ug);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_async_rss: %s\n", e.what());

@@ -60,9 +60,8 @@ void BM_Graph(benchmark::State& state) {
     run_paired(state, n.via(r.get()), n.direct_single_threaded(), &n.error);
     const aotrun_runner_stats s = r.stats();
     if (s.effective_mode != AOTRUN_MODE_GRAPH || s.graph_replays == 0) {
-      fail(state, "graph runner did not replay (effective mode " +
-                      std::string(aotrun_mode_name(s.effective_mode)) + ", " +
-                      std::to_string(s.graph_replays) + " replays)");
+      fail(state, "graph runner did not replay (effective mode " + std::string(aotrun_mode_name(s.effective_mode)) +
+                      ", " + std::to_string(s.graph_replays) + " replays)");
       return;
     }
     state.counters["captures"] = static_cast<double>(s.graph_captures);
@@ -102,8 +101,7 @@ BENCHMARK(BM_SingleThreadedFallback)->Name("noop_abi10/single_threaded_fallback"
 }  // namespace
 
 void setup() {
-  benchmark::AddCustomContext("reference",
-                              "floor = the package's entry point called directly on an inline host");
+  benchmark::AddCustomContext("reference", "floor = the package's entry point called directly on an inline host");
 }
 
 }  // namespace aotrun_bench

@@ -305,14 +305,22 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) die(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--calls") o.calls = std::stol(value());
-    else if (a == "--warmup") o.warmup = std::stol(value());
-    else if (a == "--rounds") o.rounds = std::stol(value());
-    else if (a == "--pt2") o.pt2 = value();
-    else if (a == "--libtorch") o.libtorch = value();
-    else if (a == "--paired") o.what = "paired";
-    else if (!a.empty() && a[0] != '-' && o.what.empty()) o.what = a;
-    else die("unknown argument " + a + " (see the comment at the top of bench/hotpath.cpp)");
+    if (a == "--calls")
+      o.calls = std::stol(value());
+    else if (a == "--warmup")
+      o.warmup = std::stol(value());
+    else if (a == "--rounds")
+      o.rounds = std::stol(value());
+    else if (a == "--pt2")
+      o.pt2 = value();
+    else if (a == "--libtorch")
+      o.libtorch = value();
+    else if (a == "--paired")
+      o.what = "paired";
+    else if (!a.empty() && a[0] != '-' && o.what.empty())
+      o.what = a;
+    else
+      die("unknown argument " + a + " (see the comment at the top of bench/hotpath.cpp)");
   }
   if (o.what.empty()) die("name a case or --paired");
   return o;

@@ -260,7 +260,7 @@ PIN(aotrun_api, runner_run_on_cuda_stream, API_SLOT(61)); /* last slot of 1.0 */
 #ifdef AOTRUN_API_VERSION_1_1
 PIN(aotrun_api, package_options_set_pt2_model, API_SLOT(62));
 PIN(aotrun_api, package_options_set_libtorch, API_SLOT(63)); /* last slot of 1.1 */
-PIN_SIZE(aotrun_api, API_SLOT(64)); /* grows only by appending */
+PIN_SIZE(aotrun_api, API_SLOT(64));                          /* grows only by appending */
 #else
 PIN_SIZE(aotrun_api, API_SLOT(62));
 #endif
@@ -385,8 +385,8 @@ int main(void) {
 #else
   const char* lang = "C";
 #endif
-  printf("abi_layout_test (%s, package ABI %d.%d, host API %d.%d)\n", lang, AOTRUN_PKG_ABI_MAJOR,
-         AOTRUN_PKG_ABI_MINOR, AOTRUN_VERSION_MAJOR, AOTRUN_VERSION_MINOR);
+  printf("abi_layout_test (%s, package ABI %d.%d, host API %d.%d)\n", lang, AOTRUN_PKG_ABI_MAJOR, AOTRUN_PKG_ABI_MINOR,
+         AOTRUN_VERSION_MAJOR, AOTRUN_VERSION_MINOR);
   printf("struct sizes:\n");
   expect_size("AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0", AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0, sizeof(aotrun_package_info));
   expect_size("AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0", AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0, sizeof(aotrun_tensor_info));

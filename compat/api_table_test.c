@@ -24,7 +24,8 @@ typedef struct slot {
   const char* node; /* version node that exports it */
 } slot;
 
-#define SLOT(field, symbol, node) {#field, offsetof(aotrun_api, field), symbol, node}
+#define SLOT(field, symbol, node) \
+  { #field, offsetof(aotrun_api, field), symbol, node }
 
 /* Every slot, in table order, with the symbol and version node behind it,
  * generated from the header's aotrun_api (compat/cmake/ApiSlots.cmake): a

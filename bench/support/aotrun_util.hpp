@@ -69,8 +69,7 @@ namespace aotrun_bench {
 // in *error, frees the status and returns false.
 inline bool ok(aotrun_status* st, const char* what, std::string* error) {
   if (st == nullptr) return true;
-  *error = std::string(what) + ": " + aotrun_code_name(aotrun_status_code(st)) + ": " +
-           aotrun_status_message(st);
+  *error = std::string(what) + ": " + aotrun_code_name(aotrun_status_code(st)) + ": " + aotrun_status_message(st);
   aotrun_status_free(st);
   return false;
 }

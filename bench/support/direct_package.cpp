@@ -25,11 +25,9 @@ bool is_directory(const std::string& path) {
 
 DLDataType safetensors_dtype(const std::string& file, const std::string& name, const std::string& dt) {
   static const std::map<std::string, DLDataType> kTypes = {
-      {"F64", {kDLFloat, 64, 1}}, {"F32", {kDLFloat, 32, 1}}, {"F16", {kDLFloat, 16, 1}},
-      {"BF16", {kDLBfloat, 16, 1}}, {"I64", {kDLInt, 64, 1}}, {"I32", {kDLInt, 32, 1}},
-      {"I16", {kDLInt, 16, 1}},   {"I8", {kDLInt, 8, 1}},    {"U64", {kDLUInt, 64, 1}},
-      {"U32", {kDLUInt, 32, 1}},  {"U16", {kDLUInt, 16, 1}}, {"U8", {kDLUInt, 8, 1}}
-  };
+      {"F64", {kDLFloat, 64, 1}}, {"F32", {kDLFloat, 32, 1}}, {"F16", {kDLFloat, 16, 1}}, {"BF16", {kDLBfloat, 16, 1}},
+      {"I64", {kDLInt, 64, 1}},   {"I32", {kDLInt, 32, 1}},   {"I16", {kDLInt, 16, 1}},   {"I8", {kDLInt, 8, 1}},
+      {"U64", {kDLUInt, 64, 1}},  {"U32", {kDLUInt, 32, 1}},  {"U16", {kDLUInt, 16, 1}},  {"U8", {kDLUInt, 8, 1}}};
   auto it = kTypes.find(dt);
   if (it == kTypes.end()) {
     throw std::runtime_error(file + ": tensor '" + name + "' has unsupported dtype '" + dt + "'");
@@ -80,8 +78,8 @@ void DirectPackage::init(const std::string& path, int32_t num_models) {
   auto create = reinterpret_cast<aotrun_pkg_container_create_fn>(resolve(AOTRUN_PKG_SYM_CONTAINER_CREATE, true));
   destroy_ = reinterpret_cast<aotrun_pkg_container_destroy_fn>(resolve(AOTRUN_PKG_SYM_CONTAINER_DESTROY, true));
   run_ = reinterpret_cast<aotrun_pkg_container_run_fn>(resolve(AOTRUN_PKG_SYM_RUN, true));
-  run_st_ = reinterpret_cast<aotrun_pkg_container_run_single_threaded_fn>(
-      resolve(AOTRUN_PKG_SYM_RUN_SINGLE_THREADED, false));
+  run_st_ =
+      reinterpret_cast<aotrun_pkg_container_run_single_threaded_fn>(resolve(AOTRUN_PKG_SYM_RUN_SINGLE_THREADED, false));
   last_error_ = reinterpret_cast<aotrun_pkg_get_last_error_fn>(resolve(AOTRUN_PKG_SYM_GET_LAST_ERROR, true));
 
   for (const auto& w : weights) map_weights(w);
@@ -102,8 +100,7 @@ void DirectPackage::init(const std::string& path, int32_t num_models) {
   const int32_t rc = create(&container_, &args);
   if (rc != AOTRUN_PKG_OK || container_ == nullptr) {
     container_ = nullptr;
-    throw std::runtime_error(library_path_ + ": container_create failed (" + std::to_string(rc) +
-                             "): " + last_error());
+    throw std::runtime_error(library_path_ + ": container_create failed (" + std::to_string(rc) + "): " + last_error());
   }
 }
 

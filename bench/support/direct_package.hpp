@@ -28,8 +28,7 @@ class DirectPackage {
     return run_(container_, &args);
   }
   // `run_single_threaded` (ABI 1.1); INVALID_ARGUMENT if the package lacks it.
-  int32_t run_single_threaded(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
-                              size_t num_outputs) {
+  int32_t run_single_threaded(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs) {
     if (run_st_ == nullptr) return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
     const aotrun_pkg_run_args args = make_args(inputs, num_inputs, outputs, num_outputs);
     return run_st_(container_, &args);

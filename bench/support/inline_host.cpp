@@ -32,8 +32,7 @@ int32_t release(void*, void* ptr, aotrun_pkg_stream) {
 
 // Inline stream: fn runs now and its failure is launch's result
 // (package_abi.h); the context is released whatever happens.
-int32_t launch(void*, aotrun_pkg_stream, aotrun_pkg_host_fn fn, void* ctx,
-               aotrun_pkg_ctx_destroy_fn destroy) {
+int32_t launch(void*, aotrun_pkg_stream, aotrun_pkg_host_fn fn, void* ctx, aotrun_pkg_ctx_destroy_fn destroy) {
   const int32_t rc = fn != nullptr ? fn(ctx) : AOTRUN_PKG_ERR_INVALID_ARGUMENT;
   if (destroy != nullptr) destroy(ctx);
   return rc;
@@ -56,9 +55,20 @@ int32_t stream_is_capturing(void*, aotrun_pkg_stream, int32_t* out) {
 }
 
 const aotrun_pkg_host kHost = {
-    sizeof(aotrun_pkg_host), nullptr, log_enabled, log,          alloc,
-    release,                 launch,  event_create, event_nop,   event_record,
-    event_nop,               event_nop, stream_synchronize, stream_is_capturing,
+    sizeof(aotrun_pkg_host),
+    nullptr,
+    log_enabled,
+    log,
+    alloc,
+    release,
+    launch,
+    event_create,
+    event_nop,
+    event_record,
+    event_nop,
+    event_nop,
+    stream_synchronize,
+    stream_is_capturing,
 };
 
 }  // namespace

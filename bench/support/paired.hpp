@@ -54,8 +54,7 @@ struct Totals {
   int64_t calls = 0;
   void add(const Stamp& from, int64_t n) {
     const Stamp to = Stamp::now();
-    wall_ns += static_cast<double>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(to.wall - from.wall).count());
+    wall_ns += static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(to.wall - from.wall).count());
     cpu_ns += to.cpu - from.cpu;
     calls += n;
   }
@@ -64,8 +63,8 @@ struct Totals {
 // `subject()` and `reference()` return true on success; on failure they
 // return false after storing a message in *error (cold path).
 template <class Subject, class Reference>
-void run_paired(benchmark::State& state, Subject&& subject, Reference&& reference,
-                std::string* error, const PairedOptions& opt = {}) {
+void run_paired(benchmark::State& state, Subject&& subject, Reference&& reference, std::string* error,
+                const PairedOptions& opt = {}) {
   auto time_reference = [&](int64_t n, Totals* totals) {
     const Stamp t0 = Stamp::now();
     for (int64_t i = 0; i < n; ++i) {

@@ -31,7 +31,7 @@ aotrun_status* outcome(const aotrun::AsyncEvent& ev) {
 
 int64_t clamp_timeout(uint64_t ns) {
   return ns > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
-                                                                        : static_cast<int64_t>(ns);
+                                                                         : static_cast<int64_t>(ns);
 }
 
 // The event's run is queued on the worker that runs this callback, behind

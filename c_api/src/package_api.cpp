@@ -176,8 +176,8 @@ aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t i
     require(info, "info");
     const auto& symbols = package->pkg->code().symbols();
     if (index >= symbols.size()) {
-      fail(Code::InvalidArgument, "symbol index " + std::to_string(index) + " out of range (" +
-                                      std::to_string(symbols.size()) + " symbols)");
+      fail(Code::InvalidArgument,
+           "symbol index " + std::to_string(index) + " out of range (" + std::to_string(symbols.size()) + " symbols)");
     }
     const auto& spec = symbols[index];
     aotrun_symbol_info s{};

@@ -70,10 +70,14 @@ DLTensor as_dl(Npy& n) {
 std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (c == '\n') o += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
-    else o += c;
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
+    else if (c == '\n')
+      o += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      o += ' ';
+    else
+      o += c;
   }
   return o;
 }
@@ -96,14 +100,22 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return std::fprintf(stderr, "missing value for %s\n", a.c_str()), 3;
     const std::string v = argv[++i];
-    if (a == "--pkg") pkg_path = v;
-    else if (a == "--mode") mode_s = v;
-    else if (a == "--runs") runs = std::atoi(v.c_str());
-    else if (a == "--in") ins.push_back(v);
-    else if (a == "--want") wants.push_back(v);
-    else if (a == "--rtol") rtol = std::atof(v.c_str());
-    else if (a == "--atol") atol = std::atof(v.c_str());
-    else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 3;
+    if (a == "--pkg")
+      pkg_path = v;
+    else if (a == "--mode")
+      mode_s = v;
+    else if (a == "--runs")
+      runs = std::atoi(v.c_str());
+    else if (a == "--in")
+      ins.push_back(v);
+    else if (a == "--want")
+      wants.push_back(v);
+    else if (a == "--rtol")
+      rtol = std::atof(v.c_str());
+    else if (a == "--atol")
+      atol = std::atof(v.c_str());
+    else
+      return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 3;
   }
   aotrun_mode mode = mode_s == "threaded"          ? AOTRUN_MODE_THREADED
                      : mode_s == "single_threaded" ? AOTRUN_MODE_SINGLE_THREADED
@@ -124,7 +136,8 @@ int main(int argc, char** argv) {
   if (aotrun_status* s = aotrun_package_open(pkg_path.c_str(), nullptr, &pkg)) return refused("open", s, "");
   const char* reason = nullptr;
   const bool native = aotrun_package_mode_available(pkg, mode, &reason) != 0;
-  std::string fb = native ? ", \"fallback\": false" : ", \"fallback\": true, \"reason\": \"" + esc(reason ? reason : "") + "\"";
+  std::string fb =
+      native ? ", \"fallback\": false" : ", \"fallback\": true, \"reason\": \"" + esc(reason ? reason : "") + "\"";
   aotrun_runner_options* opts = nullptr;
   aotrun_status_free(aotrun_runner_options_create(&opts));
   aotrun_status_free(aotrun_runner_options_set_mode(opts, mode));
@@ -156,8 +169,9 @@ int main(int argc, char** argv) {
         for (size_t k = 0; k < w.bytes.size() / 4; ++k) {
           const double d = std::fabs(double(a[k]) - double(b[k]));
           if (!(d <= atol + rtol * std::fabs(double(b[k])))) {
-            if (!bad) first = "run " + std::to_string(run) + " output " + std::to_string(o) + " element " + std::to_string(k) +
-                              ": " + std::to_string(a[k]) + " vs " + std::to_string(b[k]);
+            if (!bad)
+              first = "run " + std::to_string(run) + " output " + std::to_string(o) + " element " + std::to_string(k) +
+                      ": " + std::to_string(a[k]) + " vs " + std::to_string(b[k]);
             bad = true;
             max_diff = std::isnan(d) ? INFINITY : std::max(max_diff, d);
           }
@@ -169,8 +183,9 @@ int main(int argc, char** argv) {
             int64_t a = 0, b = 0;
             std::memcpy(&a, g.bytes.data() + k * item, item);
             std::memcpy(&b, w.bytes.data() + k * item, item);
-            if (!bad) first = "run " + std::to_string(run) + " output " + std::to_string(o) + " element " + std::to_string(k) +
-                              ": " + std::to_string(a) + " vs " + std::to_string(b);
+            if (!bad)
+              first = "run " + std::to_string(run) + " output " + std::to_string(o) + " element " + std::to_string(k) +
+                      ": " + std::to_string(a) + " vs " + std::to_string(b);
             bad = true;
             max_diff = std::max(max_diff, std::fabs(double(a - b)));
           }
@@ -187,8 +202,8 @@ int main(int argc, char** argv) {
   aotrun_runner_destroy(r);
   aotrun_package_close(pkg);
   if (bad) {
-    std::printf("{\"result\": \"mismatch\", \"max_abs_diff\": %.9g, \"first\": \"%s\"%s%s}\n", max_diff, esc(first).c_str(),
-                fb.c_str(), stats.c_str());
+    std::printf("{\"result\": \"mismatch\", \"max_abs_diff\": %.9g, \"first\": \"%s\"%s%s}\n", max_diff,
+                esc(first).c_str(), fb.c_str(), stats.c_str());
     return 2;
   }
   std::printf("{\"result\": \"ok\"%s%s}\n", fb.c_str(), stats.c_str());

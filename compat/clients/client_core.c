@@ -250,8 +250,10 @@ static aotrun_code run_once(scenario* s, int64_t batch, unsigned seed, int alloc
   }
   tensors_free(xs, s->num_inputs);
   pthread_mutex_lock(&s->mu);
-  if (code == AOTRUN_OK) ++s->ok_runs;
-  else if (code != AOTRUN_ERR_INTERNAL) ++s->failed_runs; /* a run the library saw fail */
+  if (code == AOTRUN_OK)
+    ++s->ok_runs;
+  else if (code != AOTRUN_ERR_INTERNAL)
+    ++s->failed_runs; /* a run the library saw fail */
   pthread_mutex_unlock(&s->mu);
   return code;
 }
@@ -358,8 +360,8 @@ static int check_mode(scenario* s) {
     return -1;
   }
   if (!available && s->opt->strict) {
-    record(s, "BAD_MODE", "strict runner created although mode %s is unavailable: %s",
-           s->A->mode_name(s->opt->mode), reason);
+    record(s, "BAD_MODE", "strict runner created although mode %s is unavailable: %s", s->A->mode_name(s->opt->mode),
+           reason);
     return -1;
   }
   return 0;
@@ -405,13 +407,20 @@ static int check_stats(scenario* s) {
   if (st) return record_status(s, st, "runner_get_stats"), -1;
   int fallback = stats.effective_mode != stats.requested_mode;
   const char* why = NULL;
-  if (stats.requested_mode != s->opt->mode) why = "requested_mode differs from the option";
-  else if (stats.effective_mode != s->A->runner_mode(s->runner)) why = "effective_mode differs from runner_mode()";
-  else if (stats.runs != s->ok_runs) why = "runs differs from the successful runs made";
-  else if (stats.failures != s->failed_runs) why = "failures differs from the failed runs made";
-  else if (fallback && stats.fallback_runs != stats.runs) why = "fallback_runs differs from runs";
-  else if (!fallback && stats.fallback_runs != 0) why = "fallback_runs is not 0 without a fallback";
-  else if (fallback != (stats.fallback_reason && stats.fallback_reason[0])) why = "fallback_reason disagrees";
+  if (stats.requested_mode != s->opt->mode)
+    why = "requested_mode differs from the option";
+  else if (stats.effective_mode != s->A->runner_mode(s->runner))
+    why = "effective_mode differs from runner_mode()";
+  else if (stats.runs != s->ok_runs)
+    why = "runs differs from the successful runs made";
+  else if (stats.failures != s->failed_runs)
+    why = "failures differs from the failed runs made";
+  else if (fallback && stats.fallback_runs != stats.runs)
+    why = "fallback_runs differs from runs";
+  else if (!fallback && stats.fallback_runs != 0)
+    why = "fallback_runs is not 0 without a fallback";
+  else if (fallback != (stats.fallback_reason && stats.fallback_reason[0]))
+    why = "fallback_reason disagrees";
   /* A native graph runner has captured at least one shape and replayed it
    * (the scenario repeats every batch size it uses). */
   else if (stats.effective_mode == AOTRUN_MODE_GRAPH && (stats.graph_captures == 0 || stats.graph_replays == 0))
@@ -420,8 +429,8 @@ static int check_stats(scenario* s) {
     why = "graph captures outside graph mode";
   if (why) {
     record(s, "BAD_STATS",
-           "%s (runs %llu/%llu, failures %llu/%llu, fallback_runs %llu, captures %llu, replays %llu, reason '%s')",
-           why, (unsigned long long)stats.runs, (unsigned long long)s->ok_runs, (unsigned long long)stats.failures,
+           "%s (runs %llu/%llu, failures %llu/%llu, fallback_runs %llu, captures %llu, replays %llu, reason '%s')", why,
+           (unsigned long long)stats.runs, (unsigned long long)s->ok_runs, (unsigned long long)stats.failures,
            (unsigned long long)s->failed_runs, (unsigned long long)stats.fallback_runs,
            (unsigned long long)stats.graph_captures, (unsigned long long)stats.graph_replays,
            stats.fallback_reason ? stats.fallback_reason : "(null)");
@@ -435,9 +444,8 @@ static int check_stats(scenario* s) {
  * ------------------------------------------------------------------------- */
 
 void compat_client_usage(const char* prog) {
-  fprintf(stderr,
-          "usage: %s --package PATH [--mode threaded|single_threaded|graph] [--strict] [--affine K,C]%s\n", prog,
-          " [--lib PATH (dlopen client)]");
+  fprintf(stderr, "usage: %s --package PATH [--mode threaded|single_threaded|graph] [--strict] [--affine K,C]%s\n",
+          prog, " [--lib PATH (dlopen client)]");
 }
 
 static int parse(int argc, char** argv, options* o) {
@@ -452,10 +460,14 @@ static int parse(int argc, char** argv, options* o) {
       o->package = v, ++i;
     } else if (!strcmp(a, "--mode") && v) {
       ++i;
-      if (!strcmp(v, "threaded")) o->mode = AOTRUN_MODE_THREADED;
-      else if (!strcmp(v, "single_threaded")) o->mode = AOTRUN_MODE_SINGLE_THREADED;
-      else if (!strcmp(v, "graph")) o->mode = AOTRUN_MODE_GRAPH;
-      else return -1;
+      if (!strcmp(v, "threaded"))
+        o->mode = AOTRUN_MODE_THREADED;
+      else if (!strcmp(v, "single_threaded"))
+        o->mode = AOTRUN_MODE_SINGLE_THREADED;
+      else if (!strcmp(v, "graph"))
+        o->mode = AOTRUN_MODE_GRAPH;
+      else
+        return -1;
     } else if (!strcmp(a, "--affine") && v) {
       ++i;
       if (sscanf(v, "%f,%f", &o->k, &o->c) != 2) return -1;
@@ -495,8 +507,10 @@ int compat_client_main(const aotrun_api* A, const char* kind, int argc, char** a
 
   char outcome[96];
   snprintf(outcome, sizeof outcome, "%s", s.outcome[0] ? s.outcome : "OK");
-  if (g_warnings == 1) strncat(outcome, "+WARN", sizeof outcome - strlen(outcome) - 1);
-  else if (g_warnings > 1) snprintf(outcome + strlen(outcome), sizeof outcome - strlen(outcome), "+WARN%d", g_warnings);
+  if (g_warnings == 1)
+    strncat(outcome, "+WARN", sizeof outcome - strlen(outcome) - 1);
+  else if (g_warnings > 1)
+    snprintf(outcome + strlen(outcome), sizeof outcome - strlen(outcome), "+WARN%d", g_warnings);
   const char* msg = s.outcome[0] ? s.message : g_first_warning;
   printf("RESULT|%s|%d|%s|%s|%s-%s|", outcome, g_warnings, effective, abi, kind, COMPAT_HEADER_VERSION);
   for (const char* p = msg; *p; ++p) putchar(*p == '\n' ? ' ' : *p);

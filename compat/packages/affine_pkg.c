@@ -307,8 +307,8 @@ int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, const ao
   if (st != AOTRUN_PKG_OK) return st;
   const size_t need = PKG_NDIM;
   if (a.output_shapes_capacity < need)
-    return fail(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "get_output_shapes: capacity %zu, need %zu",
-                a.output_shapes_capacity, need);
+    return fail(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "get_output_shapes: capacity %zu, need %zu", a.output_shapes_capacity,
+                need);
   for (size_t i = 0; i < need; ++i) a.output_shapes[i] = a.inputs[0].shape[i]; /* y has x's shape */
   return AOTRUN_PKG_OK;
 }
@@ -379,8 +379,7 @@ static int32_t check_run_args(const aotrun_pkg_container* c, const aotrun_pkg_ru
     return fail(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensors must be on the CPU");
   if (!is_compact(x) || !is_compact(y))
     return fail(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensors must be compact row-major");
-  if (numel(x) > 0 && (!x->data || !y->data))
-    return fail(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensor data is NULL");
+  if (numel(x) > 0 && (!x->data || !y->data)) return fail(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensor data is NULL");
   return AOTRUN_PKG_OK;
 }
 
@@ -452,8 +451,10 @@ int32_t aotrun_pkg_container_run(aotrun_pkg_container* c, const aotrun_pkg_run_a
   if (st == AOTRUN_PKG_OK) st = forward(c, &a);
   if (st == AOTRUN_PKG_OK) {
     st = c->host.event_record(c->host.host_ctx, inst->done, a.stream);
-    if (st != AOTRUN_PKG_OK) st = fail(st, "run: host event_record failed (status %d)", st);
-    else inst->recorded = 1;
+    if (st != AOTRUN_PKG_OK)
+      st = fail(st, "run: host event_record failed (status %d)", st);
+    else
+      inst->recorded = 1;
   }
 
   pthread_mutex_lock(&c->mu);

@@ -57,9 +57,10 @@ std::shared_ptr<AsyncEvent> Runner::run_async(const DLTensor* inputs, size_t num
                              std::to_string(window_->limit()) + " runs queued or executing)";
     if (in_own_callback) {
       RunnerCounters::add(counters_.would_block);
-      fail(Code::WouldBlock, full + "; a blocking submission from an event callback of the same runner could wait "
-                                    "for itself, so it fails at once (use try_run_async there, or submit from "
-                                    "another thread)");
+      fail(Code::WouldBlock, full +
+                                 "; a blocking submission from an event callback of the same runner could wait "
+                                 "for itself, so it fails at once (use try_run_async there, or submit from "
+                                 "another thread)");
     }
     if (how == Submit::Try) {
       RunnerCounters::add(counters_.would_block);

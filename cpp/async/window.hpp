@@ -33,8 +33,8 @@ class InflightWindow {
   mutable std::mutex mu_;
   std::condition_variable slot_cv_;  // submitters waiting for a slot
   std::condition_variable idle_cv_;  // wait_idle() callers
-  int32_t used_ = 0;         // slots taken
-  int64_t outstanding_ = 0;  // acquired, not yet retired
+  int32_t used_ = 0;                 // slots taken
+  int64_t outstanding_ = 0;          // acquired, not yet retired
 };
 
 }  // namespace aotrun

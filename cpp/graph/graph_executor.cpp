@@ -157,8 +157,7 @@ void GraphExecutor::replay(Entry& e, const DLTensor* inputs, DLTensor* outputs) 
   RunnerCounters::add(counters_.replays);
 }
 
-void GraphExecutor::eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
-                          void* s) {
+void GraphExecutor::eager(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* s) {
   container_.call(true, inputs, num_inputs, outputs, num_outputs, s);
   if (s == nullptr) container_.finish_own_stream();
 }
@@ -176,7 +175,8 @@ void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* out
   }
   if (caller != nullptr) {
     Status st = device_->wait(caller);  // after the caller's earlier work
-    if (!st.ok()) fail(st.code, "package '" + container_.package().name() + "': waiting for the caller's stream: " + st.message);
+    if (!st.ok())
+      fail(st.code, "package '" + container_.package().name() + "': waiting for the caller's stream: " + st.message);
   }
   Entry* e = find(inputs, num_inputs);
   if (e == nullptr) {

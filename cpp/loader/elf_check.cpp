@@ -122,10 +122,10 @@ const char* type_name(uint16_t type) {
 }
 
 std::string segment_name(size_t index, uint32_t type) {
-  const char* name = type == PT_LOAD ? "PT_LOAD"
-                     : type == PT_DYNAMIC ? "PT_DYNAMIC"
-                     : type == PT_TLS ? "PT_TLS"
-                     : type == PT_GNU_RELRO ? "PT_GNU_RELRO"
+  const char* name = type == PT_LOAD           ? "PT_LOAD"
+                     : type == PT_DYNAMIC      ? "PT_DYNAMIC"
+                     : type == PT_TLS          ? "PT_TLS"
+                     : type == PT_GNU_RELRO    ? "PT_GNU_RELRO"
                      : type == PT_GNU_PROPERTY ? "PT_GNU_PROPERTY"
                                                : "?";
   return "segment " + dec(index) + " (" + name + ")";
@@ -154,7 +154,9 @@ std::string machine_text(uint16_t machine, unsigned char elf_class) {
 }
 
 // "x86-64 (62)": the host, for messages.
-std::string host_machine() { return std::string(machine_name(kHostMachine, kHostClass)) + " (" + dec(kHostMachine) + ")"; }
+std::string host_machine() {
+  return std::string(machine_name(kHostMachine, kHostClass)) + " (" + dec(kHostMachine) + ")";
+}
 
 // The part of the ELF identification and header that does not depend on the
 // class: magic, class, byte order, then (once the header can be read as the
@@ -164,7 +166,8 @@ Ehdr check_header(int fd, uint64_t size, const std::string& path) {
   const size_t got = read_at(fd, 0, raw, sizeof(raw), path);
   if (got < SELFMAG || std::memcmp(raw, ELFMAG, SELFMAG) != 0) refuse(path, "is not an ELF shared object (bad magic)");
   if (size < EI_NIDENT) {
-    refuse(path, "is truncated: the ELF header needs " + dec(sizeof(Ehdr)) + " bytes but the file has " + dec(size) + " bytes");
+    refuse(path, "is truncated: the ELF header needs " + dec(sizeof(Ehdr)) + " bytes but the file has " + dec(size) +
+                     " bytes");
   }
   const unsigned char cls = raw[EI_CLASS], data = raw[EI_DATA];
   if (cls != ELFCLASS32 && cls != ELFCLASS64) refuse(path, "has an invalid ELF class (" + dec(cls) + ")");
@@ -177,20 +180,24 @@ Ehdr check_header(int fd, uint64_t size, const std::string& path) {
       built_for = " built for " + machine_text(m, cls);
     }
     const std::string bits = cls == ELFCLASS32 ? "32" : "64", host_bits = kHost64 ? "64" : "32";
-    refuse(path, "is a " + bits + "-bit ELF file (ELFCLASS" + bits + ")" + built_for + "; this process runs " + host_bits +
-                     "-bit " + host_machine() + " and loads only " + host_bits + "-bit (ELFCLASS" + host_bits + ") shared objects");
+    refuse(path, "is a " + bits + "-bit ELF file (ELFCLASS" + bits + ")" + built_for + "; this process runs " +
+                     host_bits + "-bit " + host_machine() + " and loads only " + host_bits + "-bit (ELFCLASS" +
+                     host_bits + ") shared objects");
   }
   if (data != kHostData) {
-    refuse(path, std::string("is a ") + (data == ELFDATA2MSB ? "big" : "little") + "-endian ELF file; this process runs " +
-                     host_machine() + ", which is " + (kHostData == ELFDATA2MSB ? "big" : "little") + "-endian");
+    refuse(path, std::string("is a ") + (data == ELFDATA2MSB ? "big" : "little") +
+                     "-endian ELF file; this process runs " + host_machine() + ", which is " +
+                     (kHostData == ELFDATA2MSB ? "big" : "little") + "-endian");
   }
   if (size < sizeof(Ehdr)) {
-    refuse(path, "is truncated: the ELF header needs " + dec(sizeof(Ehdr)) + " bytes but the file has " + dec(size) + " bytes");
+    refuse(path, "is truncated: the ELF header needs " + dec(sizeof(Ehdr)) + " bytes but the file has " + dec(size) +
+                     " bytes");
   }
   Ehdr eh;
   std::memcpy(&eh, raw, sizeof(eh));
   if (eh.e_ident[EI_VERSION] != EV_CURRENT) {
-    refuse(path, "has ELF identification version " + dec(eh.e_ident[EI_VERSION]) + " (only " + dec(EV_CURRENT) + " exists)");
+    refuse(path,
+           "has ELF identification version " + dec(eh.e_ident[EI_VERSION]) + " (only " + dec(EV_CURRENT) + " exists)");
   }
   const unsigned char osabi = eh.e_ident[EI_OSABI];
   if (osabi != ELFOSABI_SYSV && osabi != ELFOSABI_GNU) {
@@ -202,11 +209,14 @@ Ehdr check_header(int fd, uint64_t size, const std::string& path) {
     refuse(path, "was built for " + machine_text(eh.e_machine, cls) + "; this process runs " + host_machine());
   }
   if (eh.e_type != ET_DYN) {
-    refuse(path, "is an ELF file but not a shared object (e_type " + dec(eh.e_type) + ", " + type_name(eh.e_type) + ")");
+    refuse(path,
+           "is an ELF file but not a shared object (e_type " + dec(eh.e_type) + ", " + type_name(eh.e_type) + ")");
   }
-  if (eh.e_version != EV_CURRENT) refuse(path, "has ELF version " + dec(eh.e_version) + " (only " + dec(EV_CURRENT) + " exists)");
+  if (eh.e_version != EV_CURRENT)
+    refuse(path, "has ELF version " + dec(eh.e_version) + " (only " + dec(EV_CURRENT) + " exists)");
   if (eh.e_ehsize < sizeof(Ehdr)) {
-    refuse(path, "declares an ELF header of " + dec(eh.e_ehsize) + " bytes, smaller than the " + dec(sizeof(Ehdr)) + " it has");
+    refuse(path, "declares an ELF header of " + dec(eh.e_ehsize) + " bytes, smaller than the " + dec(sizeof(Ehdr)) +
+                     " it has");
   }
   if (eh.e_phentsize != sizeof(Phdr)) {
     refuse(path, "declares program headers of " + dec(eh.e_phentsize) + " bytes; they have " + dec(sizeof(Phdr)));
@@ -258,7 +268,8 @@ Image check_loads(const std::vector<Phdr>& ph, uint64_t size, const std::string&
     if (p.p_type != PT_LOAD) continue;
     const std::string seg = segment_name(i, p.p_type);
     if (p.p_filesz > p.p_memsz) {
-      refuse(path, "is damaged: " + seg + " has p_filesz " + dec(p.p_filesz) + " larger than its p_memsz " + dec(p.p_memsz));
+      refuse(path,
+             "is damaged: " + seg + " has p_filesz " + dec(p.p_filesz) + " larger than its p_memsz " + dec(p.p_memsz));
     }
     uint64_t file_end = 0, mem_end = 0;
     if (!add(p.p_offset, p.p_filesz, &file_end)) {
@@ -266,7 +277,8 @@ Image check_loads(const std::vector<Phdr>& ph, uint64_t size, const std::string&
                        ", whose sum overflows");
     }
     if (file_end > size) {
-      refuse(path, "is truncated: " + seg + " ends at byte " + dec(file_end) + " but the file has " + dec(size) + " bytes");
+      refuse(path,
+             "is truncated: " + seg + " ends at byte " + dec(file_end) + " but the file has " + dec(size) + " bytes");
     }
     if (!add(p.p_vaddr, p.p_memsz, &mem_end, kAddrMax)) {
       refuse(path, "is damaged: " + seg + " at address " + hex(p.p_vaddr) + " with " + dec(p.p_memsz) +
@@ -337,8 +349,8 @@ void check_dynamic(int fd, const std::vector<Phdr>& ph, const Image& image, cons
     uint64_t file_offset = 0;
     if (p.p_filesz < sizeof(Dyn)) refuse(path, "is damaged: its dynamic section (" + seg + ") is empty");
     if (!image.contains(p.p_vaddr, p.p_filesz, true, &file_offset)) {
-      refuse(path, "is damaged: its dynamic section (" + seg + ", " + dec(p.p_filesz) + " bytes at address " + hex(p.p_vaddr) +
-                       ") lies outside the file contents of every loaded segment");
+      refuse(path, "is damaged: its dynamic section (" + seg + ", " + dec(p.p_filesz) + " bytes at address " +
+                       hex(p.p_vaddr) + ") lies outside the file contents of every loaded segment");
     }
     // What the loader will see at p_vaddr: read in chunks, to the terminator.
     std::vector<Dyn> entries;
@@ -358,7 +370,8 @@ void check_dynamic(int fd, const std::vector<Phdr>& ph, const Image& image, cons
       at += chunk;
     }
     if (!terminated) {
-      refuse(path, "is damaged: its dynamic section (" + seg + ", " + dec(p.p_filesz) + " bytes) has no DT_NULL terminator");
+      refuse(path,
+             "is damaged: its dynamic section (" + seg + ", " + dec(p.p_filesz) + " bytes) has no DT_NULL terminator");
     }
 
     // The last of each tag counts, as in the loader.
@@ -376,19 +389,29 @@ void check_dynamic(int fd, const std::vector<Phdr>& ph, const Image& image, cons
     struct Pointer {
       int64_t tag, size_tag;
     };
-    static constexpr Pointer kPointers[] = {
-        {DT_STRTAB, DT_STRSZ},     {DT_RELA, DT_RELASZ},   {DT_REL, DT_RELSZ},         {DT_JMPREL, DT_PLTRELSZ},
-        {DT_RELR, DT_RELRSZ},      {DT_INIT_ARRAY, DT_INIT_ARRAYSZ}, {DT_FINI_ARRAY, DT_FINI_ARRAYSZ},
-        {DT_SYMTAB, 0},            {DT_HASH, 0},           {DT_GNU_HASH, 0},           {DT_PLTGOT, 0},
-        {DT_INIT, 0},              {DT_FINI, 0},           {DT_VERSYM, 0},             {DT_VERDEF, 0},
-        {DT_VERNEED, 0}};
+    static constexpr Pointer kPointers[] = {{DT_STRTAB, DT_STRSZ},
+                                            {DT_RELA, DT_RELASZ},
+                                            {DT_REL, DT_RELSZ},
+                                            {DT_JMPREL, DT_PLTRELSZ},
+                                            {DT_RELR, DT_RELRSZ},
+                                            {DT_INIT_ARRAY, DT_INIT_ARRAYSZ},
+                                            {DT_FINI_ARRAY, DT_FINI_ARRAYSZ},
+                                            {DT_SYMTAB, 0},
+                                            {DT_HASH, 0},
+                                            {DT_GNU_HASH, 0},
+                                            {DT_PLTGOT, 0},
+                                            {DT_INIT, 0},
+                                            {DT_FINI, 0},
+                                            {DT_VERSYM, 0},
+                                            {DT_VERDEF, 0},
+                                            {DT_VERNEED, 0}};
     for (const Pointer& ptr : kPointers) {
       uint64_t addr = 0, len = 0;
       if (!value(ptr.tag, &addr)) continue;
       const bool sized = ptr.size_tag != 0 && value(ptr.size_tag, &len);
       if (!image.contains(addr, sized ? len : 1, false)) {
-        refuse(path, std::string("is damaged: its dynamic entry ") + dyn_tag_name(static_cast<uint64_t>(ptr.tag)) + " (" +
-                         hex(addr) + (sized ? ", " + dec(len) + " bytes" : std::string()) +
+        refuse(path, std::string("is damaged: its dynamic entry ") + dyn_tag_name(static_cast<uint64_t>(ptr.tag)) +
+                         " (" + hex(addr) + (sized ? ", " + dec(len) + " bytes" : std::string()) +
                          ") points outside the loaded segments");
       }
     }
@@ -399,10 +422,12 @@ void check_dynamic(int fd, const std::vector<Phdr>& ph, const Image& image, cons
     for (const Dyn& d : entries) {
       const int64_t tag = static_cast<int64_t>(d.d_tag);
       if (tag != DT_NEEDED && tag != DT_SONAME && tag != DT_RPATH && tag != DT_RUNPATH) continue;
-      if (!has_strtab) refuse(path, std::string("is damaged: it has a ") + dyn_tag_name(tag) + " entry but no string table (DT_STRTAB)");
+      if (!has_strtab)
+        refuse(path,
+               std::string("is damaged: it has a ") + dyn_tag_name(tag) + " entry but no string table (DT_STRTAB)");
       if (has_strsz && d.d_un.d_val >= strsz) {
-        refuse(path, std::string("is damaged: its dynamic entry ") + dyn_tag_name(tag) + " names string " + dec(d.d_un.d_val) +
-                         ", beyond its " + dec(strsz) + "-byte string table");
+        refuse(path, std::string("is damaged: its dynamic entry ") + dyn_tag_name(tag) + " names string " +
+                         dec(d.d_un.d_val) + ", beyond its " + dec(strsz) + "-byte string table");
       }
     }
   }
@@ -446,12 +471,12 @@ void check_elf_shared_object(int fd, const std::string& path) {
   const uint64_t table_bytes = uint64_t(eh.e_phnum) * sizeof(Phdr);  // < 2^16 * 56: no overflow
   uint64_t table_end = 0;
   if (eh.e_phoff >= size) {
-    refuse(path, "is damaged: its program header table starts at byte " + dec(eh.e_phoff) + ", beyond the end of the file (" +
-                     dec(size) + " bytes)");
+    refuse(path, "is damaged: its program header table starts at byte " + dec(eh.e_phoff) +
+                     ", beyond the end of the file (" + dec(size) + " bytes)");
   }
   if (!add(eh.e_phoff, table_bytes, &table_end) || table_end > size) {
-    refuse(path, "is truncated: its program header table ends at byte " + dec(table_end) + " but the file has " + dec(size) +
-                     " bytes");
+    refuse(path, "is truncated: its program header table ends at byte " + dec(table_end) + " but the file has " +
+                     dec(size) + " bytes");
   }
   std::vector<Phdr> ph(eh.e_phnum);
   read_exact(fd, eh.e_phoff, ph.data(), static_cast<size_t>(table_bytes), path);

@@ -93,8 +93,8 @@ NativeLibrary::NativeLibrary(const std::string& path, uint32_t expected_abi, int
 std::string NativeLibrary::single_threaded_ignored_reason() const {
   const SymbolSpec& spec = kPackageSymbols[kSymRunSingleThreaded];
   if (!symbols_[kSymRunSingleThreaded].ignored) return "";
-  return "exported, but the package declares ABI " + abi_version_string(abi_version_) +
-         " and run_single_threaded is " + abi_version_string(spec.since) + ": not used";
+  return "exported, but the package declares ABI " + abi_version_string(abi_version_) + " and run_single_threaded is " +
+         abi_version_string(spec.since) + ": not used";
 }
 
 int32_t NativeLibrary::create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const {

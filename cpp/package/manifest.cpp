@@ -83,24 +83,28 @@ Manifest parse_manifest(const std::string& text, const std::string& where) {
   }
   m.library = require_file_name(require(j, "library", where), "\"library\"", where);
   if (auto w = j.find("weights"); w != j.end()) {
-    if (!w->is_array() || w->size() > 1024) fail(Code::BadPackage, where + ": \"weights\" must be an array of file names");
+    if (!w->is_array() || w->size() > 1024)
+      fail(Code::BadPackage, where + ": \"weights\" must be an array of file names");
     for (const auto& f : *w) m.weights.push_back(require_file_name(f, "each \"weights\" entry", where));
   }
   const auto& files = require(j, "files", where);
   if (!files.is_object()) fail(Code::BadPackage, where + ": \"files\" must be an object name -> sha256");
   for (auto it = files.begin(); it != files.end(); ++it) {
-    if (!plain_file_name(it.key())) fail(Code::BadPackage, where + ": \"files\" key \"" + it.key() + "\" is not a plain file name");
+    if (!plain_file_name(it.key()))
+      fail(Code::BadPackage, where + ": \"files\" key \"" + it.key() + "\" is not a plain file name");
     const auto& v = it.value();
     std::string hex = v.is_string() ? v.get<std::string>()
-                      : (v.is_object() && v.contains("sha256") && v["sha256"].is_string()) ? v["sha256"].get<std::string>()
-                                                                                            : std::string();
+                      : (v.is_object() && v.contains("sha256") && v["sha256"].is_string())
+                          ? v["sha256"].get<std::string>()
+                          : std::string();
     bool ok = hex.size() == 64 && hex.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
     if (!ok) fail(Code::BadPackage, where + ": sha256 of \"" + it.key() + "\" is not 64 hex digits");
     for (auto& c : hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     m.sha256[it.key()] = hex;
   }
   // Everything the loader will read must be covered by a hash.
-  if (!m.sha256.count(m.library)) fail(Code::BadPackage, where + ": \"files\" has no sha256 for the library \"" + m.library + "\"");
+  if (!m.sha256.count(m.library))
+    fail(Code::BadPackage, where + ": \"files\" has no sha256 for the library \"" + m.library + "\"");
   for (const auto& w : m.weights) {
     if (!m.sha256.count(w)) fail(Code::BadPackage, where + ": \"files\" has no sha256 for weights file \"" + w + "\"");
   }

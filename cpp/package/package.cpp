@@ -110,13 +110,15 @@ bool Package::mode_available(RunMode mode, std::string* reason) const {
       break;
     case RunMode::Graph:
       if (st && !outputs_known()) {
-        why = "graph mode unavailable: package '" + name_ + "' (" + label +
-              ") does not state its input shapes, so its output buffers cannot be sized ahead; runs are eager through " + run;
+        why =
+            "graph mode unavailable: package '" + name_ + "' (" + label +
+            ") does not state its input shapes, so its output buffers cannot be sized ahead; runs are eager through " +
+            run;
       } else if (!st && !ignored.empty()) {
         why = "graph mode unavailable: " + unused + "; runs are eager through " + run;
       } else if (!st) {
-        why = "graph mode unavailable: " + code_->subject() + " lacks " + run_st +
-              " (package '" + name_ + "'); runs are eager through " + run;
+        why = "graph mode unavailable: " + code_->subject() + " lacks " + run_st + " (package '" + name_ +
+              "'); runs are eager through " + run;
       }
       break;
   }

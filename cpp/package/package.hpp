@@ -20,10 +20,10 @@ namespace aotrun {
 
 struct PackageOptions {
   bool verify_hashes = true;
-  std::string expected_sha256;        // of the .so, or of manifest.json; "" = none
-  bool allow_untrusted_files = false; // group/world-writable or foreign-owned files
-  std::string pt2_model = "model";    // .pt2 archives: which model
-  std::string libtorch;               // .pt2 archives: libtorch_cpu.so or its directory ("" = $AOTRUN_LIBTORCH)
+  std::string expected_sha256;         // of the .so, or of manifest.json; "" = none
+  bool allow_untrusted_files = false;  // group/world-writable or foreign-owned files
+  std::string pt2_model = "model";     // .pt2 archives: which model
+  std::string libtorch;                // .pt2 archives: libtorch_cpu.so or its directory ("" = $AOTRUN_LIBTORCH)
 };
 
 struct LoadTimings {

@@ -19,8 +19,7 @@ std::string file_stem(const std::string& path) {
 }
 
 const std::vector<const PackageKind*>& package_kinds() {
-  static const std::vector<const PackageKind*> kinds = {&directory_kind(), &pt2_archive_kind(),
-                                                        &shared_object_kind()};
+  static const std::vector<const PackageKind*> kinds = {&directory_kind(), &pt2_archive_kind(), &shared_object_kind()};
   return kinds;
 }
 

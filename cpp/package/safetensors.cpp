@@ -19,7 +19,11 @@ namespace aotrun {
 namespace {
 
 bool dtype_from_string(const std::string& s, DLDataType* out) {
-  struct Entry { const char* name; uint8_t code; uint8_t bits; };
+  struct Entry {
+    const char* name;
+    uint8_t code;
+    uint8_t bits;
+  };
   static const Entry table[] = {
       {"F64", kDLFloat, 64}, {"F32", kDLFloat, 32}, {"F16", kDLFloat, 16}, {"BF16", kDLBfloat, 16},
       {"I64", kDLInt, 64},   {"I32", kDLInt, 32},   {"I16", kDLInt, 16},   {"I8", kDLInt, 8},
@@ -89,8 +93,8 @@ std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t
       fail(Code::BadPackage, what + " has a byte size that overflows 64 bits");
     }
     if (end - begin != expect) {
-      fail(Code::BadPackage, what + " occupies " + std::to_string(end - begin) + " bytes but its dtype and shape need " +
-                                 std::to_string(expect));
+      fail(Code::BadPackage, what + " occupies " + std::to_string(end - begin) +
+                                 " bytes but its dtype and shape need " + std::to_string(expect));
     }
     m.data = data + begin;
     m.bytes = expect;
@@ -103,14 +107,15 @@ std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t
   uint64_t at = 0;
   for (const auto& [b, e, i] : ranges) {
     if (b != at) {
-      fail(Code::BadPackage, where + ": tensor '" + out[i].name + "' starts at byte " + std::to_string(b) + " of the data section, expected " +
-                                 std::to_string(at) + (b < at ? " (overlaps the previous tensor)" : " (gap)"));
+      fail(Code::BadPackage, where + ": tensor '" + out[i].name + "' starts at byte " + std::to_string(b) +
+                                 " of the data section, expected " + std::to_string(at) +
+                                 (b < at ? " (overlaps the previous tensor)" : " (gap)"));
     }
     at = e;
   }
   if (at != data_size) {
-    fail(Code::BadPackage, where + ": the tensors cover " + std::to_string(at) + " of the " + std::to_string(data_size) +
-                               " bytes of the data section");
+    fail(Code::BadPackage, where + ": the tensors cover " + std::to_string(at) + " of the " +
+                               std::to_string(data_size) + " bytes of the data section");
   }
   return out;
 }

@@ -58,7 +58,8 @@ struct ContainerGuard {
   ~ContainerGuard() {
     if (c == nullptr) return;
     int32_t ignored = 0;
-    const Status st = guard_package_call(name, "container_destroy", [this] { return code.fn().destroy(c); }, &ignored);
+    const Status st = guard_package_call(
+        name, "container_destroy", [this] { return code.fn().destroy(c); }, &ignored);
     if (!st.ok()) log_unreported(st, "while destroying the metadata container");
   }
 };

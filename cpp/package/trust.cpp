@@ -29,7 +29,8 @@ void check_trusted(const std::string& path, const PackageOptions& options, int f
   struct stat st {};
   if ((fd >= 0 ? ::fstat(fd, &st) : ::stat(path.c_str(), &st)) != 0) return;
   if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    fail(Code::Integrity, "'" + path + "' is writable by group or others; refusing to load it "
+    fail(Code::Integrity, "'" + path +
+                              "' is writable by group or others; refusing to load it "
                               "(fix its permissions, or allow untrusted files in the package options)");
   }
   if (st.st_uid != ::geteuid() && st.st_uid != 0) {
@@ -43,7 +44,8 @@ void check_pin(const std::string& path, const PackageOptions& options, int fd) {
   if (options.expected_sha256.empty()) return;
   const std::string actual = fd >= 0 ? sha256_fd_hex(fd, path) : sha256_file_hex(path);
   if (actual != options.expected_sha256) {
-    fail(Code::Integrity, "sha256 of '" + path + "' is " + actual + " but the caller pinned " + options.expected_sha256);
+    fail(Code::Integrity,
+         "sha256 of '" + path + "' is " + actual + " but the caller pinned " + options.expected_sha256);
   }
 }
 

@@ -76,12 +76,12 @@ struct Bridge {
   const TorchShim* shim = nullptr;
   std::string name;
 
-  std::mutex mu;  // guards everything below
+  std::mutex mu;                   // guards everything below
   std::string sources;             // the model's C++ sources, until settle_specs parses them
   std::vector<InputCheck> checks;  // empty when the sources carry none
   std::string no_checks_reason;
   bool specs_ready = false;
-  std::vector<TensorSpec> inputs, outputs;  // the storage the ABI specs point into
+  std::vector<TensorSpec> inputs, outputs;                      // the storage the ABI specs point into
   std::map<std::vector<int64_t>, std::vector<int64_t>> shapes;  // input shapes -> output shapes
 };
 
@@ -214,8 +214,8 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
       outputs[i].shape = m1[i].shape;
       if (dynamic) {
         if (m2[i].shape.size() != m1[i].shape.size()) {
-          fail(Code::Package, "package '" + b.name + "': the rank of output " + std::to_string(i) +
-                                  " changes with the input sizes");
+          fail(Code::Package,
+               "package '" + b.name + "': the rank of output " + std::to_string(i) + " changes with the input sizes");
         }
         for (size_t d = 0; d < m1[i].shape.size(); ++d) {
           if (m1[i].shape[d] != m2[i].shape[d]) outputs[i].shape[d] = -1;
@@ -255,8 +255,9 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
     const int32_t rc = f.create_with_device != nullptr ? f.create_with_device(&c->h, models, "cpu", dir)
                                                        : f.create(&c->h, models, true, dir);
     if (rc != 0 || c->h == nullptr) {
-      return fail_with(AOTRUN_PKG_ERR_RUNTIME, b->lib->failure(f.create_with_device ? "AOTInductorModelContainerCreateWithDevice"
-                                                                                   : "AOTInductorModelContainerCreate"));
+      return fail_with(AOTRUN_PKG_ERR_RUNTIME,
+                       b->lib->failure(f.create_with_device ? "AOTInductorModelContainerCreateWithDevice"
+                                                            : "AOTInductorModelContainerCreate"));
     }
     try {
       b->constants->provide(*b->lib, c->h, b->name);  // before anything runs it
@@ -276,7 +277,7 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
     return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "create: out of memory");
   } catch (...) {
     // The model's create or a probe run threw: the model failed.
-    return bridge_guard("create", [] () -> int32_t { throw; });
+    return bridge_guard("create", []() -> int32_t { throw; });
   }
 }
 
@@ -315,16 +316,20 @@ int32_t bridge_spec(aotrun_pkg_container* pc, size_t i, aotrun_pkg_tensor_spec* 
   std::memcpy(out, &s, s.struct_size);
   return AOTRUN_PKG_OK;
 }
-int32_t bridge_input_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return bridge_spec(c, i, s, true); }
-int32_t bridge_output_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return bridge_spec(c, i, s, false); }
+int32_t bridge_input_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) {
+  return bridge_spec(c, i, s, true);
+}
+int32_t bridge_output_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) {
+  return bridge_spec(c, i, s, false);
+}
 
 int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) {
   Container* c = as_container(pc);
   if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: bad argument");
   Bridge& b = *c->b;
   if (!b.outputs.empty() && !b.outputs[0].known) {
-    return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED, "the model's output shapes are unknown ahead of a run (" +
-                                                     b.no_checks_reason + ")");
+    return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED,
+                     "the model's output shapes are unknown ahead of a run (" + b.no_checks_reason + ")");
   }
   std::vector<int64_t> key;
   std::vector<DLDataType> dtypes;
@@ -383,7 +388,7 @@ struct Work {
   bool single_threaded = false;
   std::vector<DLTensor> tensors;  // inputs, then outputs
   size_t n_in = 0;
-  std::vector<int64_t> dims;      // every shape, concatenated
+  std::vector<int64_t> dims;  // every shape, concatenated
 
   // Input views, one per input. Making a tensor over the caller's memory and
   // destroying it again (the model steals its input handles) costs ~2,000
@@ -496,8 +501,7 @@ bool view_matches(const TorchShim& shim, const View& v, const DLTensor& t) {
 // The handle the model gets for input i: a new reference to the kept view
 // when `use_views`, else (or when libtorch cannot make references) a fresh
 // tensor over the caller's memory.
-bool input_handle(const TorchShim& shim, Work& w, size_t i, bool use_views, AtenTensorHandle* out,
-                  std::string* why) {
+bool input_handle(const TorchShim& shim, Work& w, size_t i, bool use_views, AtenTensorHandle* out, std::string* why) {
   const DLTensor& t = w.tensors[i];
   if (use_views && shim.new_tensor_handle != nullptr) {
     View& v = w.views[i];
@@ -598,7 +602,8 @@ int32_t run_common_impl(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, 
       return fail_with(AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED,
                        std::string(AotiLibrary::kRun) +
                            " tracks model instances with events, which is not permitted while a stream is "
-                           "capturing; capture " + AotiLibrary::kRunSingleThreaded + " (single_threaded or graph mode)");
+                           "capturing; capture " +
+                           AotiLibrary::kRunSingleThreaded + " (single_threaded or graph mode)");
     }
   }
   Work* w = c->pool->take();
@@ -670,8 +675,7 @@ class Pt2Code final : public PackageCode {
     fn_.output_spec = &bridge_output_spec;
     fn_.output_shapes = &bridge_output_shapes;
     fn_.run = &bridge_run;
-    fn_.run_single_threaded =
-        bridge_->lib->fn().run_single_threaded != nullptr ? &bridge_run_single_threaded : nullptr;
+    fn_.run_single_threaded = bridge_->lib->fn().run_single_threaded != nullptr ? &bridge_run_single_threaded : nullptr;
     symbols_ = bridge_->lib->symbols();
   }
   int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override {
@@ -695,7 +699,8 @@ bool looks_like_zip(int fd) {
          magic[3] == 4;
 }
 
-std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options) {
+std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
+                                      const Pt2Options& options) {
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
   std::string cpu_isa;  // the vector ISA the model's kernels were compiled for, if the archive says

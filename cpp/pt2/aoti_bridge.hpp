@@ -41,7 +41,8 @@ struct Pt2Options {
 // libtorch's shim and the model library, reads the specs. Throws Error with
 // the codes listed in pt2_archive.hpp, torch_runtime.hpp and aoti_library.hpp.
 // `display_name` names the package in messages.
-std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options);
+std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
+                                      const Pt2Options& options);
 
 // Whether the first bytes of `path` are a zip local-file header.
 bool looks_like_zip(int fd);

@@ -46,13 +46,15 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   for (size_t i = 0; i < sizeof kEntries / sizeof kEntries[0]; ++i) {
     slots[i] = handle_.symbol(kEntries[i].name);
     symbols_.push_back({kEntries[i].name, kEntries[i].required, 0, slots[i] != nullptr});
-    if (slots[i] == nullptr && kEntries[i].required) missing += (missing.empty() ? "" : ", ") + std::string(kEntries[i].name);
+    if (slots[i] == nullptr && kEntries[i].required)
+      missing += (missing.empty() ? "" : ", ") + std::string(kEntries[i].name);
   }
   if (slots[0] == nullptr && slots[1] == nullptr) {
     missing = std::string("AOTInductorModelContainerCreate or AOTInductorModelContainerCreateWithDevice") +
               (missing.empty() ? "" : ", ") + missing;
   }
-  if (!missing.empty()) fail(Code::MissingSymbol, "AOTInductor model '" + path + "' lacks required entry points: " + missing);
+  if (!missing.empty())
+    fail(Code::MissingSymbol, "AOTInductor model '" + path + "' lacks required entry points: " + missing);
   fn_.create = reinterpret_cast<AotiFunctions::Create>(slots[0]);
   fn_.create_with_device = reinterpret_cast<AotiFunctions::CreateWithDevice>(slots[1]);
   fn_.destroy = reinterpret_cast<AotiFunctions::Delete>(slots[2]);
@@ -85,7 +87,8 @@ std::string AotiLibrary::failure(const char* what) const {
   if (fn_.last_error != nullptr && fn_.last_error(&msg) == 0 && msg != nullptr && *msg != '\0') {
     return std::string(what) + " failed: " + msg;
   }
-  return std::string(what) + " failed (this model has no AOTInductorGetLastError; AOTInductor printed the reason to stderr)";
+  return std::string(what) +
+         " failed (this model has no AOTInductorGetLastError; AOTInductor printed the reason to stderr)";
 }
 
 }  // namespace aotrun::pt2

@@ -26,8 +26,8 @@ struct AotiFunctions {
   using Delete = int32_t (*)(AotiContainerHandle);
   // Input handles are stolen, the arrays borrowed; output handles are new
   // and belong to the caller.
-  using Run = int32_t (*)(AotiContainerHandle, AtenTensorHandle* inputs, size_t num_inputs,
-                          AtenTensorHandle* outputs, size_t num_outputs, void* stream, void* proxy_executor);
+  using Run = int32_t (*)(AotiContainerHandle, AtenTensorHandle* inputs, size_t num_inputs, AtenTensorHandle* outputs,
+                          size_t num_outputs, void* stream, void* proxy_executor);
   using GetCount = int32_t (*)(AotiContainerHandle, size_t*);
   using GetName = int32_t (*)(AotiContainerHandle, size_t, const char**);
 

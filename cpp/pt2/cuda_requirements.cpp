@@ -57,8 +57,8 @@ void require_cuda_runtime(const std::string& package, const std::string& hint, i
   bool loaded = false;
   const std::string dir = libtorch_dir(hint, &loaded);
   if (dir.empty()) {
-    fail(Code::LoadFailed, who + " and needs libtorch with CUDA (libtorch_cuda.so), and no libtorch is named: " +
-                               kHowTo);
+    fail(Code::LoadFailed,
+         who + " and needs libtorch with CUDA (libtorch_cuda.so), and no libtorch is named: " + kHowTo);
   }
   // In a process that already holds torch, libtorch_cuda is loaded with it.
   bool has_cuda = is_file(dir + "/libtorch_cuda.so");
@@ -71,12 +71,13 @@ void require_cuda_runtime(const std::string& package, const std::string& hint, i
   if (!has_cuda) {
     fail(Code::LoadFailed, who + ", and the libtorch in '" + dir +
                                "' has no libtorch_cuda.so (a CPU-only libtorch, such as the one "
-                               "scripts/fetch-libtorch.sh keeps): " + kHowTo);
+                               "scripts/fetch-libtorch.sh keeps): " +
+                               kHowTo);
   }
   std::string why;
   if (!cuda::usable(device_id, &why)) {
-    fail(Code::Device, who + " and needs CUDA device " + std::to_string(device_id) + ", which is not usable here: " +
-                           why);
+    fail(Code::Device,
+         who + " and needs CUDA device " + std::to_string(device_id) + ", which is not usable here: " + why);
   }
 }
 

@@ -92,8 +92,8 @@ void check_model_requirements(const std::string& so, const std::string& name, co
     }
     if (!missing.empty()) {
       fail(Code::LoadFailed, "package '" + name + "' calls " + std::to_string(missing.size()) +
-                                 " function(s) of libtorch's C shim that " + torch + " does not export: " +
-                                 list_names(missing) +
+                                 " function(s) of libtorch's C shim that " + torch +
+                                 " does not export: " + list_names(missing) +
                                  " (the package was exported by a newer torch than this libtorch: run it with "
                                  "the libtorch of the release that exported it, or a newer one)");
     }

@@ -104,8 +104,8 @@ void ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
                                   "', and the model exports no AOTInductorModelUpdateConstantsFromBlob to load it");
     }
     if (lib.fn().update_constants_from_blob(h, blob_->data()) != 0) {
-      fail(Code::Package, lacks + "; loading them from '" + blob_path_ + "' failed: " +
-                              lib.failure("AOTInductorModelUpdateConstantsFromBlob"));
+      fail(Code::Package, lacks + "; loading them from '" + blob_path_ +
+                              "' failed: " + lib.failure("AOTInductorModelUpdateConstantsFromBlob"));
     }
     return;
   }
@@ -118,14 +118,16 @@ void ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
     return;
   }
   if (pickled_) {
-    fail(Code::Unsupported, lacks + " but pickled beside it (package_constants_on_disk_format=\"pickle_weights\"), "
-                                    "which only PyTorch's Python loader reads: export it again with "
-                                    "package_constants_on_disk_format=\"binary_blob\", or with the constants in "
-                                    "the library (the default)");
+    fail(Code::Unsupported, lacks +
+                                " but pickled beside it (package_constants_on_disk_format=\"pickle_weights\"), "
+                                "which only PyTorch's Python loader reads: export it again with "
+                                "package_constants_on_disk_format=\"binary_blob\", or with the constants in "
+                                "the library (the default)");
   }
-  fail(Code::BadPackage, lacks + " and the archive carries none (exported with package_constants_in_so=False "
-                                 "and no on-disk format): export it again with the constants in the library, or "
-                                 "with package_constants_on_disk_format=\"binary_blob\"");
+  fail(Code::BadPackage, lacks +
+                             " and the archive carries none (exported with package_constants_in_so=False "
+                             "and no on-disk format): export it again with the constants in the library, or "
+                             "with package_constants_on_disk_format=\"binary_blob\"");
 }
 
 }  // namespace aotrun::pt2

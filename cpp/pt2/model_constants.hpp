@@ -41,8 +41,8 @@ class ModelConstants {
   std::string describe() const;
 
  private:
-  std::string blob_path_;     // "" when the archive has no binary blob
-  bool pickled_ = false;      // weights_config.json present
+  std::string blob_path_;  // "" when the archive has no binary blob
+  bool pickled_ = false;   // weights_config.json present
   std::unique_ptr<MappedBlob> blob_;
 };
 

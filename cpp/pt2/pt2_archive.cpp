@@ -61,7 +61,8 @@ Pt2Model find_model(const ZipArchive& zip, const std::string& name) {
                                kModelsDir + "<model>/ directory");
   }
   if (std::find(models.begin(), models.end(), name) == models.end()) {
-    fail(Code::NotFound, "archive '" + zip.label() + "' has no model named '" + name + "'; it holds: " + joined(models));
+    fail(Code::NotFound,
+         "archive '" + zip.label() + "' has no model named '" + name + "'; it holds: " + joined(models));
   }
   Pt2Model m;
   m.name = name;
@@ -93,7 +94,8 @@ Pt2Model find_model(const ZipArchive& zip, const std::string& name) {
   }
   if (libraries.size() > 1) {
     fail(Code::BadPackage, "archive '" + zip.label() + "': model '" + name + "' has " +
-                               std::to_string(libraries.size()) + " libraries (" + joined(libraries) + "); expected one");
+                               std::to_string(libraries.size()) + " libraries (" + joined(libraries) +
+                               "); expected one");
   }
   return m;
 }

@@ -15,8 +15,7 @@ std::string shape_text(const std::vector<int64_t>& s) {
 }
 
 // Copies a strided tensor of `rank` dims element by element into packed `dst`.
-void strided_copy(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank,
-                  size_t item) {
+void strided_copy(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank, size_t item) {
   if (rank == 0) {
     std::memcpy(dst, src, item);
     return;

@@ -23,9 +23,15 @@ struct NamedDtype {
   DLDataType dl;
 };
 constexpr NamedDtype kDtypes[] = {
-    {"float32", {kDLFloat, 32, 1}}, {"float64", {kDLFloat, 64, 1}}, {"float16", {kDLFloat, 16, 1}},
-    {"bfloat16", {kDLBfloat, 16, 1}}, {"int8", {kDLInt, 8, 1}},     {"int16", {kDLInt, 16, 1}},
-    {"int32", {kDLInt, 32, 1}},       {"int64", {kDLInt, 64, 1}},   {"uint8", {kDLUInt, 8, 1}},
+    {"float32", {kDLFloat, 32, 1}},
+    {"float64", {kDLFloat, 64, 1}},
+    {"float16", {kDLFloat, 16, 1}},
+    {"bfloat16", {kDLBfloat, 16, 1}},
+    {"int8", {kDLInt, 8, 1}},
+    {"int16", {kDLInt, 16, 1}},
+    {"int32", {kDLInt, 32, 1}},
+    {"int64", {kDLInt, 64, 1}},
+    {"uint8", {kDLUInt, 8, 1}},
     // kDLBool (code 6, one byte per element) since DLPack 0.8; Debian's
     // dlpack.h (0.6) predates the enumerator, so the code is spelled out.
     {"bool", {static_cast<uint8_t>(6), 8, 1}},
@@ -72,8 +78,9 @@ void* load_libtorch(const std::string& where) {
     bool has_cpu = false;
     for (const auto& l : libs) has_cpu |= l.size() >= 15 && l.compare(l.size() - 15, 15, "libtorch_cpu.so") == 0;
     if (!has_cpu) {
-      fail(Code::LoadFailed, "no libtorch_cpu.so in '" + where + "' (the directory named by the libtorch option or "
-                             "AOTRUN_LIBTORCH must hold libtorch's libraries, e.g. <site-packages>/torch/lib)");
+      fail(Code::LoadFailed, "no libtorch_cpu.so in '" + where +
+                                 "' (the directory named by the libtorch option or "
+                                 "AOTRUN_LIBTORCH must hold libtorch's libraries, e.g. <site-packages>/torch/lib)");
     }
   } else {
     libs.push_back(where);

@@ -17,8 +17,8 @@ using AtenTensorHandle = AtenTensorOpaque*;
 
 struct TorchShim {
   using CreateFromBlob = int32_t (*)(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides,
-                                     int64_t storage_offset, int32_t dtype, int32_t device_type,
-                                     int32_t device_index, AtenTensorHandle* out);
+                                     int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,
+                                     AtenTensorHandle* out);
   using Delete = int32_t (*)(AtenTensorHandle);
   using GetDataPtr = int32_t (*)(AtenTensorHandle, void**);
   using GetInts = int32_t (*)(AtenTensorHandle, int64_t**);

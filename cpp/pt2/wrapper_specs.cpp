@@ -57,8 +57,7 @@ void grow(InputCheck* c, size_t rank) {
 
 }  // namespace
 
-bool parse_input_checks(const std::string& source, size_t num_inputs, std::vector<InputCheck>* out,
-                        std::string* why) {
+bool parse_input_checks(const std::string& source, size_t num_inputs, std::vector<InputCheck>* out, std::string* why) {
   std::vector<InputCheck> checks(num_inputs);
   std::vector<bool> seen(num_inputs, false);
   for (size_t at = source.find(kHandle); at != std::string::npos; at = source.find(kHandle, at + 1)) {

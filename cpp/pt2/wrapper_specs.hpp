@@ -19,17 +19,16 @@
 namespace aotrun::pt2 {
 
 struct InputCheck {
-  std::string dtype;             // "float32", ... ("" if no dtype check was found)
-  int rank = 0;                  // 1 + the highest dim or stride index checked
-  std::vector<int64_t> dims;     // per dim: the static value, or -1
-  std::vector<int64_t> min_dims; // per dim: lower bound (0 = none)
-  std::vector<int64_t> max_dims; // per dim: upper bound (-1 = none)
+  std::string dtype;              // "float32", ... ("" if no dtype check was found)
+  int rank = 0;                   // 1 + the highest dim or stride index checked
+  std::vector<int64_t> dims;      // per dim: the static value, or -1
+  std::vector<int64_t> min_dims;  // per dim: lower bound (0 = none)
+  std::vector<int64_t> max_dims;  // per dim: upper bound (-1 = none)
 };
 
 // Parses the checks of inputs 0..num_inputs-1 out of `source` (the
 // concatenated C++ files of the model). Returns false, with *why set, when
 // the source has no checks, or not for every input.
-bool parse_input_checks(const std::string& source, size_t num_inputs, std::vector<InputCheck>* out,
-                        std::string* why);
+bool parse_input_checks(const std::string& source, size_t num_inputs, std::vector<InputCheck>* out, std::string* why);
 
 }  // namespace aotrun::pt2

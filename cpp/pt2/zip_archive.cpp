@@ -159,7 +159,8 @@ void ZipArchive::stream(const ZipEntry& e, Sink&& sink) const {
     if (got == 0) break;
     total += static_cast<uint64_t>(got);
     // libzip checks this too; never trust the stream past what the index said.
-    if (total > e.size) bad(label_, "entry '" + e.name + "' holds more data than its declared " + std::to_string(e.size) + " bytes");
+    if (total > e.size)
+      bad(label_, "entry '" + e.name + "' holds more data than its declared " + std::to_string(e.size) + " bytes");
     sink(buf, static_cast<size_t>(got));
   }
   if (total != e.size) {

@@ -24,10 +24,10 @@ struct ZipLimits {
 struct ZipEntry {
   uint64_t index = 0;
   std::string name;
-  uint64_t size = 0;             // declared uncompressed size
+  uint64_t size = 0;  // declared uncompressed size
   uint64_t compressed_size = 0;
   bool is_dir = false;
-  bool is_symlink = false;       // made on Unix with S_IFLNK
+  bool is_symlink = false;  // made on Unix with S_IFLNK
   bool encrypted = false;
 };
 

@@ -32,8 +32,8 @@ Container::Container(const Package& pkg, RunnerDevice& device, DLDevice dl_devic
 Container::~Container() {
   (void)device_.finish_own_stream();  // its failures were the runs' to report
   int32_t rc = 0;
-  const Status st =
-      guard_package_call(pkg_.name(), "container_destroy", [this] { return pkg_.code().fn().destroy(c_); }, &rc);
+  const Status st = guard_package_call(
+      pkg_.name(), "container_destroy", [this] { return pkg_.code().fn().destroy(c_); }, &rc);
   if (!st.ok()) log_unreported(st, "while destroying a runner; its container may have leaked");
 }
 
@@ -66,9 +66,8 @@ void Container::call(bool single_threaded, const DLTensor* inputs, size_t num_in
   const PackageFunctions& f = pkg_.code().fn();
   const char* what = single_threaded ? "run_single_threaded" : "run";
   device_.begin_call();
-  const int32_t rc = package_call(pkg_.name(), what, [&] {
-    return single_threaded ? f.run_single_threaded(c_, &args) : f.run(c_, &args);
-  });
+  const int32_t rc = package_call(
+      pkg_.name(), what, [&] { return single_threaded ? f.run_single_threaded(c_, &args) : f.run(c_, &args); });
   if (rc == AOTRUN_PKG_OK) return;
   const Status explained = device_.explain_failed_call(rc);
   if (!explained.ok()) fail(explained.code, "package '" + pkg_.name() + "': " + what + " " + explained.message);
@@ -118,8 +117,8 @@ void Container::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t
     t.shape = const_cast<int64_t*>(d);
     t.dtype = spec.dtype;
     if (!checked_bytes(t, nullptr)) {
-      fail(Code::Package, "package '" + pkg_.name() + "' reported output shape " + shape_string(d, t.ndim) +
-                              " for '" + spec.name + "', too large to address");
+      fail(Code::Package, "package '" + pkg_.name() + "' reported output shape " + shape_string(d, t.ndim) + " for '" +
+                              spec.name + "', too large to address");
     }
     d += t.ndim;
   }

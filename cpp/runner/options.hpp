@@ -17,12 +17,12 @@ struct RunnerOptions {
   bool has_device = false;
   DLDevice device{kDLCPU, 0};
   // Graph mode.
-  int32_t warmup_runs = 1;        // eager runs per shape before its capture
-  int32_t graph_cache_limit = 16; // captured shapes kept; beyond, eager
-  bool frozen = false;            // no capture after the up-front list
+  int32_t warmup_runs = 1;                                        // eager runs per shape before its capture
+  int32_t graph_cache_limit = 16;                                 // captured shapes kept; beyond, eager
+  bool frozen = false;                                            // no capture after the up-front list
   std::vector<std::vector<std::vector<int64_t>>> capture_shapes;  // per key: input shapes
   // Asynchronous runs.
-  int32_t max_inflight = 0;       // 0 = default: 2 x num_models
+  int32_t max_inflight = 0;  // 0 = default: 2 x num_models
 };
 
 constexpr int32_t kMaxModels = 1024;

@@ -26,8 +26,9 @@ struct OwnedTensor {
 
 std::vector<DLManagedTensor*> Runner::run_alloc(const DLTensor* inputs, size_t num_inputs) {
   if (!backend_->host_accessible()) {
-    fail(Code::Unsupported, "run_alloc allocates host memory; runners on CUDA devices take caller-allocated "
-                            "outputs (aotrun_runner_run)");
+    fail(Code::Unsupported,
+         "run_alloc allocates host memory; runners on CUDA devices take caller-allocated "
+         "outputs (aotrun_runner_run)");
   }
   // Inputs are checked in full before any output is allocated: a NULL-data
   // input of a huge shape must be an argument error, not an allocation.

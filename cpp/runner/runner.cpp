@@ -132,7 +132,8 @@ bool make_key(const DLTensor* inputs, size_t n, int64_t* key, size_t* len) {
 std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const RunnerOptions& options) {
   if (!pkg) fail(Code::InvalidArgument, "package is NULL");
   if (options.num_models < 1 || options.num_models > kMaxModels) {
-    fail(Code::InvalidArgument, "num_models must be 1.." + std::to_string(kMaxModels) + ", got " + std::to_string(options.num_models));
+    fail(Code::InvalidArgument,
+         "num_models must be 1.." + std::to_string(kMaxModels) + ", got " + std::to_string(options.num_models));
   }
   std::unique_ptr<Runner> r(new Runner());
   r->pkg_ = std::move(pkg);
@@ -153,8 +154,8 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
       options.max_inflight > 0 ? options.max_inflight : r->backend_->default_max_inflight(options.num_models));
   r->container_ = std::make_unique<Container>(*r->pkg_, *r->backend_, r->device_, options.num_models);
   if (r->effective_ == RunMode::Graph) {
-    r->graphs_ = std::make_unique<GraphExecutor>(*r->container_, r->options_, r->counters_,
-                                                 r->backend_->make_graph_device());
+    r->graphs_ =
+        std::make_unique<GraphExecutor>(*r->container_, r->options_, r->counters_, r->backend_->make_graph_device());
     r->graphs_->capture_upfront(options.capture_shapes);
   }
   return r;
@@ -233,8 +234,7 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
   if (cacheable) remember_validated(&cache, inputs, num_inputs, outputs, num_outputs);
 }
 
-void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
-                      void* stream) {
+void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream) {
   switch (effective_) {
     case RunMode::Threaded:
       container_->call(false, inputs, num_inputs, outputs, num_outputs, stream);
@@ -266,10 +266,11 @@ void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* ou
   RunnerCounters::add(counters_.runs);
 }
 
-void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, cpu::Stream* stream) {
+void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
+                 cpu::Stream* stream) {
   if (stream != nullptr && !backend_->takes_aotrun_streams()) {
-    fail(Code::InvalidArgument, "package '" + pkg_->name() +
-                                    "' runs on a CUDA device; an aotrun CPU stream cannot carry its work");
+    fail(Code::InvalidArgument,
+         "package '" + pkg_->name() + "' runs on a CUDA device; an aotrun CPU stream cannot carry its work");
   }
   validate_run(inputs, num_inputs, outputs, num_outputs);
   run_counted(inputs, num_inputs, outputs, num_outputs, stream);

@@ -101,7 +101,7 @@ class Runner {
   DLDevice device_{kDLCPU, 0};
   RunMode effective_ = RunMode::Threaded;
   size_t out_dims_ = 0;  // total output rank, the size of a shape query's result
-  uint64_t id_ = 0;       // unique for the process's lifetime (shape cache key)
+  uint64_t id_ = 0;      // unique for the process's lifetime (shape cache key)
   std::string fallback_reason_;
   bool uses_fallback_ = false;
 

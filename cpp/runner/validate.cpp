@@ -55,7 +55,8 @@ uint64_t check_extent(const DLTensor& t, const Name& what) {
 
 // `bytes` is check_extent's answer for `t`.
 void check_layout(const DLTensor& t, uint64_t bytes, const Name& what) {
-  if (!is_compact(t)) fail(Code::InvalidArgument, what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
+  if (!is_compact(t))
+    fail(Code::InvalidArgument, what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
   if (t.data == nullptr && numel(t) != 0) fail(Code::InvalidArgument, what + " has a NULL data pointer");
   if (t.data == nullptr) return;  // empty: the offset is never applied
   // data + byte_offset + the tensor's bytes must stay inside the address
@@ -86,7 +87,8 @@ void check_input_shape(const TensorSpec& spec, const DLTensor& t, const Name& wh
   }
   if (t.ndim != static_cast<int>(spec.shape.size())) {
     fail(Code::InvalidArgument, what + " has rank " + std::to_string(t.ndim) + ", expected " +
-                                    std::to_string(spec.shape.size()) + " " + shape_string(spec.shape.data(), int(spec.shape.size())));
+                                    std::to_string(spec.shape.size()) + " " +
+                                    shape_string(spec.shape.data(), int(spec.shape.size())));
   }
   if (t.ndim > 0 && t.shape == nullptr) fail(Code::InvalidArgument, what + " has a NULL shape");
   for (int d = 0; d < t.ndim; ++d) {
@@ -114,8 +116,9 @@ std::string dtype_name(DLDataType t) {
   }
   const std::string lanes = t.lanes != 1 ? "x" + std::to_string(t.lanes) : std::string();
   // An unknown code is named as the number it is, not glued to the bits.
-  if (base == nullptr) return "code " + std::to_string(t.code) + " (unknown, " + std::to_string(t.bits) + " bits" +
-                              (t.lanes != 1 ? ", " + std::to_string(t.lanes) + " lanes)" : std::string(")"));
+  if (base == nullptr)
+    return "code " + std::to_string(t.code) + " (unknown, " + std::to_string(t.bits) + " bits" +
+           (t.lanes != 1 ? ", " + std::to_string(t.lanes) + " lanes)" : std::string(")"));
   return base + std::to_string(t.bits) + lanes;
 }
 
@@ -224,7 +227,8 @@ void validate_outputs(const Package& pkg, const DLTensor* outputs, size_t num_ou
     const Name what{"output", i, specs[i]};
     const int rank = static_cast<int>(specs[i].shape.size());
     if (!same_dtype(t.dtype, specs[i].dtype)) {
-      fail(Code::InvalidArgument, what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(specs[i].dtype));
+      fail(Code::InvalidArgument,
+           what + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(specs[i].dtype));
     }
     if (t.ndim != rank) {
       fail(Code::InvalidArgument, what + " has rank " + std::to_string(t.ndim) + ", expected " + std::to_string(rank));

@@ -53,7 +53,10 @@ std::array<uint8_t, 32> Sha256::finish() {
 std::string to_hex(const uint8_t* data, size_t len) {
   static const char* digits = "0123456789abcdef";
   std::string s(len * 2, '0');
-  for (size_t i = 0; i < len; ++i) { s[2 * i] = digits[data[i] >> 4]; s[2 * i + 1] = digits[data[i] & 15]; }
+  for (size_t i = 0; i < len; ++i) {
+    s[2 * i] = digits[data[i] >> 4];
+    s[2 * i + 1] = digits[data[i] & 15];
+  }
   return s;
 }
 
@@ -80,8 +83,7 @@ std::string sha256_file_hex(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
-    fail(err == ENOENT ? Code::NotFound : Code::LoadFailed,
-         "cannot open '" + path + "': " + std::strerror(err));
+    fail(err == ENOENT ? Code::NotFound : Code::LoadFailed, "cannot open '" + path + "': " + std::strerror(err));
   }
   try {
     std::string hex = sha256_fd_hex(fd, path);

@@ -36,8 +36,7 @@ static const aotrun_api* A; /* the function table; set once in main */
 
 /* Prints a failed status with what we were doing, frees it, returns 1. */
 static int report(aotrun_status* st, const char* what) {
-  fprintf(stderr, "c_dlopen: %s failed: %s: %s\n", what, A->code_name(A->status_code(st)),
-          A->status_message(st));
+  fprintf(stderr, "c_dlopen: %s failed: %s: %s\n", what, A->code_name(A->status_code(st)), A->status_message(st));
   A->status_free(st);
   return 1;
 }
@@ -72,8 +71,10 @@ static int is_f32(DLDataType t) { return t.code == kDLFloat && t.bits == 32 && t
 static void print_shape(int32_t ndim, const int64_t* shape) {
   printf("[");
   for (int32_t i = 0; i < ndim; ++i) {
-    if (shape[i] < 0) printf("%s?", i ? ", " : "");
-    else printf("%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (shape[i] < 0)
+      printf("%s?", i ? ", " : "");
+    else
+      printf("%s%lld", i ? ", " : "", (long long)shape[i]);
   }
   printf("]");
 }
@@ -140,18 +141,28 @@ static int parse(int argc, char** argv, options* o) {
   o->check = 0;
   for (int i = 1; i < argc; ++i) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(argv[i], "--lib") && v) o->lib = argv[++i];
-    else if (!strcmp(argv[i], "--batch") && v) o->batch = atoll(argv[++i]);
-    else if (!strcmp(argv[i], "--iters") && v) o->iters = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--check")) o->check = 1;
+    if (!strcmp(argv[i], "--lib") && v)
+      o->lib = argv[++i];
+    else if (!strcmp(argv[i], "--batch") && v)
+      o->batch = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--iters") && v)
+      o->iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--check"))
+      o->check = 1;
     else if (!strcmp(argv[i], "--mode") && v) {
       ++i;
-      if (!strcmp(v, "threaded")) o->mode = AOTRUN_MODE_THREADED;
-      else if (!strcmp(v, "single_threaded")) o->mode = AOTRUN_MODE_SINGLE_THREADED;
-      else if (!strcmp(v, "graph")) o->mode = AOTRUN_MODE_GRAPH;
-      else return -1;
-    } else if (argv[i][0] != '-' && !o->package) o->package = argv[i];
-    else return -1;
+      if (!strcmp(v, "threaded"))
+        o->mode = AOTRUN_MODE_THREADED;
+      else if (!strcmp(v, "single_threaded"))
+        o->mode = AOTRUN_MODE_SINGLE_THREADED;
+      else if (!strcmp(v, "graph"))
+        o->mode = AOTRUN_MODE_GRAPH;
+      else
+        return -1;
+    } else if (argv[i][0] != '-' && !o->package)
+      o->package = argv[i];
+    else
+      return -1;
   }
   return o->package && o->batch > 0 && o->iters > 0 ? 0 : -1;
 }
@@ -183,16 +194,15 @@ static const aotrun_api* load_api(const char* lib) {
   return api;
 }
 
-static int describe(aotrun_package* pkg, aotrun_package_info* info, aotrun_tensor_info* in,
-                    aotrun_tensor_info* out) {
+static int describe(aotrun_package* pkg, aotrun_package_info* info, aotrun_tensor_info* in, aotrun_tensor_info* out) {
   aotrun_status* st;
   memset(info, 0, sizeof *info);
   info->struct_size = sizeof *info;
   if ((st = A->package_get_info(pkg, info))) return report(st, "package_get_info");
   printf("package   %s (%s, %s)\n", info->name, info->format, info->path);
   printf("  built for package ABI %u.%u, device type %d, %zu constants (%.1f MiB)\n",
-         (unsigned)(info->abi_version >> 16), (unsigned)(info->abi_version & 0xFFFFu),
-         (int)info->device.device_type, info->num_constants, (double)info->constant_bytes / (1024.0 * 1024.0));
+         (unsigned)(info->abi_version >> 16), (unsigned)(info->abi_version & 0xFFFFu), (int)info->device.device_type,
+         info->num_constants, (double)info->constant_bytes / (1024.0 * 1024.0));
   printf("  opened in %.2f ms (hashes %s)\n", (double)info->open_ns / 1e6,
          info->hashes_verified ? "verified" : "not verified");
   if (info->num_inputs > MAX_TENSORS || info->num_outputs > MAX_TENSORS) {
@@ -232,7 +242,8 @@ static int make_inputs(const aotrun_package_info* info, const aotrun_tensor_info
     }
     if (is_f32(in[i].dtype)) {
       float* p = xs[i].t.data;
-      for (size_t j = 0, n = numel(xs[i].t.ndim, xs[i].t.shape); j < n; ++j) p[j] = (float)sin(0.37 * (double)j + (double)i);
+      for (size_t j = 0, n = numel(xs[i].t.ndim, xs[i].t.shape); j < n; ++j)
+        p[j] = (float)sin(0.37 * (double)j + (double)i);
     }
   }
   return 0;
@@ -345,8 +356,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!(A = load_api(o.lib))) return 1;
-  printf("library   %s (API table 0x%06x, this program needs 0x%06x)\n", A->version_string(),
-         (unsigned)A->version, (unsigned)AOTRUN_API_VERSION);
+  printf("library   %s (API table 0x%06x, this program needs 0x%06x)\n", A->version_string(), (unsigned)A->version,
+         (unsigned)AOTRUN_API_VERSION);
   A->set_log_callback(on_log, NULL);
 
   aotrun_package* pkg = NULL;
@@ -400,8 +411,8 @@ int main(int argc, char** argv) {
     rc = report(st, "runner_get_stats");
     goto done;
   }
-  printf("stats     %llu runs, %llu failures%s%s\n", (unsigned long long)stats.runs,
-         (unsigned long long)stats.failures, stats.fallback_reason[0] ? ", fallback: " : "", stats.fallback_reason);
+  printf("stats     %llu runs, %llu failures%s%s\n", (unsigned long long)stats.runs, (unsigned long long)stats.failures,
+         stats.fallback_reason[0] ? ", fallback: " : "", stats.fallback_reason);
   rc = 0;
 
 done:

@@ -35,9 +35,8 @@ int main(int argc, char** argv) {
     done.wait();
 
     const aotrun_runner_stats stats = runner.stats();
-    std::printf("%s: mode %s, %llu runs, y[0] = %g, run_alloc %s\n", package.info().name,
-                ax::mode_name(runner.mode()), static_cast<unsigned long long>(stats.runs), y[0],
-                same ? "agrees" : "differs");
+    std::printf("%s: mode %s, %llu runs, y[0] = %g, run_alloc %s\n", package.info().name, ax::mode_name(runner.mode()),
+                static_cast<unsigned long long>(stats.runs), y[0], same ? "agrees" : "differs");
     return same ? 0 : 1;
   } catch (const ax::Error& e) {
     std::fprintf(stderr, "cpp_host: %s: %s\n", e.code_name(), e.what());

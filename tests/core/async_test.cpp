@@ -23,7 +23,8 @@ struct CountingProbe {
   CountingProbe() {
     handle = dlopen((pkg_path("counting") + "/libcounting.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) return;
-    max_inflight = reinterpret_cast<aotrun_test_counting_max_inflight_fn>(dlsym(handle, AOTRUN_TEST_COUNTING_SYM_MAX_INFLIGHT));
+    max_inflight =
+        reinterpret_cast<aotrun_test_counting_max_inflight_fn>(dlsym(handle, AOTRUN_TEST_COUNTING_SYM_MAX_INFLIGHT));
     completed = reinterpret_cast<aotrun_test_counting_completed_fn>(dlsym(handle, AOTRUN_TEST_COUNTING_SYM_COMPLETED));
     reset = reinterpret_cast<aotrun_test_counting_reset_fn>(dlsym(handle, AOTRUN_TEST_COUNTING_SYM_RESET));
   }

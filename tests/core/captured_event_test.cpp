@@ -70,9 +70,8 @@ TEST_P(CapturedEvent, QueryFailsInCaptureInvalidatesItAndLeavesTheEventInvalid) 
 
 INSTANTIATE_TEST_SUITE_P(AllModes, CapturedEvent,
                          testing::Values(Case{CaptureMode::Global, false}, Case{CaptureMode::Global, true},
-                                         Case{CaptureMode::ThreadLocal, false},
-                                         Case{CaptureMode::ThreadLocal, true}, Case{CaptureMode::Relaxed, false},
-                                         Case{CaptureMode::Relaxed, true}),
+                                         Case{CaptureMode::ThreadLocal, false}, Case{CaptureMode::ThreadLocal, true},
+                                         Case{CaptureMode::Relaxed, false}, Case{CaptureMode::Relaxed, true}),
                          [](const testing::TestParamInfo<Case>& i) {
                            const char* m = i.param.mode == CaptureMode::Global        ? "global"
                                            : i.param.mode == CaptureMode::ThreadLocal ? "thread_local"

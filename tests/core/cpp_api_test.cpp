@@ -17,10 +17,10 @@
 static_assert(__cplusplus == 201703L, "this suite checks aotrun.hpp as C++17");
 
 namespace ax = aotrun::cxx;
+using aotrun_test::bare_so;
 using aotrun_test::Outcome;
 using aotrun_test::outcome;
 using aotrun_test::pkg_path;
-using aotrun_test::bare_so;
 using aotrun_test::Tensor;
 
 namespace {
@@ -56,14 +56,14 @@ ax::Error thrown_by(F&& f) {
   return ax::Error(AOTRUN_OK, "");
 }
 
-#define EXPECT_SAME_FAILURE(error, c_outcome)                       \
-  do {                                                              \
-    const ax::Error& _e = (error);                                  \
-    const Outcome& _c = (c_outcome);                                \
-    EXPECT_NE(_c.code, AOTRUN_OK);                                  \
-    EXPECT_EQ(_e.code(), _c.code) << _e.what();                     \
-    EXPECT_STREQ(_e.code_name(), aotrun_code_name(_c.code));        \
-    EXPECT_EQ(std::string(_e.what()), _c.message);                  \
+#define EXPECT_SAME_FAILURE(error, c_outcome)                \
+  do {                                                       \
+    const ax::Error& _e = (error);                           \
+    const Outcome& _c = (c_outcome);                         \
+    EXPECT_NE(_c.code, AOTRUN_OK);                           \
+    EXPECT_EQ(_e.code(), _c.code) << _e.what();              \
+    EXPECT_STREQ(_e.code_name(), aotrun_code_name(_c.code)); \
+    EXPECT_EQ(std::string(_e.what()), _c.message);           \
   } while (0)
 
 // Spin time of the counting package, read when its container is created.
@@ -172,11 +172,11 @@ TEST(CppApi, OpenFailuresAreErrorsWithTheCodeAndMessageOfTheCCall) {
     std::string path;
     aotrun_code code;
   };
-  for (const Case& c : {Case{pkg_path("no_such_package"), AOTRUN_ERR_NOT_FOUND},
-                        Case{bare_so("future_major"), AOTRUN_ERR_ABI_MISMATCH},
-                        Case{bare_so("missing_symbols"), AOTRUN_ERR_MISSING_SYMBOL},
-                        Case{pkg_path("mlp_bad_hash"), AOTRUN_ERR_INTEGRITY},
-                        Case{pkg_path("mlp_bad_manifest"), AOTRUN_ERR_BAD_PACKAGE}}) {
+  for (const Case& c :
+       {Case{pkg_path("no_such_package"), AOTRUN_ERR_NOT_FOUND}, Case{bare_so("future_major"), AOTRUN_ERR_ABI_MISMATCH},
+        Case{bare_so("missing_symbols"), AOTRUN_ERR_MISSING_SYMBOL},
+        Case{pkg_path("mlp_bad_hash"), AOTRUN_ERR_INTEGRITY},
+        Case{pkg_path("mlp_bad_manifest"), AOTRUN_ERR_BAD_PACKAGE}}) {
     SCOPED_TRACE(c.path);
     const ax::Error e = thrown_by([&] { ax::Package p(c.path); });
     EXPECT_EQ(e.code(), c.code) << e.what();
@@ -209,8 +209,7 @@ TEST(CppApi, PackageOptionsAreAppliedAndValidated) {
   ASSERT_EQ(aotrun_package_options_create(&co), nullptr);
   EXPECT_SAME_FAILURE(thrown_by([&] { o.expected_sha256("abc"); }),
                       outcome(aotrun_package_options_set_expected_sha256(co, "abc")));
-  EXPECT_SAME_FAILURE(thrown_by([&] { o.pt2_model("a/b"); }),
-                      outcome(aotrun_package_options_set_pt2_model(co, "a/b")));
+  EXPECT_SAME_FAILURE(thrown_by([&] { o.pt2_model("a/b"); }), outcome(aotrun_package_options_set_pt2_model(co, "a/b")));
   EXPECT_SAME_FAILURE(thrown_by([&] { o.libtorch(""); }), outcome(aotrun_package_options_set_libtorch(co, "")));
   aotrun_package_options_free(co);
   // Valid values chain.
@@ -393,8 +392,7 @@ TEST(CppApi, RunFailuresAreErrorsAndTheRunnerStaysUsable) {
   EXPECT_SAME_FAILURE(thrown_by([&] { ax::Runner r2(old, strict); }),
                       outcome(aotrun_runner_create(old.get(), strict.get(), &raw)));
   EXPECT_EQ(thrown_by([] { ax::RunnerOptions().num_models(0); }).code(), AOTRUN_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(thrown_by([] { ax::RunnerOptions().device(DLDevice{kDLCPU, 3}); }).code(),
-            AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(thrown_by([] { ax::RunnerOptions().device(DLDevice{kDLCPU, 3}); }).code(), AOTRUN_ERR_INVALID_ARGUMENT);
   // No CUDA runner on a CPU runner's stream call.
   EXPECT_EQ(thrown_by([&] { r.run_on_cuda_stream(nullptr, x.dl, y.dl); }).code(), AOTRUN_ERR_INVALID_ARGUMENT);
 }

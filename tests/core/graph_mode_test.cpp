@@ -31,8 +31,8 @@ TEST(GraphMode, ReplayEqualsEagerOverBatchesAndInterleavedShapes) {
     }
   }
   auto st = graph.stats();
-  EXPECT_EQ(st.graph_captures, 3u);  // one per shape
-  EXPECT_EQ(st.graph_warmups, 3u);   // default: one eager warm-up per shape
+  EXPECT_EQ(st.graph_captures, 3u);         // one per shape
+  EXPECT_EQ(st.graph_warmups, 3u);          // default: one eager warm-up per shape
   EXPECT_EQ(st.graph_replays, 3u * 8 - 3);  // all but the warm-ups: a capture is replayed at once
   EXPECT_EQ(st.graphs_cached, 3u);
   EXPECT_GT(st.graph_pool_bytes, 0u);

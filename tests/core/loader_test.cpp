@@ -84,7 +84,8 @@ TEST(Loader, Abi10PackageLacksSingleThreadedAndSaysWhy) {
   EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_SINGLE_THREADED, &reason), 0);
   EXPECT_NE(std::string(reason).find("aotrun_pkg_container_run_single_threaded"), std::string::npos) << reason;
   EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_GRAPH, &reason), 0);
-  EXPECT_NE(std::string(reason).find("graph mode unavailable: package ABI 1.0 lacks aotrun_pkg_container_run_single_threaded"),
+  EXPECT_NE(std::string(reason).find(
+                "graph mode unavailable: package ABI 1.0 lacks aotrun_pkg_container_run_single_threaded"),
             std::string::npos)
       << reason;
 }
@@ -244,7 +245,8 @@ TEST(Loader, WorldWritablePackageFilesAreRefusedUnlessAllowed) {
   const std::string dir = testing::TempDir() + "/aotrun_ww_pkg";
   const std::string so = dir + "/libnoop.so";
   ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "' && cp '" + bare_so("noop") + "' '" + so +
-                         "' && chmod 666 '" + so + "'").c_str()),
+                         "' && chmod 666 '" + so + "'")
+                            .c_str()),
             0);
   auto o = open_outcome(so);
   EXPECT_EQ(o.code, AOTRUN_ERR_INTEGRITY);

@@ -23,7 +23,8 @@ TEST_P(MlpThroughRunner, MatchesNaiveReference) {
     ASSERT_EQ(expect.size(), y.data.size());
     double worst = 0;
     for (size_t i = 0; i < expect.size(); ++i) {
-      worst = std::max(worst, std::fabs(double(y.data[i]) - double(expect[i])) / std::max(1.0, std::fabs(double(expect[i]))));
+      worst = std::max(worst,
+                       std::fabs(double(y.data[i]) - double(expect[i])) / std::max(1.0, std::fabs(double(expect[i]))));
     }
     EXPECT_LE(worst, 1e-4) << "batch " << batch << " mode " << aotrun_mode_name(GetParam());
   }
@@ -31,4 +32,6 @@ TEST_P(MlpThroughRunner, MatchesNaiveReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllModes, MlpThroughRunner,
                          testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
-                         [](const testing::TestParamInfo<aotrun_mode>& i) { return std::string(aotrun_mode_name(i.param)); });
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });

@@ -56,7 +56,7 @@ TEST(Runner, Abi10SingleThreadedFallsBackWithOneWarning) {
     EXPECT_EQ(std::string(st.fallback_reason), expected);
   }
   Runner again(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));  // warned once per package...
-  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));  // ...whichever mode falls back
+  Runner graph(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));            // ...whichever mode falls back
   EXPECT_EQ(aotrun_runner_mode(graph.get()), AOTRUN_MODE_THREADED);
   auto msgs = logs.messages();
   ASSERT_EQ(msgs.size(), 1u);
@@ -108,18 +108,29 @@ TEST(Runner, RepeatedDescriptorsAreRevalidatedWhenAnyFieldChanges) {
     Tensor x({2, 4}, 1.f), y({2, 4});
     int64_t column_major[2] = {1, 2};
     const std::vector<std::pair<const char*, std::function<void(DLTensor&, DLTensor&)>>> changes = {
-        {"dtype int32", [](DLTensor& in, DLTensor&) { in.dtype = DLDataType{kDLInt, 32, 1}; }},
+        {"dtype int32",
+         [](DLTensor& in, DLTensor&) {
+           in.dtype = DLDataType{kDLInt, 32, 1};
+         }},
         {"NULL data", [](DLTensor& in, DLTensor&) { in.data = nullptr; }},
         {"not contiguous", [&](DLTensor& in, DLTensor&) { in.strides = column_major; }},
-        {"device", [](DLTensor& in, DLTensor&) { in.device = DLDevice{kDLCUDA, 0}; }},
-        {"device", [](DLTensor& in, DLTensor&) { in.device = DLDevice{kDLCPU, 1}; }},
+        {"device",
+         [](DLTensor& in, DLTensor&) {
+           in.device = DLDevice{kDLCUDA, 0};
+         }},
+        {"device",
+         [](DLTensor& in, DLTensor&) {
+           in.device = DLDevice{kDLCPU, 1};
+         }},
         {"rank 1", [](DLTensor& in, DLTensor&) { in.ndim = 1; }},
         {"NULL shape", [](DLTensor& in, DLTensor&) { in.shape = nullptr; }},  // read before validation: fuzz_capi
         {"output 0 ('y') has a NULL shape", [](DLTensor&, DLTensor& out) { out.shape = nullptr; }},
-        {"output 0 ('y') has dtype", [](DLTensor&, DLTensor& out) { out.dtype = DLDataType{kDLFloat, 64, 1}; }},
+        {"output 0 ('y') has dtype",
+         [](DLTensor&, DLTensor& out) {
+           out.dtype = DLDataType{kDLFloat, 64, 1};
+         }},
         {"output 0 ('y') is not contiguous", [&](DLTensor&, DLTensor& out) { out.strides = column_major; }},
-        {"runs past the end of the address space",
-         [](DLTensor&, DLTensor& out) { out.byte_offset = UINT64_MAX - 8; }},
+        {"runs past the end of the address space", [](DLTensor&, DLTensor& out) { out.byte_offset = UINT64_MAX - 8; }},
     };
     for (const auto& [needle, change] : changes) {
       SCOPED_TRACE(needle);
@@ -190,7 +201,8 @@ TEST(Runner, BadArgumentsGetInvalidArgumentNamingTheTensor) {
   expect_invalid(aotrun_runner_run(r.get(), &gpu.dl, 1, &y.dl, 1), "device");
 
   Tensor small_out({1, 4});
-  expect_invalid(aotrun_runner_run(r.get(), &x.dl, 1, &small_out.dl, 1), "output 0 ('y') has shape [1, 4], expected [2, 4]");
+  expect_invalid(aotrun_runner_run(r.get(), &x.dl, 1, &small_out.dl, 1),
+                 "output 0 ('y') has shape [1, 4], expected [2, 4]");
 
   EXPECT_EQ(r.stats().runs, 0u);
   EXPECT_EQ(r.stats().failures, 0u);
@@ -283,7 +295,8 @@ TEST(Runner, OptionsAreValidated) {
   RunnerOptions o;
   EXPECT_EQ(outcome(aotrun_runner_options_set_num_models(o.get(), 0)).code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(outcome(aotrun_runner_options_set_num_models(o.get(), 5000)).code, AOTRUN_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(outcome(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(7))).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(7))).code,
+            AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(outcome(aotrun_runner_options_set_max_inflight(o.get(), 0)).code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(outcome(aotrun_runner_options_set_mode(nullptr, AOTRUN_MODE_GRAPH)).code, AOTRUN_ERR_INVALID_ARGUMENT);
   Package pkg(bare_so("noop"));
@@ -303,7 +316,8 @@ TEST(Runner, CudaStreamEntryPointRefusesCpuRunners) {
   Outcome o = outcome(aotrun_runner_run_on_cuda_stream(r.get(), &dummy, &x.dl, 1, &y.dl, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT);
   EXPECT_NE(o.message.find("runs on the CPU"), std::string::npos) << o.message;
-  EXPECT_EQ(outcome(aotrun_runner_run_on_cuda_stream(r.get(), nullptr, &x.dl, 1, &y.dl, 1)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(outcome(aotrun_runner_run_on_cuda_stream(r.get(), nullptr, &x.dl, 1, &y.dl, 1)).code,
+            AOTRUN_ERR_INVALID_ARGUMENT);
 }
 
 // Found by fuzz_capi: run_alloc must refuse a NULL-data input of a huge shape

@@ -22,16 +22,16 @@ inline std::string describe(aotrun_status* s) {
   return d;
 }
 
-#define AOTRUN_ASSERT_OK(expr)                                       \
-  do {                                                               \
-    aotrun_status* _s = (expr);                                      \
-    ASSERT_EQ(_s, nullptr) << ::aotrun_test::describe(_s);           \
+#define AOTRUN_ASSERT_OK(expr)                             \
+  do {                                                     \
+    aotrun_status* _s = (expr);                            \
+    ASSERT_EQ(_s, nullptr) << ::aotrun_test::describe(_s); \
   } while (0)
 
-#define AOTRUN_EXPECT_OK(expr)                                       \
-  do {                                                               \
-    aotrun_status* _s = (expr);                                      \
-    EXPECT_EQ(_s, nullptr) << ::aotrun_test::describe(_s);           \
+#define AOTRUN_EXPECT_OK(expr)                             \
+  do {                                                     \
+    aotrun_status* _s = (expr);                            \
+    EXPECT_EQ(_s, nullptr) << ::aotrun_test::describe(_s); \
   } while (0)
 
 // Code of a status plus its message; frees the status.
@@ -69,7 +69,9 @@ struct Tensor {
   void randomize(uint32_t seed) {
     uint32_t x = seed * 2654435761u + 1;
     for (auto& v : data) {
-      x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
       v = static_cast<float>(x % 20000) / 10000.f - 1.f;
     }
   }
@@ -112,6 +114,8 @@ using aotrun::cxx::RunnerOptions;
 using aotrun::cxx::Stream;
 
 // noop / counting packages: x float32 [-1, 4] -> y float32 [-1, 4].
-inline aotrun_status* run_vec(aotrun_runner* r, Tensor& x, Tensor& y) { return aotrun_runner_run(r, &x.dl, 1, &y.dl, 1); }
+inline aotrun_status* run_vec(aotrun_runner* r, Tensor& x, Tensor& y) {
+  return aotrun_runner_run(r, &x.dl, 1, &y.dl, 1);
+}
 
 }  // namespace aotrun_test

@@ -80,9 +80,26 @@ struct Tensor {
 };
 
 int64_t interesting(FuzzedDataProvider& p) {
-  static const int64_t values[] = {0, 1, 2, 3, 4, 5, 7, 8, -1, -2, -4, INT64_MIN, INT64_MAX,
-                                   int64_t(1) << 31, int64_t(1) << 32, int64_t(1) << 60, int64_t(1) << 61,
-                                   int64_t(1) << 62, (int64_t(1) << 62) + 1, int64_t(1) << 40};
+  static const int64_t values[] = {0,
+                                   1,
+                                   2,
+                                   3,
+                                   4,
+                                   5,
+                                   7,
+                                   8,
+                                   -1,
+                                   -2,
+                                   -4,
+                                   INT64_MIN,
+                                   INT64_MAX,
+                                   int64_t(1) << 31,
+                                   int64_t(1) << 32,
+                                   int64_t(1) << 60,
+                                   int64_t(1) << 61,
+                                   int64_t(1) << 62,
+                                   (int64_t(1) << 62) + 1,
+                                   int64_t(1) << 40};
   if (p.ConsumeBool()) return values[p.ConsumeIntegralInRange<size_t>(0, sizeof(values) / sizeof(values[0]) - 1)];
   return p.ConsumeIntegral<int64_t>();
 }
@@ -171,7 +188,8 @@ std::string describe(const DLTensor& t) {
     for (int d = 0; d < t.ndim && d < 4; ++d) s += (d ? ", " : "") + std::to_string(t.shape[d]);
     s += t.ndim > 4 ? ", ...]" : "]";
   }
-  s += ", dtype " + std::to_string(t.dtype.code) + "/" + std::to_string(t.dtype.bits) + "x" + std::to_string(t.dtype.lanes);
+  s += ", dtype " + std::to_string(t.dtype.code) + "/" + std::to_string(t.dtype.bits) + "x" +
+       std::to_string(t.dtype.lanes);
   s += ", device " + std::to_string(device_type(t)) + ":" + std::to_string(t.device.device_id);
   s += std::string(", strides ") + (t.strides ? "set" : "NULL") + ", byte_offset " + std::to_string(t.byte_offset);
   s += std::string(", data ") + (t.data ? "buffer" : "NULL") + "}";
@@ -189,7 +207,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::exit(2);
   }
   g_env = new Env();
-  check_ok(aotrun_package_open((std::string(dir) + "/libcounting.so").c_str(), nullptr, &g_env->counting), "open counting");
+  check_ok(aotrun_package_open((std::string(dir) + "/libcounting.so").c_str(), nullptr, &g_env->counting),
+           "open counting");
   check_ok(aotrun_package_open((std::string(dir) + "/libnoop.so").c_str(), nullptr, &g_env->noop), "open noop");
   struct Spec {
     aotrun_package* pkg;
@@ -232,7 +251,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const int mutations = p.ConsumeIntegralInRange(0, 4);
   for (int m = 0; m < mutations; ++m) {
-    Tensor& t = p.ConsumeBool() ? in[p.ConsumeIntegralInRange(0, kSlots - 1)] : out[p.ConsumeIntegralInRange(0, kSlots - 1)];
+    Tensor& t =
+        p.ConsumeBool() ? in[p.ConsumeIntegralInRange(0, kSlots - 1)] : out[p.ConsumeIntegralInRange(0, kSlots - 1)];
     switch (p.ConsumeIntegralInRange(0, 16)) {
       case 0: t.t.ndim = p.ConsumeIntegralInRange(-3, kMaxRank); break;
       case 1:
@@ -267,7 +287,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case 8: {
         static const uint64_t offs[] = {0, 4, 16, 64, kBuf - 16, kBuf, uint64_t(1) << 40, ~uint64_t(0)};
-        t.t.byte_offset = p.ConsumeBool() ? offs[p.ConsumeIntegralInRange<size_t>(0, 7)] : p.ConsumeIntegral<uint64_t>();
+        t.t.byte_offset =
+            p.ConsumeBool() ? offs[p.ConsumeIntegralInRange<size_t>(0, 7)] : p.ConsumeIntegral<uint64_t>();
         break;
       }
       case 9: t.t.data = nullptr; break;
@@ -338,7 +359,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DLManagedTensor* managed[kSlots] = {};
   int64_t shapes[4] = {-77, -77, -77, -77};
   switch (op) {
-    case 0: s = aotrun_runner_get_output_shapes(runner, ins, num_inputs, shapes_null ? nullptr : shapes, capacity); break;
+    case 0:
+      s = aotrun_runner_get_output_shapes(runner, ins, num_inputs, shapes_null ? nullptr : shapes, capacity);
+      break;
     case 1: s = aotrun_runner_run(runner, ins, num_inputs, outs, num_outputs); break;
     case 2: s = aotrun_runner_run_alloc(runner, ins, num_inputs, outputs_null ? nullptr : managed, num_outputs); break;
     case 3: {
@@ -357,9 +380,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string msg = aotrun_status_message(s);
   aotrun_status_free(s);
   const std::string where = "op " + std::to_string(op) + " runner " + std::to_string(which) + " x " +
-                            (ins ? describe(x) : "NULL") + " y " + (outs ? describe(y) : "NULL") +
-                            " counts " + std::to_string(num_inputs) + "/" + std::to_string(num_outputs) +
-                            " capacity " + std::to_string(capacity);
+                            (ins ? describe(x) : "NULL") + " y " + (outs ? describe(y) : "NULL") + " counts " +
+                            std::to_string(num_inputs) + "/" + std::to_string(num_outputs) + " capacity " +
+                            std::to_string(capacity);
   // F4: a NULL-data tensor whose element count wraps to 0 in 64 bits.
   const bool wraps = (ins && x.data == nullptr && true_numel(x) >= (u128(1) << 64)) ||
                      (outs && y.data == nullptr && true_numel(y) >= (u128(1) << 64));
@@ -369,7 +392,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (v == Verdict::Reject && code != AOTRUN_ERR_INVALID_ARGUMENT) {
-    die("must be refused with INVALID_ARGUMENT, got " + std::string(aotrun_code_name(code)) + " (" + msg + "): " + where);
+    die("must be refused with INVALID_ARGUMENT, got " + std::string(aotrun_code_name(code)) + " (" + msg +
+        "): " + where);
   }
   if (v == Verdict::Accept && code != AOTRUN_OK) {
     die("valid call refused: " + std::string(aotrun_code_name(code)) + " (" + msg + "): " + where);
@@ -390,7 +414,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (g_env->computes[which] && x.data != nullptr) {
         const uint8_t* xs = static_cast<const uint8_t*>(x.data) + x.byte_offset;
         for (int64_t k = 0; k < x.shape[0] * 4; ++k) {
-          if (load_f32(mt->dl_tensor.data, k) != load_f32(xs, k) + 1.f) die("run_alloc computed the wrong value: " + where);
+          if (load_f32(mt->dl_tensor.data, k) != load_f32(xs, k) + 1.f)
+            die("run_alloc computed the wrong value: " + where);
         }
       }
       mt->deleter(mt);

@@ -85,7 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     parsed = 1;
   } catch (const aotrun::Error& e) {
-    if (e.code() != aotrun::Code::BadPackage) finding(std::string("parse_header refused with another code: ") + e.what());
+    if (e.code() != aotrun::Code::BadPackage)
+      finding(std::string("parse_header refused with another code: ") + e.what());
   }
   if (opened >= 0 && opened != parsed) finding("open and parse_header disagree on the same bytes");
   return 0;

@@ -57,7 +57,8 @@ inline std::string check_tensors(const std::vector<aotrun::MappedTensor>& tensor
     for (int64_t d : t.shape) {
       if (empty) break;
       need *= static_cast<uint64_t>(d);
-      if (need > (static_cast<unsigned __int128>(1) << 64)) return what + "byte size does not fit in 64 bits but was accepted";
+      if (need > (static_cast<unsigned __int128>(1) << 64))
+        return what + "byte size does not fit in 64 bits but was accepted";
     }
     if (need != t.bytes) {
       return what + "accepted with " + std::to_string(t.bytes) + " bytes but its dtype and shape need more than that";

@@ -71,7 +71,8 @@ TEST(CudaBackendLinkage, DeviceIdsOutOfRangeAreRefusedWithAReason) {
   why.clear();
   EXPECT_FALSE(aotrun::cuda::usable(4096, &why));
   EXPECT_FALSE(why.empty());
-  EXPECT_TRUE(why.find("does not exist") != std::string::npos || why.find("no CUDA device") != std::string::npos) << why;
+  EXPECT_TRUE(why.find("does not exist") != std::string::npos || why.find("no CUDA device") != std::string::npos)
+      << why;
 }
 
 // A shared library that links aotrun_cuda like libaotrun does: it must load

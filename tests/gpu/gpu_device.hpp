@@ -32,20 +32,20 @@ inline bool cuda_device_present(std::string* why) {
   return true;
 }
 
-#define AOTRUN_REQUIRE_CUDA_DEVICE()                                        \
-  do {                                                                      \
-    std::string _why;                                                       \
-    if (!::aotrun_gpu::cuda_device_present(&_why)) {                        \
-      GTEST_SKIP() << "no CUDA device: " << _why;                           \
-    }                                                                       \
+#define AOTRUN_REQUIRE_CUDA_DEVICE()                 \
+  do {                                               \
+    std::string _why;                                \
+    if (!::aotrun_gpu::cuda_device_present(&_why)) { \
+      GTEST_SKIP() << "no CUDA device: " << _why;    \
+    }                                                \
   } while (0)
 
 inline std::string pkg_path(const std::string& name) { return std::string(AOTRUN_TEST_PACKAGES_DIR) + "/" + name; }
 
-#define AOTRUN_GPU_CHECK_CUDA(expr)                                                  \
-  do {                                                                               \
-    const cudaError_t _e = (expr);                                                   \
-    ASSERT_EQ(_e, cudaSuccess) << #expr << ": " << cudaGetErrorString(_e);           \
+#define AOTRUN_GPU_CHECK_CUDA(expr)                                        \
+  do {                                                                     \
+    const cudaError_t _e = (expr);                                         \
+    ASSERT_EQ(_e, cudaSuccess) << #expr << ": " << cudaGetErrorString(_e); \
   } while (0)
 
 // A float32 tensor in device memory (cudaMalloc), row-major.

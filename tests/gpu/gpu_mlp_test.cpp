@@ -18,8 +18,7 @@ namespace {
 struct Reference {
   aotrun::test::Safetensors weights;
   aotrun::test::MlpReference mlp;
-  Reference()
-      : weights(aotrun::test::Safetensors::load(pkg_path("cuda_mlp") + "/weights.safetensors")), mlp(weights) {}
+  Reference() : weights(aotrun::test::Safetensors::load(pkg_path("cuda_mlp") + "/weights.safetensors")), mlp(weights) {}
 };
 
 const Reference& reference() {
@@ -59,7 +58,9 @@ TEST_P(CudaMlpModes, MatchesNaiveReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllModes, CudaMlpModes,
                          testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
-                         [](const testing::TestParamInfo<aotrun_mode>& i) { return std::string(aotrun_mode_name(i.param)); });
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });
 
 TEST(CudaMlpGraph, ReplayEqualsEagerBitForBit) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
@@ -168,7 +169,9 @@ TEST_P(CudaMlpAsync, WindowIsNeverExceededAndEveryRunIsCorrect) {
 
 INSTANTIATE_TEST_SUITE_P(AllModes, CudaMlpAsync,
                          testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
-                         [](const testing::TestParamInfo<aotrun_mode>& i) { return std::string(aotrun_mode_name(i.param)); });
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });
 
 TEST(CudaMlpArguments, HostMemoryInputIsRefusedNamingTheDevice) {
   AOTRUN_REQUIRE_CUDA_DEVICE();
@@ -197,7 +200,8 @@ TEST(CudaMlpArguments, MissingDeviceIdFailsWithDeviceError) {
   aotrun_status* s = aotrun_runner_create(pkg.get(), o.get(), &r);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(aotrun_status_code(s), AOTRUN_ERR_DEVICE) << aotrun_status_message(s);
-  EXPECT_NE(std::string(aotrun_status_message(s)).find("does not exist"), std::string::npos) << aotrun_status_message(s);
+  EXPECT_NE(std::string(aotrun_status_message(s)).find("does not exist"), std::string::npos)
+      << aotrun_status_message(s);
   aotrun_status_free(s);
   EXPECT_EQ(r, nullptr);
 }

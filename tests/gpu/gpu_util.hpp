@@ -18,10 +18,10 @@ inline std::string describe(aotrun_status* s) {
   return d;
 }
 
-#define AOTRUN_GPU_ASSERT_OK(expr)                                 \
-  do {                                                             \
-    aotrun_status* _s = (expr);                                    \
-    ASSERT_EQ(_s, nullptr) << ::aotrun_gpu::describe(_s);          \
+#define AOTRUN_GPU_ASSERT_OK(expr)                        \
+  do {                                                    \
+    aotrun_status* _s = (expr);                           \
+    ASSERT_EQ(_s, nullptr) << ::aotrun_gpu::describe(_s); \
   } while (0)
 
 // Owners of the C handles: aotrun.hpp's (a failure to open or create throws

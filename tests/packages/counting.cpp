@@ -25,8 +25,7 @@ int64_t spin_us_from_env() {
   char* end = nullptr;
   const long long n = std::strtoll(v, &end, 10);
   if (end == v || *end != '\0' || n < 0) {
-    sdk::fail_invalid("AOTRUN_TEST_SPIN_US='" + std::string(v) +
-                      "' is not a non-negative integer");
+    sdk::fail_invalid("AOTRUN_TEST_SPIN_US='" + std::string(v) + "' is not a non-negative integer");
   }
   return n;
 }
@@ -60,13 +59,10 @@ class Counting {
   };
 
   static sdk::Signature signature() {
-    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}},
-            {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
+    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}}, {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
   }
 
-  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) {
-    out[0][0] = in[0][0];
-  }
+  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) { out[0][0] = in[0][0]; }
 
   explicit Counting(const sdk::InstanceContext& ctx) : spin_us_(ctx.shared<Shared>().spin_us) {}
 

@@ -42,13 +42,10 @@ class Fault {
   };
 
   static sdk::Signature signature() {
-    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}},
-            {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
+    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}}, {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
   }
 
-  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) {
-    out[0][0] = in[0][0];
-  }
+  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) { out[0][0] = in[0][0]; }
 
   explicit Fault(const sdk::InstanceContext& ctx) : shared_(&ctx.shared<Shared>()) {}
 

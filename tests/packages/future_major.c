@@ -15,8 +15,7 @@ static int32_t unsupported(void) {
 
 EXPORT uint32_t aotrun_pkg_abi_version(void) { return AOTRUN_PKG_MAKE_VERSION(2, 0); }
 EXPORT const char* aotrun_pkg_get_last_error(void) { return g_message; }
-EXPORT int32_t aotrun_pkg_container_create(aotrun_pkg_container** out,
-                                           const aotrun_pkg_create_args* args) {
+EXPORT int32_t aotrun_pkg_container_create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) {
   (void)out;
   (void)args;
   return unsupported();
@@ -35,8 +34,7 @@ EXPORT int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, siz
   (void)out;
   return unsupported();
 }
-EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index,
-                                                   aotrun_pkg_tensor_spec* out) {
+EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
   (void)out;
@@ -49,8 +47,7 @@ EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, siz
   (void)out;
   return unsupported();
 }
-EXPORT int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c,
-                                                      const aotrun_pkg_shape_args* args) {
+EXPORT int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, const aotrun_pkg_shape_args* args) {
   (void)c;
   (void)args;
   return unsupported();
@@ -60,8 +57,7 @@ EXPORT int32_t aotrun_pkg_container_run(aotrun_pkg_container* c, const aotrun_pk
   (void)args;
   return unsupported();
 }
-EXPORT int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c,
-                                                        const aotrun_pkg_run_args* args) {
+EXPORT int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* args) {
   (void)c;
   (void)args;
   return unsupported();

@@ -15,8 +15,7 @@ static int32_t unsupported(void) {
 
 EXPORT uint32_t aotrun_pkg_abi_version(void) { return AOTRUN_PKG_MAKE_VERSION(1, 1); }
 EXPORT const char* aotrun_pkg_get_last_error(void) { return g_message; }
-EXPORT int32_t aotrun_pkg_container_create(aotrun_pkg_container** out,
-                                           const aotrun_pkg_create_args* args) {
+EXPORT int32_t aotrun_pkg_container_create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) {
   (void)out;
   (void)args;
   return unsupported();
@@ -31,8 +30,7 @@ EXPORT int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, siz
   (void)out;
   return unsupported();
 }
-EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index,
-                                                   aotrun_pkg_tensor_spec* out) {
+EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
   (void)out;
@@ -50,8 +48,7 @@ EXPORT int32_t aotrun_pkg_container_run(aotrun_pkg_container* c, const aotrun_pk
   (void)args;
   return unsupported();
 }
-EXPORT int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c,
-                                                        const aotrun_pkg_run_args* args) {
+EXPORT int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* args) {
   (void)c;
   (void)args;
   return unsupported();

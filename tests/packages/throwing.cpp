@@ -11,19 +11,14 @@ namespace sdk = aotrun::sdk;
 class Throwing {
  public:
   static sdk::Signature signature() {
-    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}},
-            {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
+    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}}, {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
   }
 
-  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) {
-    out[0][0] = in[0][0];
-  }
+  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) { out[0][0] = in[0][0]; }
 
   explicit Throwing(const sdk::InstanceContext&) {}
 
-  void forward(sdk::RunContext&, const DLTensor*, DLTensor*) {
-    throw std::runtime_error("throwing: forward failed");
-  }
+  void forward(sdk::RunContext&, const DLTensor*, DLTensor*) { throw std::runtime_error("throwing: forward failed"); }
 };
 
 AOTRUN_PKG_EXPORT(Throwing);

@@ -63,7 +63,13 @@ struct TempZip {
   ~TempZip() { ::unlink(path.c_str()); }
 };
 
-std::string elf_stub() { return std::string("\x7f" "ELF", 4) + std::string(60, '\0'); }
+std::string elf_stub() {
+  return std::string(
+             "\x7f"
+             "ELF",
+             4) +
+         std::string(60, '\0');
+}
 
 Code code_of(const std::function<void()>& f, std::string* message = nullptr) {
   try {
@@ -96,7 +102,8 @@ TEST(Pt2Archive, FindsTheModelUnderTheArchivePrefixAndReadsItsMetadata) {
 }
 
 TEST(Pt2Archive, ExtractsIntoAPrivateDirectoryRemovedAfterwards) {
-  TempZip z({{"p/data/aotinductor/model/abc.so", elf_stub()}, {"p/data/aotinductor/model/abc.cpp", "int x;"}}, "extract");
+  TempZip z({{"p/data/aotinductor/model/abc.so", elf_stub()}, {"p/data/aotinductor/model/abc.cpp", "int x;"}},
+            "extract");
   auto zip = ZipArchive::open(z.path);
   const Pt2Model m = find_model(*zip, "model");
   std::string dir_path, so;
@@ -171,8 +178,9 @@ TEST(Pt2Archive, TraversalAndSymlinkEntriesAreRefused) {
   EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(dots.path), "model"); }, &msg), Code::BadPackage);
   EXPECT_NE(msg.find("unsafe name"), std::string::npos) << msg;
 
-  TempZip link({{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/model/evil.cpp", "/etc/passwd", true}},
-               "symlink");
+  TempZip link(
+      {{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/model/evil.cpp", "/etc/passwd", true}},
+      "symlink");
   EXPECT_EQ(code_of([&] { find_model(*ZipArchive::open(link.path), "model"); }, &msg), Code::BadPackage);
   EXPECT_NE(msg.find("symbolic link"), std::string::npos) << msg;
 }
@@ -342,7 +350,9 @@ TEST(Pt2Archive, CudaModelNamesWhatItNeedsBeforeExtracting) {
     FakeDirs none(false);
     EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", Pt2Options{}); }, &msg), Code::LoadFailed);
     EXPECT_NE(msg.find("package 'gpu_model' is a CUDA AOTInductor model and needs libtorch with CUDA "
-                       "(libtorch_cuda.so), and no libtorch is named"), std::string::npos) << msg;
+                       "(libtorch_cuda.so), and no libtorch is named"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("AOTRUN_LIBTORCH"), std::string::npos) << msg;
     EXPECT_TRUE(none.tmp_empty());
   }
@@ -352,7 +362,8 @@ TEST(Pt2Archive, CudaModelNamesWhatItNeedsBeforeExtracting) {
     o.libtorch = cpu_only.libtorch;
     EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), Code::LoadFailed);
     EXPECT_NE(msg.find("the libtorch in '" + cpu_only.libtorch + "' has no libtorch_cuda.so (a CPU-only libtorch"),
-              std::string::npos) << msg;
+              std::string::npos)
+        << msg;
     EXPECT_TRUE(cpu_only.tmp_empty());
     // The same through the file name of libtorch_cpu.so.
     o.libtorch = cpu_only.libtorch + "/libtorch_cpu.so";

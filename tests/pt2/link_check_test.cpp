@@ -97,8 +97,7 @@ TEST(ElfSymbols, ANonElfFileIsLoadFailedNamingIt) {
 TEST(LinkCheck, AShimFunctionTheLibtorchLacksIsNamedBeforeDlopen) {
   const aotrun::pt2::TorchShim shim = fake_shim();
   std::string msg;
-  EXPECT_EQ(code_of([&] { aotrun::pt2::check_model_requirements(AOTRUN_LINK_PROBE_MODEL, "probe", shim, ""); },
-                    &msg),
+  EXPECT_EQ(code_of([&] { aotrun::pt2::check_model_requirements(AOTRUN_LINK_PROBE_MODEL, "probe", shim, ""); }, &msg),
             Code::LoadFailed);
   EXPECT_NE(msg.find("package 'probe' calls 1 function(s) of libtorch's C shim that"), std::string::npos) << msg;
   EXPECT_NE(msg.find("does not export: aoti_torch_from_a_future_release (the package was exported by a newer "

@@ -32,10 +32,10 @@ const std::string kOld = std::string(AOTRUN_PT2_FIXTURES) + "/torch-2.6.0";
 // PyTorch's float32 defaults (torch.testing.assert_close).
 constexpr double kRtol = 1.3e-6, kAtol = 1e-5;
 
-#define REQUIRE_LIBTORCH()                                                                            \
-  do {                                                                                                \
-    const char* lt = std::getenv("AOTRUN_LIBTORCH");                                                 \
-    if (lt == nullptr || *lt == '\0')                                                                 \
+#define REQUIRE_LIBTORCH()                                                                         \
+  do {                                                                                             \
+    const char* lt = std::getenv("AOTRUN_LIBTORCH");                                               \
+    if (lt == nullptr || *lt == '\0')                                                              \
       GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
   } while (0)
 
@@ -244,7 +244,8 @@ std::vector<CorpusCase> corpus_cases() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(AOTRUN_PT2_FIXTURES, ec)) {
     const std::string n = e.path().filename().string();
-    if (e.is_directory() && n.rfind("torch-", 0) == 0 && fs::exists(e.path() / "manifest.json")) dirs.push_back(e.path());
+    if (e.is_directory() && n.rfind("torch-", 0) == 0 && fs::exists(e.path() / "manifest.json"))
+      dirs.push_back(e.path());
   }
   std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) {
     return version_of(a.filename().string().substr(6)) < version_of(b.filename().string().substr(6));
@@ -493,7 +494,8 @@ TEST(Pt2, AsyncRunsStayInTheWindowAndMatch) {
   for (auto& o : outs) out_dl.push_back(o->dl);
   std::vector<aotrun_event*> events(kRuns, nullptr);
   for (int i = 0; i < kRuns; ++i) {
-    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), data.in_dl.data(), 1, &out_dl[static_cast<size_t>(i)], 1, &events[static_cast<size_t>(i)]));
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), data.in_dl.data(), 1, &out_dl[static_cast<size_t>(i)], 1,
+                                             &events[static_cast<size_t>(i)]));
   }
   for (auto* e : events) {
     AOTRUN_EXPECT_OK(aotrun_event_wait(e));

@@ -39,11 +39,31 @@ std::vector<TensorCase> tensor_cases() {
   auto& s = g_scratch;
   return {
       // dtype
-      {"input dtype code", [](DLTensor& x, DLTensor&) { x.dtype = DLDataType{kDLInt, 32, 1}; }, "input 0 ('x') has dtype int32, expected float32"},
-      {"input dtype bits", [](DLTensor& x, DLTensor&) { x.dtype = DLDataType{kDLFloat, 64, 1}; }, "has dtype float64, expected float32"},
-      {"input dtype lanes", [](DLTensor& x, DLTensor&) { x.dtype = DLDataType{kDLFloat, 32, 2}; }, "has dtype float32x2, expected float32"},
-      {"input dtype bfloat", [](DLTensor& x, DLTensor&) { x.dtype = DLDataType{kDLBfloat, 16, 1}; }, "has dtype bfloat16"},
-      {"output dtype", [](DLTensor&, DLTensor& y) { y.dtype = DLDataType{kDLUInt, 8, 1}; }, "output 0 ('y') has dtype uint8, expected float32"},
+      {"input dtype code",
+       [](DLTensor& x, DLTensor&) {
+         x.dtype = DLDataType{kDLInt, 32, 1};
+       },
+       "input 0 ('x') has dtype int32, expected float32"},
+      {"input dtype bits",
+       [](DLTensor& x, DLTensor&) {
+         x.dtype = DLDataType{kDLFloat, 64, 1};
+       },
+       "has dtype float64, expected float32"},
+      {"input dtype lanes",
+       [](DLTensor& x, DLTensor&) {
+         x.dtype = DLDataType{kDLFloat, 32, 2};
+       },
+       "has dtype float32x2, expected float32"},
+      {"input dtype bfloat",
+       [](DLTensor& x, DLTensor&) {
+         x.dtype = DLDataType{kDLBfloat, 16, 1};
+       },
+       "has dtype bfloat16"},
+      {"output dtype",
+       [](DLTensor&, DLTensor& y) {
+         y.dtype = DLDataType{kDLUInt, 8, 1};
+       },
+       "output 0 ('y') has dtype uint8, expected float32"},
       // rank
       {"input rank 0", [](DLTensor& x, DLTensor&) { x.ndim = 0; }, "input 0 ('x') has rank 0, expected 2"},
       {"input rank 1", [](DLTensor& x, DLTensor&) { x.ndim = 1; }, "has rank 1, expected 2"},
@@ -55,32 +75,93 @@ std::vector<TensorCase> tensor_cases() {
       {"input shape NULL", [](DLTensor& x, DLTensor&) { x.shape = nullptr; }, "input 0 ('x') has a NULL shape"},
       // Finding F6 (message): today this says "has rank 2, expected 2".
       {"output shape NULL", [](DLTensor&, DLTensor& y) { y.shape = nullptr; }, "output 0 ('y') has a NULL shape"},
-      {"input negative dim", [&s](DLTensor& x, DLTensor&) { s.shape_a[0] = -2; s.shape_a[1] = 4; x.shape = s.shape_a; },
+      {"input negative dim",
+       [&s](DLTensor& x, DLTensor&) {
+         s.shape_a[0] = -2;
+         s.shape_a[1] = 4;
+         x.shape = s.shape_a;
+       },
        "has shape [-2, 4], expected [-1, 4] (-1 = any)"},
-      {"input INT64_MIN dim", [&s](DLTensor& x, DLTensor&) { s.shape_a[0] = INT64_MIN; s.shape_a[1] = 4; x.shape = s.shape_a; },
+      {"input INT64_MIN dim",
+       [&s](DLTensor& x, DLTensor&) {
+         s.shape_a[0] = INT64_MIN;
+         s.shape_a[1] = 4;
+         x.shape = s.shape_a;
+       },
        "expected [-1, 4]"},
-      {"input fixed dim wrong", [&s](DLTensor& x, DLTensor&) { s.shape_a[0] = 2; s.shape_a[1] = 5; x.shape = s.shape_a; },
+      {"input fixed dim wrong",
+       [&s](DLTensor& x, DLTensor&) {
+         s.shape_a[0] = 2;
+         s.shape_a[1] = 5;
+         x.shape = s.shape_a;
+       },
        "has shape [2, 5], expected [-1, 4]"},
-      {"output shape wrong", [&s](DLTensor&, DLTensor& y) { s.shape_a[0] = 3; s.shape_a[1] = 4; y.shape = s.shape_a; },
+      {"output shape wrong",
+       [&s](DLTensor&, DLTensor& y) {
+         s.shape_a[0] = 3;
+         s.shape_a[1] = 4;
+         y.shape = s.shape_a;
+       },
        "output 0 ('y') has shape [3, 4], expected [2, 4] for these inputs"},
       // strides
-      {"input column-major", [&s](DLTensor& x, DLTensor&) { s.strides_a[0] = 1; s.strides_a[1] = 2; x.strides = s.strides_a; },
+      {"input column-major",
+       [&s](DLTensor& x, DLTensor&) {
+         s.strides_a[0] = 1;
+         s.strides_a[1] = 2;
+         x.strides = s.strides_a;
+       },
        "input 0 ('x') is not contiguous (strides [1, 2])"},
-      {"input broadcast stride 0", [&s](DLTensor& x, DLTensor&) { s.strides_a[0] = 0; s.strides_a[1] = 1; x.strides = s.strides_a; },
+      {"input broadcast stride 0",
+       [&s](DLTensor& x, DLTensor&) {
+         s.strides_a[0] = 0;
+         s.strides_a[1] = 1;
+         x.strides = s.strides_a;
+       },
        "is not contiguous"},
-      {"input negative stride", [&s](DLTensor& x, DLTensor&) { s.strides_a[0] = -4; s.strides_a[1] = 1; x.strides = s.strides_a; },
+      {"input negative stride",
+       [&s](DLTensor& x, DLTensor&) {
+         s.strides_a[0] = -4;
+         s.strides_a[1] = 1;
+         x.strides = s.strides_a;
+       },
        "is not contiguous"},
-      {"input padded rows", [&s](DLTensor& x, DLTensor&) { s.strides_a[0] = 8; s.strides_a[1] = 1; x.strides = s.strides_a; },
+      {"input padded rows",
+       [&s](DLTensor& x, DLTensor&) {
+         s.strides_a[0] = 8;
+         s.strides_a[1] = 1;
+         x.strides = s.strides_a;
+       },
        "is not contiguous (strides [8, 1])"},
-      {"output strided", [&s](DLTensor&, DLTensor& y) { s.strides_a[0] = 4; s.strides_a[1] = 2; y.strides = s.strides_a; },
+      {"output strided",
+       [&s](DLTensor&, DLTensor& y) {
+         s.strides_a[0] = 4;
+         s.strides_a[1] = 2;
+         y.strides = s.strides_a;
+       },
        "output 0 ('y') is not contiguous"},
       // device
-      {"input on CUDA", [](DLTensor& x, DLTensor&) { x.device = DLDevice{kDLCUDA, 0}; }, "input 0 ('x') is on device (2, 0) but the runner runs on (1, 0)"},
-      {"input on CPU 1", [](DLTensor& x, DLTensor&) { x.device = DLDevice{kDLCPU, 1}; }, "is on device (1, 1)"},
-      {"output on CUDA host", [](DLTensor&, DLTensor& y) { y.device = DLDevice{kDLCUDAHost, 0}; }, "output 0 ('y') is on device (3, 0)"},
+      {"input on CUDA",
+       [](DLTensor& x, DLTensor&) {
+         x.device = DLDevice{kDLCUDA, 0};
+       },
+       "input 0 ('x') is on device (2, 0) but the runner runs on (1, 0)"},
+      {"input on CPU 1",
+       [](DLTensor& x, DLTensor&) {
+         x.device = DLDevice{kDLCPU, 1};
+       },
+       "is on device (1, 1)"},
+      {"output on CUDA host",
+       [](DLTensor&, DLTensor& y) {
+         y.device = DLDevice{kDLCUDAHost, 0};
+       },
+       "output 0 ('y') is on device (3, 0)"},
       // data / byte_offset
       {"input data NULL", [](DLTensor& x, DLTensor&) { x.data = nullptr; }, "input 0 ('x') has a NULL data pointer"},
-      {"input data NULL with byte_offset", [](DLTensor& x, DLTensor&) { x.data = nullptr; x.byte_offset = 64; },
+      {"input data NULL with byte_offset",
+       [](DLTensor& x, DLTensor&) {
+         x.data = nullptr;
+         x.byte_offset = 64;
+       },
        "has a NULL data pointer"},
       {"output data NULL", [](DLTensor&, DLTensor& y) { y.data = nullptr; }, "output 0 ('y') has a NULL data pointer"},
       // Finding F10 (fixed): is_compact() multiplied the dims in int64 and
@@ -179,23 +260,33 @@ TEST(CapiArgs, CountsAndArrayPointers) {
   DLTensor two[2] = {x.dl, x.dl};
   DLTensor two_out[2] = {y.dl, y.dl};
   auto r = f.runner.get();
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 0, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "takes 1 inputs, got 0");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, two, 2, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "takes 1 inputs, got 2");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 0, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "takes 1 inputs, got 0");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, two, 2, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "takes 1 inputs, got 2");
   REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, SIZE_MAX, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "takes 1 inputs, got 18446744073709551615");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, nullptr, 1, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "inputs is NULL");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 1, two_out, 2)), AOTRUN_ERR_INVALID_ARGUMENT, "produces 1 outputs, got 2");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 1, &y.dl, 0)), AOTRUN_ERR_INVALID_ARGUMENT, "produces 1 outputs, got 0");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 1, nullptr, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "outputs is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, nullptr, 1, &y.dl, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "inputs is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 1, two_out, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "produces 1 outputs, got 2");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 1, &y.dl, 0)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "produces 1 outputs, got 0");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run(r, &x.dl, 1, nullptr, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "outputs is NULL");
   DLManagedTensor* outs[2] = {nullptr, nullptr};
   REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r, &x.dl, 1, outs, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "produces 1 outputs, got room for 2");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r, &x.dl, 1, nullptr, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "outputs is NULL");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r, nullptr, 1, outs, 1)), AOTRUN_ERR_INVALID_ARGUMENT, "inputs is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r, &x.dl, 1, nullptr, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "outputs is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r, nullptr, 1, outs, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "inputs is NULL");
   EXPECT_EQ(outs[0], nullptr);
   aotrun_event* ev = nullptr;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r, two, 2, &y.dl, 1, &ev)), AOTRUN_ERR_INVALID_ARGUMENT, "takes 1 inputs");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r, &x.dl, 1, &y.dl, 1, nullptr)), AOTRUN_ERR_INVALID_ARGUMENT, "event is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r, two, 2, &y.dl, 1, &ev)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "takes 1 inputs");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_async(r, &x.dl, 1, &y.dl, 1, nullptr)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "event is NULL");
   EXPECT_EQ(f.runner.stats().async_submitted, 0u);
 }
 
@@ -203,16 +294,16 @@ TEST(CapiArgs, OutputShapesCapacity) {
   Fixture f;
   Tensor x({3, 4});
   int64_t shapes[4] = {-9, -9, -9, -9};
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, shapes, 1)), AOTRUN_ERR_INVALID_ARGUMENT,
-                     "shapes holds 1 elements; the outputs of package 'counting' need 2");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, shapes, 0)), AOTRUN_ERR_INVALID_ARGUMENT,
-                     "need 2");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, nullptr, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
-                     "shapes is NULL");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), nullptr, 1, shapes, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
-                     "inputs is NULL");
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(nullptr, &x.dl, 1, shapes, 2)), AOTRUN_ERR_INVALID_ARGUMENT,
-                     "runner is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, shapes, 1)),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "shapes holds 1 elements; the outputs of package 'counting' need 2");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, shapes, 0)),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "need 2");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), &x.dl, 1, nullptr, 2)),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "shapes is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(f.runner.get(), nullptr, 1, shapes, 2)),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "inputs is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(nullptr, &x.dl, 1, shapes, 2)),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "runner is NULL");
   EXPECT_EQ(shapes[0], -9);  // untouched on failure
   // Shape queries need no data: a NULL data pointer is fine there.
   x.dl.data = nullptr;
@@ -240,7 +331,8 @@ TEST(CapiArgs, NullHandlesAndOutPointers) {
   invalid(aotrun_package_options_set_allow_untrusted_files(nullptr, 1), "options is NULL");
   invalid(aotrun_package_open(nullptr, nullptr, &p), "path is NULL");
   invalid(aotrun_package_open(pkg_path("counting").c_str(), nullptr, nullptr), "out is NULL");
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_open("", nullptr, &p)), AOTRUN_ERR_INVALID_ARGUMENT, "package path is empty");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_open("", nullptr, &p)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "package path is empty");
   invalid(aotrun_package_get_info(nullptr, nullptr), "package is NULL");
   invalid(aotrun_package_get_info(f.pkg.get(), nullptr), "info is NULL");
   aotrun_tensor_info ti{};
@@ -267,7 +359,9 @@ TEST(CapiArgs, NullHandlesAndOutPointers) {
   invalid(aotrun_runner_freeze_graphs(nullptr), "runner is NULL");
   invalid(aotrun_event_wait(nullptr), "event is NULL");
   invalid(aotrun_event_wait_timeout(nullptr, 1), "event is NULL");
-  invalid(aotrun_event_set_callback(nullptr, [](void*, aotrun_code, const char*) {}, nullptr), "event is NULL");
+  invalid(aotrun_event_set_callback(
+              nullptr, [](void*, aotrun_code, const char*) {}, nullptr),
+          "event is NULL");
   invalid(aotrun_stream_create(AOTRUN_STREAM_INLINE, nullptr), "out is NULL");
   invalid(aotrun_stream_synchronize(nullptr), "stream is NULL");
   invalid(aotrun_stream_begin_capture(nullptr, AOTRUN_CAPTURE_GLOBAL), "stream is NULL");
@@ -306,13 +400,17 @@ TEST(CapiArgs, StructSizeAndIndexOutOfRange) {
   Fixture f;
   aotrun_package_info info{};
   info.struct_size = 0;
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_info(f.pkg.get(), &info)), AOTRUN_ERR_INVALID_ARGUMENT, "struct_size is not set");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_info(f.pkg.get(), &info)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "struct_size is not set");
   aotrun_tensor_info ti{};
   ti.struct_size = 0;
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.get(), 0, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "struct_size is not set");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.get(), 0, &ti)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "struct_size is not set");
   ti.struct_size = sizeof(ti);
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.get(), 1, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "input index 1 out of range");
-  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_output(f.pkg.get(), SIZE_MAX, &ti)), AOTRUN_ERR_INVALID_ARGUMENT, "out of range");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_input(f.pkg.get(), 1, &ti)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "input index 1 out of range");
+  REL_EXPECT_OUTCOME(outcome(aotrun_package_get_output(f.pkg.get(), SIZE_MAX, &ti)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "out of range");
   aotrun_symbol_info si{};
   si.struct_size = sizeof(si);
   REL_EXPECT_OUTCOME(outcome(aotrun_package_get_symbol(f.pkg.get(), 1000, &si)), AOTRUN_ERR_INVALID_ARGUMENT,
@@ -378,14 +476,16 @@ TEST(CapiArgs, UnsupportedDeviceAndCallbacks) {
     RunnerOptions o;
     AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.get(), d));
     aotrun_runner* r = nullptr;
-    REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.get(), o.get(), &r)), AOTRUN_ERR_UNSUPPORTED, "is not supported");
+    REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.get(), o.get(), &r)), AOTRUN_ERR_UNSUPPORTED,
+                       "is not supported");
     EXPECT_EQ(r, nullptr);
   }
   Runner r(pkg, RunnerOptions());
   Tensor x({1, 4}), y({1, 4});
   aotrun_event* ev = nullptr;
   AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev));
-  REL_EXPECT_OUTCOME(outcome(aotrun_event_set_callback(ev, nullptr, nullptr)), AOTRUN_ERR_INVALID_ARGUMENT, "callback is NULL");
+  REL_EXPECT_OUTCOME(outcome(aotrun_event_set_callback(ev, nullptr, nullptr)), AOTRUN_ERR_INVALID_ARGUMENT,
+                     "callback is NULL");
   int calls = 0;
   auto cb = [](void* u, aotrun_code, const char*) { ++*static_cast<int*>(u); };
   AOTRUN_ASSERT_OK(aotrun_event_set_callback(ev, cb, &calls));
@@ -425,11 +525,12 @@ TEST(CapiArgs, EnumValuesOutsideTheirRange) {
   x.dl.device.device_type = static_cast<DLDeviceType>(99);
   REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "is on device (99, 0)");
   RunnerOptions o;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(7))), AOTRUN_ERR_INVALID_ARGUMENT,
-                     "mode must be 0..2");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_options_set_mode(o.get(), static_cast<aotrun_mode>(7))),
+                     AOTRUN_ERR_INVALID_ARGUMENT, "mode must be 0..2");
   AOTRUN_ASSERT_OK(aotrun_runner_options_set_device(o.get(), DLDevice{static_cast<DLDeviceType>(1000), 3}));
   aotrun_runner* bad = nullptr;
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.get(), o.get(), &bad)), AOTRUN_ERR_UNSUPPORTED, "is not supported");
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_create(pkg.get(), o.get(), &bad)), AOTRUN_ERR_UNSUPPORTED,
+                     "is not supported");
   aotrun_stream* s = nullptr;
   REL_EXPECT_OUTCOME(outcome(aotrun_stream_create(static_cast<aotrun_stream_kind>(7), &s)), AOTRUN_ERR_INVALID_ARGUMENT,
                      "unknown stream kind 7");

@@ -225,8 +225,9 @@ TEST(ElfCheck, ProgramHeaderTableOutOfRange) {
   b = lib.bytes;
   const uint64_t beyond = lib.bytes.size() + 100;
   RealLibrary::put<decltype(Ehdr::e_phoff)>(b, offsetof(Ehdr, e_phoff), beyond);
-  expect_refused(b, "phoff", "its program header table starts at byte " + std::to_string(beyond) +
-                                 ", beyond the end of the file (" + std::to_string(lib.bytes.size()) + " bytes)");
+  expect_refused(b, "phoff",
+                 "its program header table starts at byte " + std::to_string(beyond) +
+                     ", beyond the end of the file (" + std::to_string(lib.bytes.size()) + " bytes)");
   // An offset near the top of the range: offset + size must not wrap.
   RealLibrary::put<decltype(Ehdr::e_phoff)>(b, offsetof(Ehdr, e_phoff), ~decltype(Ehdr::e_phoff){0} - 8);
   expect_refused(b, "phoff_wrap", "beyond the end of the file");
@@ -274,8 +275,7 @@ TEST(ElfCheck, DynamicSectionOutsideTheImageIsRefusedNotFatal) {
 
   std::string b = lib.bytes;
   RealLibrary::put<decltype(Phdr::p_vaddr)>(b, at + offsetof(Phdr, p_vaddr), far);
-  expect_refused(b, "dyn_vaddr", "its dynamic section (segment " + std::to_string(dyn) +
-                                     " (PT_DYNAMIC)");
+  expect_refused(b, "dyn_vaddr", "its dynamic section (segment " + std::to_string(dyn) + " (PT_DYNAMIC)");
   expect_refused(b, "dyn_vaddr2", "lies outside the file contents of every loaded segment");
 
   b = lib.bytes;
@@ -327,7 +327,8 @@ TEST(LoaderProbing, Abi10PackageExportingSingleThreadedReportsItUnused) {
                                      "; single_threaded runs fall back to aotrun_pkg_container_run");
   EXPECT_FALSE(rel::contains(reason, "lacks")) << reason;
   EXPECT_EQ(aotrun_package_mode_available(pkg.get(), AOTRUN_MODE_GRAPH, &reason), 0);
-  EXPECT_TRUE(rel::contains(reason, "graph mode unavailable: package 'rel_abi10_exports_st' (ABI 1.0): " + unused)) << reason;
+  EXPECT_TRUE(rel::contains(reason, "graph mode unavailable: package 'rel_abi10_exports_st' (ABI 1.0): " + unused))
+      << reason;
 
   // A single_threaded run goes through `run` (the package's
   // run_single_threaded fails if called).

@@ -81,7 +81,8 @@ void write_stack(int fd, char tag) noexcept {
     buf[len++] = i == 0 ? '\t' : ' ';
     char hex[17];
     int k = 0;
-    for (uintptr_t v = reinterpret_cast<uintptr_t>(frames[i]); k == 0 || v != 0; v >>= 4) hex[k++] = "0123456789abcdef"[v & 15];
+    for (uintptr_t v = reinterpret_cast<uintptr_t>(frames[i]); k == 0 || v != 0; v >>= 4)
+      hex[k++] = "0123456789abcdef"[v & 15];
     while (k > 0) buf[len++] = hex[--k];
   }
   buf[len++] = '\n';
@@ -202,9 +203,8 @@ struct Fixture {
     std::string weights_data(8, '\0');
     std::memcpy(&weights_data[0], &kScale, 4);
     std::memcpy(&weights_data[4], &kBias, 4);
-    const std::string header =
-        R"({"scale":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-        R"("bias":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+    const std::string header = R"({"scale":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                               R"("bias":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
     if (rel::sh("mkdir -p '" + dir + "' && cp '" + lib + "' '" + dir + "/libfault_nth.so'") != 0) {
       error = "cannot copy " + lib;
       return;
@@ -258,7 +258,8 @@ struct Abandon {};
 
 // x_k: rows x 4 values, distinct per k; exact in float through * 2 + 1.
 void fill(Tensor& t, int k) {
-  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<float>((static_cast<int>(i) * 3 + k * 7) % 23) * 0.25f - 2.f;
+  for (size_t i = 0; i < t.data.size(); ++i)
+    t.data[i] = static_cast<float>((static_cast<int>(i) * 3 + k * 7) % 23) * 0.25f - 2.f;
 }
 
 class Ctx {
@@ -279,7 +280,10 @@ class Ctx {
   // Faults start here: the scenarios that are not about opening a package
   // open it first, unarmed.
   void arm() {
-    if (kind_ == Kind::Alloc) fi_hook::arm(arm_at); else fx_.ctl.arm(arm_at);
+    if (kind_ == Kind::Alloc)
+      fi_hook::arm(arm_at);
+    else
+      fx_.ctl.arm(arm_at);
   }
   long long arm_at = LLONG_MAX;
 
@@ -309,7 +313,8 @@ class Ctx {
                   aotrun_code_name(code) + ": " + msg);
       }
     }
-    if (!fired()) violation(std::string(step) + " failed although no fault fired: " + aotrun_code_name(code) + ": " + msg);
+    if (!fired())
+      violation(std::string(step) + " failed although no fault fired: " + aotrun_code_name(code) + ": " + msg);
   }
 
   // Pieces, joined under Quiet (a std::string argument would not be).
@@ -809,7 +814,7 @@ void on_alarm(int) {
 // ===========================================================================
 struct ChildResult {
   long long n = 0;
-  bool ended = false;       // the child got to its end
+  bool ended = false;  // the child got to its end
   bool fired = false;
   long long points = -1;
   bool leaked = false;
@@ -818,10 +823,10 @@ struct ChildResult {
   std::string stderr_text;  // the child's stderr (sanitizer reports)
   int signal = 0;           // crash: the signal that ended it
   int exit_code = 0;
-  std::vector<std::string> failures;    // step \t code \t message
+  std::vector<std::string> failures;  // step \t code \t message
   std::vector<std::string> violations;
   std::vector<uintptr_t> site, hang_stack;
-  std::string where;        // package fault point
+  std::string where;  // package fault point
   double seconds = 0;
 
   bool bad() const { return !violations.empty() || leaked || hung || signal != 0 || !ended || exit_code != 0; }
@@ -901,7 +906,8 @@ ChildResult run_child(ScenarioFn fn, Kind kind, long long n, int timeout_s) {
   ::waitpid(pid, &status, 0);
   {
     ::lseek(err_fd, 0, SEEK_SET);
-    for (ssize_t got; (got = ::read(err_fd, buf, sizeof(buf))) > 0;) r.stderr_text.append(buf, static_cast<size_t>(got));
+    for (ssize_t got; (got = ::read(err_fd, buf, sizeof(buf))) > 0;)
+      r.stderr_text.append(buf, static_cast<size_t>(got));
     ::close(err_fd);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -942,7 +948,7 @@ ChildResult run_child(ScenarioFn fn, Kind kind, long long n, int timeout_s) {
     }
   }
   if (r.hung) r.ended = false;
-  if (r.exit_code == 3) r.exit_code = 0;  // leaks: reported as such
+  if (r.exit_code == 3) r.exit_code = 0;                           // leaks: reported as such
   if (r.exit_code == 6 && !r.violations.empty()) r.exit_code = 0;  // abandoned, with the reason
   // Also when it died before reporting.
   if ((kind == Kind::Alloc && !r.site.empty()) || (kind == Kind::Package && !r.where.empty())) r.fired = true;
@@ -1101,7 +1107,7 @@ bool applies(const Known& k, const char* scenario, Kind kind) {
 }
 
 struct Timing {
-  int timeout_s;  // at least
+  int timeout_s;    // at least
   size_t dense;     // every N up to here
   size_t max_runs;  // then stride so that the scenario takes about this many runs
 };
@@ -1243,8 +1249,8 @@ void explore(const char* name, Kind kind, ScenarioFn fn) {
     }
     n += n < dense ? 1 : stride;
     if (n > 4 * total + 1000) {
-      problems["runaway"].example = "fault still firing far beyond the " + std::to_string(total) +
-                                    " points of an unarmed run";
+      problems["runaway"].example =
+          "fault still firing far beyond the " + std::to_string(total) + " points of an unarmed run";
       problems["runaway"].ns.push_back(n);
       break;
     }
@@ -1253,8 +1259,9 @@ void explore(const char* name, Kind kind, ScenarioFn fn) {
 
   std::printf("[fault-injection] %s: %lld points unarmed; N = 1..%lld%s, %zu runs (%zu fired), %.1f s\n",
               scenario.c_str(), total, reached,
-              stride > 1 ? (" (every N to " + std::to_string(dense) + ", then every " + std::to_string(stride) + ")").c_str()
-                         : "",
+              stride > 1
+                  ? (" (every N to " + std::to_string(dense) + ", then every " + std::to_string(stride) + ")").c_str()
+                  : "",
               runs, fired_runs, secs);
   for (const auto& [key, e] : seen) {
     std::printf("[fault-injection]   %-52s x%-4d first N=%-4lld e.g. %.150s\n", key.c_str(), e.count, e.first_n,

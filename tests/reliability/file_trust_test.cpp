@@ -29,11 +29,11 @@ TEST(FileTrust, GroupOrWorldWritableFilesAreRefused) {
     const char* file;  // "" = the package directory itself
     mode_t mode;
   };
-  for (const Case& c : {Case{"library world-writable", "libmlp.so", 0757},
-                        Case{"library group-writable", "libmlp.so", 0775},
-                        Case{"manifest world-writable", "manifest.json", 0666},
-                        Case{"weights group-writable", "weights.safetensors", 0664},
-                        Case{"package directory world-writable", "", 0777}}) {
+  for (const Case& c :
+       {Case{"library world-writable", "libmlp.so", 0757}, Case{"library group-writable", "libmlp.so", 0775},
+        Case{"manifest world-writable", "manifest.json", 0666},
+        Case{"weights group-writable", "weights.safetensors", 0664},
+        Case{"package directory world-writable", "", 0777}}) {
     SCOPED_TRACE(c.what);
     PackageCopy pkg("mlp", "perm");
     const std::string path = *c.file ? pkg.file(c.file) : pkg.dir();
@@ -83,8 +83,8 @@ TEST(FileTrust, PinnedSha256Mismatch) {
   rel::PackageOptions o;
   for (const char* bad : {"", "abc", "zz", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg"}) {
     SCOPED_TRACE(bad);
-    REL_EXPECT_OUTCOME(rel::outcome(aotrun_package_options_set_expected_sha256(o.get(), bad)), AOTRUN_ERR_INVALID_ARGUMENT,
-                       "expected sha256 must be 64 hex digits");
+    REL_EXPECT_OUTCOME(rel::outcome(aotrun_package_options_set_expected_sha256(o.get(), bad)),
+                       AOTRUN_ERR_INVALID_ARGUMENT, "expected sha256 must be 64 hex digits");
   }
 }
 

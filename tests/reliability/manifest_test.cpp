@@ -89,13 +89,16 @@ TEST(Manifest, WrongTypesAndValues) {
        "but its manifest says 1.0"},
       {"format wrong", [](json& j) { j["format"] = "pt2-zip"; }, AOTRUN_ERR_BAD_PACKAGE,
        "\"format\" must be \"aotrun-package\""},
-      {"format_version 2", [](json& j) { j["format_version"] = 2; }, AOTRUN_ERR_BAD_PACKAGE, "unsupported format_version"},
+      {"format_version 2", [](json& j) { j["format_version"] = 2; }, AOTRUN_ERR_BAD_PACKAGE,
+       "unsupported format_version"},
       {"format_version string", [](json& j) { j["format_version"] = "1"; }, AOTRUN_ERR_BAD_PACKAGE,
        "unsupported format_version"},
-      {"device unknown", [](json& j) { j["device"] = "tpu"; }, AOTRUN_ERR_BAD_PACKAGE, "\"device\" must be \"cpu\" or \"cuda\""},
+      {"device unknown", [](json& j) { j["device"] = "tpu"; }, AOTRUN_ERR_BAD_PACKAGE,
+       "\"device\" must be \"cpu\" or \"cuda\""},
       {"device not a string", [](json& j) { j["device"] = json::array(); }, AOTRUN_ERR_BAD_PACKAGE,
        "\"device\" must be a string"},
-      {"library not a string", [](json& j) { j["library"] = 7; }, AOTRUN_ERR_BAD_PACKAGE, "\"library\" must be a plain file name"},
+      {"library not a string", [](json& j) { j["library"] = 7; }, AOTRUN_ERR_BAD_PACKAGE,
+       "\"library\" must be a plain file name"},
       {"weights not an array", [](json& j) { j["weights"] = "weights.safetensors"; }, AOTRUN_ERR_BAD_PACKAGE,
        "\"weights\" must be an array"},
       {"weights entry not a string", [](json& j) { j["weights"] = json::array({1}); }, AOTRUN_ERR_BAD_PACKAGE,
@@ -104,9 +107,8 @@ TEST(Manifest, WrongTypesAndValues) {
        AOTRUN_ERR_BAD_PACKAGE, "\"weights\" must be an array"},
       {"files not an object", [](json& j) { j["files"] = json::array(); }, AOTRUN_ERR_BAD_PACKAGE,
        "\"files\" must be an object"},
-      {"library is not an ELF file", [](json& j) {
-         j["library"] = "weights.safetensors";
-       }, AOTRUN_ERR_LOAD_FAILED, "not an ELF"},
+      {"library is not an ELF file", [](json& j) { j["library"] = "weights.safetensors"; }, AOTRUN_ERR_LOAD_FAILED,
+       "not an ELF"},
   });
 }
 
@@ -115,8 +117,8 @@ TEST(Manifest, PathTraversalInFileNames) {
       {"library ../", [](json& j) { j["library"] = "../mlp/libmlp.so"; }, AOTRUN_ERR_BAD_PACKAGE,
        "\"library\" must be a plain file name inside the package directory"},
       {"library a/b", [](json& j) { j["library"] = "sub/libmlp.so"; }, AOTRUN_ERR_BAD_PACKAGE, "plain file name"},
-      {"library absolute", [](json& j) { j["library"] = "/usr/lib/x86_64-linux-gnu/libc.so.6"; }, AOTRUN_ERR_BAD_PACKAGE,
-       "plain file name"},
+      {"library absolute", [](json& j) { j["library"] = "/usr/lib/x86_64-linux-gnu/libc.so.6"; },
+       AOTRUN_ERR_BAD_PACKAGE, "plain file name"},
       {"library ..", [](json& j) { j["library"] = ".."; }, AOTRUN_ERR_BAD_PACKAGE, "plain file name"},
       {"library .", [](json& j) { j["library"] = "."; }, AOTRUN_ERR_BAD_PACKAGE, "plain file name"},
       {"library empty", [](json& j) { j["library"] = ""; }, AOTRUN_ERR_BAD_PACKAGE, "plain file name"},
@@ -145,9 +147,13 @@ TEST(Manifest, MissingOrMalformedHashes) {
        "is not 64 hex digits"},
       {"hash not hex", [](json& j) { j["files"]["libmlp.so"] = std::string(63, 'a') + "g"; }, AOTRUN_ERR_BAD_PACKAGE,
        "is not 64 hex digits"},
-      {"hash a number", [](json& j) { j["files"]["libmlp.so"] = 12345; }, AOTRUN_ERR_BAD_PACKAGE, "is not 64 hex digits"},
-      {"hash object without sha256", [](json& j) { j["files"]["libmlp.so"] = json{{"md5", "x"}}; }, AOTRUN_ERR_BAD_PACKAGE,
+      {"hash a number", [](json& j) { j["files"]["libmlp.so"] = 12345; }, AOTRUN_ERR_BAD_PACKAGE,
        "is not 64 hex digits"},
+      {"hash object without sha256",
+       [](json& j) {
+         j["files"]["libmlp.so"] = json{{"md5", "x"}};
+       },
+       AOTRUN_ERR_BAD_PACKAGE, "is not 64 hex digits"},
       {"hash of a listed file that is missing", [](json& j) { j["files"]["extra.bin"] = std::string(64, 'a'); },
        AOTRUN_ERR_BAD_PACKAGE, "manifest lists 'extra.bin'"},
   });

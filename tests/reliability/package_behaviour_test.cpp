@@ -134,12 +134,13 @@ TEST(PackageBehaviour, HugeOutputShapeIsNotHandedOverUnbacked) {
   DLManagedTensor* out = nullptr;
   rel::Outcome o = outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1));
   if (out != nullptr) {
-    ADD_FAILURE() << "run_alloc returned a tensor of shape [" << out->dl_tensor.shape[0] << ", " << out->dl_tensor.shape[1]
-                  << "] (status " << aotrun_code_name(o.code) << ")";
+    ADD_FAILURE() << "run_alloc returned a tensor of shape [" << out->dl_tensor.shape[0] << ", "
+                  << out->dl_tensor.shape[1] << "] (status " << aotrun_code_name(o.code) << ")";
     out->deleter(out);
     return;
   }
-  EXPECT_TRUE(o.code == AOTRUN_ERR_OUT_OF_MEMORY || o.code == AOTRUN_ERR_PACKAGE) << aotrun_code_name(o.code) << ": " << o.message;
+  EXPECT_TRUE(o.code == AOTRUN_ERR_OUT_OF_MEMORY || o.code == AOTRUN_ERR_PACKAGE)
+      << aotrun_code_name(o.code) << ": " << o.message;
 }
 
 TEST(PackageBehaviour, LoaderRefusalsOfForeignLibraries) {
@@ -168,7 +169,8 @@ TEST(PackageBehaviour, OutputShapesContradictingTheSpecBlameThePackage) {
   Tensor x({2, 4}), y({2, 4});
   const char* needle = "reported shape [2, 5] for output 'y', which contradicts its declared shape [-1, 4]";
   int64_t shapes[2] = {0, 0};
-  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 2)), AOTRUN_ERR_PACKAGE, needle);
+  REL_EXPECT_OUTCOME(outcome(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shapes, 2)), AOTRUN_ERR_PACKAGE,
+                     needle);
   REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_PACKAGE, needle);
   DLManagedTensor* out = nullptr;
   REL_EXPECT_OUTCOME(outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1)), AOTRUN_ERR_PACKAGE, needle);

@@ -101,7 +101,8 @@ TEST(PackageExceptions, SingleThreadedRunThrowingStdStringOnEveryPath) {
     // left open on this thread), fails, and the shape runs eagerly.
     LogCapture logs;
     Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
-    for (int i = 0; i < 3; ++i) expect_thrown(outcome(run_vec(r.get(), x, y)), "st_string", "run_single_threaded", kNotStd);
+    for (int i = 0; i < 3; ++i)
+      expect_thrown(outcome(run_vec(r.get(), x, y)), "st_string", "run_single_threaded", kNotStd);
     EXPECT_EQ(r.stats().graph_captures, 0u);
     EXPECT_GE(logs.count_containing("capturing package 'rel_throw_st_string'"), 1u);
     // A capture left open would make this thread's synchronize calls fail.
@@ -155,7 +156,8 @@ TEST(PackageExceptions, GraphReplayOfAThrowingLaunchedFunction) {
   {
     // Warm-up (eager), then capture (records the launch) and replays.
     Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
-    for (int i = 0; i < 4; ++i) expect_thrown(outcome(run_vec(r.get(), x, y)), "launch_int", "launched function", thrown);
+    for (int i = 0; i < 4; ++i)
+      expect_thrown(outcome(run_vec(r.get(), x, y)), "launch_int", "launched function", thrown);
     EXPECT_EQ(r.stats().graph_captures, 1u);
   }
   {
@@ -228,7 +230,8 @@ TEST(PackageExceptions, OutputShapesThrowingOnEveryPath) {
   expect_thrown(outcome(aotrun_runner_run_alloc(r.get(), &x.dl, 1, &out, 1)), "shapes", "get_output_shapes", thrown);
   EXPECT_EQ(out, nullptr);
   aotrun_event* ev = nullptr;
-  expect_thrown(outcome(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev)), "shapes", "get_output_shapes", thrown);
+  expect_thrown(outcome(aotrun_runner_run_async(r.get(), &x.dl, 1, &y.dl, 1, &ev)), "shapes", "get_output_shapes",
+                thrown);
   EXPECT_EQ(ev, nullptr);
   EXPECT_EQ(r.stats().inflight, 0u);
 }

@@ -124,8 +124,8 @@ TEST(ParserCorpus, SafetensorsCorpusKeepsItsPromises) {
 TEST(ParserEdges, SafetensorsByteSizeOverflow) {
   for (const char* dtype : {"F64", "F32", "I16"}) {
     SCOPED_TRACE(dtype);
-    const std::string header = std::string(R"({"w":{"dtype":")") + dtype +
-                               R"(","shape":[4294967296,1073741824],"data_offsets":[0,0]}})";
+    const std::string header =
+        std::string(R"({"w":{"dtype":")") + dtype + R"(","shape":[4294967296,1073741824],"data_offsets":[0,0]}})";
     EXPECT_EQ(safetensors_outcome(st_file(header, 0)), "BAD_PACKAGE");
   }
 }

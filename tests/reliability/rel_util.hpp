@@ -24,11 +24,11 @@
 
 namespace rel {
 
+using aotrun_test::bare_so;
 using aotrun_test::Outcome;
 using aotrun_test::outcome;
-using aotrun_test::pkg_path;
-using aotrun_test::bare_so;
 using aotrun_test::PackageOptions;
+using aotrun_test::pkg_path;
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -167,12 +167,14 @@ inline ChildResult in_child(const std::function<int()>& body, unsigned alarm_s =
   return r;
 }
 
-inline bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+inline bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
 
-#define REL_EXPECT_OUTCOME(o, code_, needle)                                                   \
-  do {                                                                                         \
-    const ::aotrun_test::Outcome& _o = (o);                                                    \
-    EXPECT_EQ(_o.code, code_) << aotrun_code_name(_o.code) << ": " << _o.message;              \
+#define REL_EXPECT_OUTCOME(o, code_, needle)                                                           \
+  do {                                                                                                 \
+    const ::aotrun_test::Outcome& _o = (o);                                                            \
+    EXPECT_EQ(_o.code, code_) << aotrun_code_name(_o.code) << ": " << _o.message;                      \
     EXPECT_TRUE(::rel::contains(_o.message, needle)) << "'" << (needle) << "' not in: " << _o.message; \
   } while (0)
 

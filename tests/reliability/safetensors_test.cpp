@@ -77,7 +77,8 @@ TEST(Safetensors, TruncatedFiles) {
     REL_EXPECT_OUTCOME(open_fails(w.pkg.dir()), AOTRUN_ERR_BAD_PACKAGE, "is truncated");
   }
   // A good file cut inside its data section: offsets now point past the end.
-  std::string good = safetensors_bytes(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(16, 'x'));
+  std::string good =
+      safetensors_bytes(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(16, 'x'));
   NoopWithWeights w(good.substr(0, good.size() - 5));
   REL_EXPECT_OUTCOME(open_fails(w.pkg.dir()), AOTRUN_ERR_BAD_PACKAGE, "lie outside the 11-byte data section");
 }
@@ -107,10 +108,12 @@ TEST(Safetensors, HeaderNotJsonOrNotAnObject) {
 
 TEST(Safetensors, DtypeShapeAndByteSizeMismatches) {
   expect_bad({
-      {"unknown dtype", R"({"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", 1, "tensor 'a' has an unsupported dtype"},
+      {"unknown dtype", R"({"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", 1,
+       "tensor 'a' has an unsupported dtype"},
       {"dtype not a string", R"({"a":{"dtype":32,"shape":[1],"data_offsets":[0,4]}})", 4, "unsupported dtype"},
       {"shape not an array", R"({"a":{"dtype":"F32","shape":4,"data_offsets":[0,16]}})", 16, "has a malformed shape"},
-      {"rank 33", R"({"a":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})",
+      {"rank 33",
+       R"({"a":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})",
        1, "has a malformed shape"},
       {"bytes fewer than shape needs", R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,8]}})", 16,
        "occupies 8 bytes but its dtype and shape need 16"},
@@ -121,15 +124,19 @@ TEST(Safetensors, DtypeShapeAndByteSizeMismatches) {
 
 TEST(Safetensors, NegativeAndNonIntegerDims) {
   expect_bad({
-      {"negative", R"({"a":{"dtype":"F32","shape":[-1,4],"data_offsets":[0,16]}})", 16, "has a negative or non-integer dimension"},
-      {"fraction", R"({"a":{"dtype":"F32","shape":[2.5],"data_offsets":[0,10]}})", 10, "negative or non-integer dimension"},
-      {"string", R"({"a":{"dtype":"F32","shape":["4"],"data_offsets":[0,16]}})", 16, "negative or non-integer dimension"},
+      {"negative", R"({"a":{"dtype":"F32","shape":[-1,4],"data_offsets":[0,16]}})", 16,
+       "has a negative or non-integer dimension"},
+      {"fraction", R"({"a":{"dtype":"F32","shape":[2.5],"data_offsets":[0,10]}})", 10,
+       "negative or non-integer dimension"},
+      {"string", R"({"a":{"dtype":"F32","shape":["4"],"data_offsets":[0,16]}})", 16,
+       "negative or non-integer dimension"},
   });
 }
 
 TEST(Safetensors, HugeShapes) {
   expect_bad({
-      {"one huge dim", R"({"a":{"dtype":"U8","shape":[281474976710657],"data_offsets":[0,1]}})", 1, "has a shape too large"},
+      {"one huge dim", R"({"a":{"dtype":"U8","shape":[281474976710657],"data_offsets":[0,1]}})", 1,
+       "has a shape too large"},
       {"product too large", R"({"a":{"dtype":"U8","shape":[65536,65536,65536,65536],"data_offsets":[0,1]}})", 1,
        "has a shape too large"},
   });
@@ -142,8 +149,8 @@ TEST(Safetensors, HugeShapes) {
 TEST(Safetensors, ByteSizeOverflowIsRejected) {
   for (const char* dtype : {"F64", "F32", "I64"}) {
     SCOPED_TRACE(dtype);
-    const std::string header = std::string(R"({"w":{"dtype":")") + dtype +
-                               R"(","shape":[2147483648,2147483648],"data_offsets":[0,0]}})";
+    const std::string header =
+        std::string(R"({"w":{"dtype":")") + dtype + R"(","shape":[2147483648,2147483648],"data_offsets":[0,0]}})";
     NoopWithWeights w(safetensors_bytes(header, ""));
     aotrun_package* p = nullptr;
     rel::Outcome o = rel::outcome(aotrun_package_open(w.pkg.dir().c_str(), nullptr, &p));
@@ -160,14 +167,16 @@ TEST(Safetensors, ByteSizeOverflowIsRejected) {
 
 TEST(Safetensors, OffsetsOutOfRangeOrReversed) {
   expect_bad({
-      {"end past data", R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})", 2, "data_offsets [0, 4) lie outside the 2-byte data section"},
+      {"end past data", R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})", 2,
+       "data_offsets [0, 4) lie outside the 2-byte data section"},
       {"begin past end", R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[9,9]}})", 4, "lie outside"},
       {"reversed", R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[4,2]}})", 8, "lie outside"},
       {"huge end", R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[18446744073709551614,18446744073709551615]}})", 8,
        "lie outside"},
       {"one offset", R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[2]}})", 8, "has malformed data_offsets"},
       {"negative offset", R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[-2,0]}})", 8, "has malformed data_offsets"},
-      {"string offsets", R"({"a":{"dtype":"U8","shape":[2],"data_offsets":["0","2"]}})", 8, "has malformed data_offsets"},
+      {"string offsets", R"({"a":{"dtype":"U8","shape":[2],"data_offsets":["0","2"]}})", 8,
+       "has malformed data_offsets"},
   });
 }
 
@@ -192,7 +201,8 @@ TEST(Safetensors, DuplicateNameInOneHeaderIsRejected) {
 }
 
 TEST(Safetensors, DuplicateNameAcrossFilesIsRejected) {
-  const std::string one = safetensors_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0'));
+  const std::string one =
+      safetensors_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0'));
   NoopWithWeights w({{"one.safetensors", one}, {"two.safetensors", one}});
   REL_EXPECT_OUTCOME(open_fails(w.pkg.dir()), AOTRUN_ERR_BAD_PACKAGE,
                      "constant 'a' appears in more than one weights file");
@@ -218,7 +228,8 @@ TEST(Safetensors, WeightsPathNotARegularFileOrMissing) {
     pkg.write_manifest(j);
     rel::PackageOptions no_verify;
     no_verify.verify_hashes(false);
-    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.get()), AOTRUN_ERR_BAD_PACKAGE, "w.safetensors' cannot be opened");
+    REL_EXPECT_OUTCOME(open_fails(pkg.dir(), no_verify.get()), AOTRUN_ERR_BAD_PACKAGE,
+                       "w.safetensors' cannot be opened");
   }
 }
 

@@ -128,7 +128,8 @@ TEST(CallerTensors, ByteOffsetPastTheEndOfTheAddressSpaceIsRefused) {
     Tensor x({2, 4}), y({2, 4});
     x.dl.data = reinterpret_cast<void*>(UINTPTR_MAX - 63);
     x.dl.byte_offset = 64;
-    REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT, "input 0 ('x') has byte_offset 64");
+    REL_EXPECT_OUTCOME(outcome(run_vec(r.get(), x, y)), AOTRUN_ERR_INVALID_ARGUMENT,
+                       "input 0 ('x') has byte_offset 64");
   }
   {
     // Still accepted: an offset inside a real buffer, and an empty tensor

@@ -22,8 +22,8 @@ class SmallPackageTest : public ::testing::Test {
   aotrun_pkg_create_args args(int32_t num_models) {
     return create_args(aotrun_test_direct_host_services(host_.get()), num_models);
   }
-  int32_t run_once(PackageLib& lib, aotrun_pkg_container* c, aotrun_pkg_container_run_fn fn,
-                   float value = 1.0f, std::vector<float>* out = nullptr) {
+  int32_t run_once(PackageLib& lib, aotrun_pkg_container* c, aotrun_pkg_container_run_fn fn, float value = 1.0f,
+                   std::vector<float>* out = nullptr) {
     FloatTensor x({2, 4}, value), y({2, 4}, -1.0f);
     const auto ra = run_args(&x.dl(), 1, &y.dl(), 1);
     const int32_t st = fn(c, &ra);
@@ -145,8 +145,7 @@ TEST_F(SmallPackageTest, HostFailuresPassThroughAndReleaseTheInstance) {
   ContainerHandle c(*lib, must_create(*lib, args(1)));
   aotrun_test_direct_host_fail_launch(host_.get(), AOTRUN_PKG_ERR_CAPTURE_INVALIDATED);
   EXPECT_EQ(run_once(*lib, c.get(), lib->run), AOTRUN_PKG_ERR_CAPTURE_INVALIDATED);
-  EXPECT_NE(message(*lib).find("host launch failed with status 901"), std::string::npos)
-      << message(*lib);
+  EXPECT_NE(message(*lib).find("host launch failed with status 901"), std::string::npos) << message(*lib);
   EXPECT_EQ(run_once(*lib, c.get(), lib->run_single_threaded), AOTRUN_PKG_ERR_CAPTURE_INVALIDATED);
   aotrun_test_direct_host_fail_launch(host_.get(), AOTRUN_PKG_OK);
   EXPECT_EQ(run_once(*lib, c.get(), lib->run), AOTRUN_PKG_OK) << message(*lib);
@@ -157,12 +156,10 @@ TEST_F(SmallPackageTest, HostFailuresPassThroughAndReleaseTheInstance) {
 
 TEST_F(SmallPackageTest, CountingComputesAndCountsInsideThePackage) {
   auto lib = open("libcounting.so");
-  auto reset = reinterpret_cast<aotrun_test_counting_reset_fn>(
-      lib->symbol(AOTRUN_TEST_COUNTING_SYM_RESET));
-  auto max_inflight = reinterpret_cast<aotrun_test_counting_max_inflight_fn>(
-      lib->symbol(AOTRUN_TEST_COUNTING_SYM_MAX_INFLIGHT));
-  auto completed = reinterpret_cast<aotrun_test_counting_completed_fn>(
-      lib->symbol(AOTRUN_TEST_COUNTING_SYM_COMPLETED));
+  auto reset = reinterpret_cast<aotrun_test_counting_reset_fn>(lib->symbol(AOTRUN_TEST_COUNTING_SYM_RESET));
+  auto max_inflight =
+      reinterpret_cast<aotrun_test_counting_max_inflight_fn>(lib->symbol(AOTRUN_TEST_COUNTING_SYM_MAX_INFLIGHT));
+  auto completed = reinterpret_cast<aotrun_test_counting_completed_fn>(lib->symbol(AOTRUN_TEST_COUNTING_SYM_COMPLETED));
   ASSERT_TRUE(reset && max_inflight && completed);
   reset();
   ContainerHandle c(*lib, must_create(*lib, args(1)));
@@ -196,10 +193,9 @@ TEST_F(SmallPackageTest, CountingComputesAndCountsInsideThePackage) {
 TEST_F(SmallPackageTest, CountingSeesOverlapWithSeveralInstances) {
   setenv("AOTRUN_TEST_SPIN_US", "2000", 1);
   auto lib = open("libcounting.so");
-  auto reset = reinterpret_cast<aotrun_test_counting_reset_fn>(
-      lib->symbol(AOTRUN_TEST_COUNTING_SYM_RESET));
-  auto max_inflight = reinterpret_cast<aotrun_test_counting_max_inflight_fn>(
-      lib->symbol(AOTRUN_TEST_COUNTING_SYM_MAX_INFLIGHT));
+  auto reset = reinterpret_cast<aotrun_test_counting_reset_fn>(lib->symbol(AOTRUN_TEST_COUNTING_SYM_RESET));
+  auto max_inflight =
+      reinterpret_cast<aotrun_test_counting_max_inflight_fn>(lib->symbol(AOTRUN_TEST_COUNTING_SYM_MAX_INFLIGHT));
   ContainerHandle c(*lib, must_create(*lib, args(4)));
   unsetenv("AOTRUN_TEST_SPIN_US");
   reset();

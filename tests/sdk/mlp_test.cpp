@@ -27,13 +27,12 @@ class MlpTest : public ::testing::Test {
         host_(make_direct_host()) {}
 
   aotrun_pkg_create_args args(int32_t num_models) {
-    return create_args(aotrun_test_direct_host_services(host_.get()), num_models,
-                       &weights_.constants());
+    return create_args(aotrun_test_direct_host_services(host_.get()), num_models, &weights_.constants());
   }
 
   // Runs one batch through `fn` and returns y.
-  std::vector<float> run_batch(PackageLib& lib, aotrun_pkg_container* c, int64_t batch,
-                               aotrun_pkg_container_run_fn fn, uint64_t seed = 1) {
+  std::vector<float> run_batch(PackageLib& lib, aotrun_pkg_container* c, int64_t batch, aotrun_pkg_container_run_fn fn,
+                               uint64_t seed = 1) {
     FloatTensor x({batch, 256}, mlp_reference_input(batch, seed));
     FloatTensor y({batch, 64}, -99.0f);
     const auto ra = run_args(&x.dl(), 1, &y.dl(), 1);
@@ -63,8 +62,7 @@ TEST_F(MlpTest, Abi10PackageComputesTheSame) {
   PackageLib lib(package_path("libmlp_abi10.so"));
   ContainerHandle c(lib, must_create(lib, args(1)));
   for (int64_t batch : {1, 3, 17}) {
-    expect_close(run_batch(lib, c.get(), batch, lib.run),
-                 reference_.forward(mlp_reference_input(batch), batch));
+    expect_close(run_batch(lib, c.get(), batch, lib.run), reference_.forward(mlp_reference_input(batch), batch));
   }
 }
 
@@ -130,8 +128,7 @@ TEST_F(MlpTest, MissingWeightsFailCreateNamingTheConstant) {
   aotrun_pkg_container* c = nullptr;
   const auto a = create_args(aotrun_test_direct_host_services(host_.get()), 1);
   EXPECT_EQ(lib.create(&c, &a), AOTRUN_PKG_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(message(lib).find("constant 'fc1.weight' is missing"), std::string::npos)
-      << message(lib);
+  EXPECT_NE(message(lib).find("constant 'fc1.weight' is missing"), std::string::npos) << message(lib);
   // A metadata-only container without constants is fine (bare .so open).
   const auto meta = create_args(nullptr, 0);
   ContainerHandle m(lib, must_create(lib, meta));
@@ -154,8 +151,7 @@ TEST_F(MlpTest, MissingConstantFailsCreate) {
   auto partial = Safetensors::load(package_path("mlp_missing_constant/weights.safetensors"));
   PackageLib lib(package_path("libmlp.so"));
   aotrun_pkg_container* c = nullptr;
-  const auto a =
-      create_args(aotrun_test_direct_host_services(host_.get()), 0, &partial.constants());
+  const auto a = create_args(aotrun_test_direct_host_services(host_.get()), 0, &partial.constants());
   EXPECT_EQ(lib.create(&c, &a), AOTRUN_PKG_ERR_INVALID_ARGUMENT);
   EXPECT_NE(message(lib).find("'fc3.bias' is missing"), std::string::npos) << message(lib);
 }
@@ -206,8 +202,7 @@ TEST_F(MlpBadInputTest, WrongShapes) {
   FloatTensor x3({2, 256, 1});
   expect_invalid(run_args(&x3.dl(), 1, &y.dl(), 1), "has 3 dimensions, expected 2");
   FloatTensor x_ok({2, 256}), y_batch({3, 64});
-  expect_invalid(run_args(&x_ok.dl(), 1, &y_batch.dl(), 1),
-                 "output 0 ('y'): shape [3, 64] differs from [2, 64]");
+  expect_invalid(run_args(&x_ok.dl(), 1, &y_batch.dl(), 1), "output 0 ('y'): shape [3, 64] differs from [2, 64]");
   FloatTensor y_cols({2, 63});
   expect_invalid(run_args(&x_ok.dl(), 1, &y_cols.dl(), 1), "output 0 ('y')");
 }

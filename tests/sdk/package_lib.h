@@ -18,9 +18,7 @@
 namespace aotrun {
 namespace test {
 
-inline std::string package_path(const std::string& file) {
-  return std::string(AOTRUN_TEST_PACKAGES_DIR) + "/" + file;
-}
+inline std::string package_path(const std::string& file) { return std::string(AOTRUN_TEST_PACKAGES_DIR) + "/" + file; }
 
 class PackageLib {
  public:
@@ -35,8 +33,7 @@ class PackageLib {
     num_outputs = need<aotrun_pkg_container_get_num_outputs_fn>(AOTRUN_PKG_SYM_GET_NUM_OUTPUTS);
     input_spec = need<aotrun_pkg_container_get_input_spec_fn>(AOTRUN_PKG_SYM_GET_INPUT_SPEC);
     output_spec = need<aotrun_pkg_container_get_output_spec_fn>(AOTRUN_PKG_SYM_GET_OUTPUT_SPEC);
-    output_shapes =
-        need<aotrun_pkg_container_get_output_shapes_fn>(AOTRUN_PKG_SYM_GET_OUTPUT_SHAPES);
+    output_shapes = need<aotrun_pkg_container_get_output_shapes_fn>(AOTRUN_PKG_SYM_GET_OUTPUT_SHAPES);
     run = need<aotrun_pkg_container_run_fn>(AOTRUN_PKG_SYM_RUN);
     run_single_threaded = reinterpret_cast<aotrun_pkg_container_run_single_threaded_fn>(
         dlsym(handle_, AOTRUN_PKG_SYM_RUN_SINGLE_THREADED));  // probed: may be NULL
@@ -129,8 +126,7 @@ class FloatTensor {
   DLTensor t_;
 };
 
-inline aotrun_pkg_run_args run_args(const DLTensor* inputs, size_t ni, DLTensor* outputs,
-                                    size_t no) {
+inline aotrun_pkg_run_args run_args(const DLTensor* inputs, size_t ni, DLTensor* outputs, size_t no) {
   aotrun_pkg_run_args a;
   std::memset(&a, 0, sizeof(a));
   a.struct_size = sizeof(a);

@@ -180,8 +180,7 @@ TEST_P(AbiVersionTest, ReportsVersionAndProbedSymbol) {
 
 INSTANTIATE_TEST_SUITE_P(Packages, AbiVersionTest,
                          ::testing::Values(AbiCase{"libmlp.so", 1}, AbiCase{"libmlp_abi10.so", 0},
-                                           AbiCase{"libnoop.so", 1},
-                                           AbiCase{"libnoop_abi10.so", 0}));
+                                           AbiCase{"libnoop.so", 1}, AbiCase{"libnoop_abi10.so", 0}));
 
 TEST_F(SpecsTest, OnlyPackageSymbolsAreExported) {
   // The SDK is header-only C++; none of it (nor libstdc++ instantiations) may

@@ -99,10 +99,12 @@ struct Job {
 bool output_ok(const Shared& sh, const Job& j) {
   switch (j.pkg) {
     case kCounting:
-      for (size_t i = 0; i < j.x.data.size(); ++i) if (j.y.data[i] != j.x.data[i] + 1.f) return false;
+      for (size_t i = 0; i < j.x.data.size(); ++i)
+        if (j.y.data[i] != j.x.data[i] + 1.f) return false;
       return true;
     case kFault:
-      for (size_t i = 0; i < j.x.data.size(); ++i) if (j.y.data[i] != j.x.data[i]) return false;
+      for (size_t i = 0; i < j.x.data.size(); ++i)
+        if (j.y.data[i] != j.x.data[i]) return false;
       return true;
     default: {
       const auto& e = sh.expected.mlp[j.batch][j.seed];
@@ -130,7 +132,8 @@ void record(Shared& sh, const Job& j, const Outcome& o, Tally& t) {
   } else {
     ++t.failed;
     if (j.pkg != kFault || o.code != AOTRUN_ERR_PACKAGE || o.message.find("injected failure") == std::string::npos) {
-      sh.note(std::string("unexpected failure from ") + kPkgNames[j.pkg] + ": " + aotrun_code_name(o.code) + ": " + o.message);
+      sh.note(std::string("unexpected failure from ") + kPkgNames[j.pkg] + ": " + aotrun_code_name(o.code) + ": " +
+              o.message);
     }
   }
 }
@@ -285,7 +288,8 @@ TEST(Stress, MixedRunsOverThreePackagesAreAllAccountedFor) {
   }
 
   // Warm-up round (allocator arenas, lazily created state), then the baseline.
-  for (int p = 0; p < kNumPkgs; ++p) AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p].get(), RunnerOptions().num_models(2).get(), &sh.shared_runner[p]));
+  for (int p = 0; p < kNumPkgs; ++p)
+    AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p].get(), RunnerOptions().num_models(2).get(), &sh.shared_runner[p]));
   round(sh, true, 30.0);
   for (int p = 0; p < kNumPkgs; ++p) {
     aotrun_runner_destroy(sh.shared_runner[p]);
@@ -294,7 +298,8 @@ TEST(Stress, MixedRunsOverThreePackagesAreAllAccountedFor) {
   const uint64_t rss_before = rss_kb();
   const uint64_t warm_submitted = sh.submitted.load();
 
-  for (int p = 0; p < kNumPkgs; ++p) AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p].get(), RunnerOptions().num_models(2).get(), &sh.shared_runner[p]));
+  for (int p = 0; p < kNumPkgs; ++p)
+    AOTRUN_ASSERT_OK(aotrun_runner_create(sh.pkgs[p].get(), RunnerOptions().num_models(2).get(), &sh.shared_runner[p]));
   const auto t0 = std::chrono::steady_clock::now();
   round(sh, false, kSeconds);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -320,13 +325,14 @@ TEST(Stress, MixedRunsOverThreePackagesAreAllAccountedFor) {
 
   uint64_t shared_total = 0;
   for (int p = 0; p < kNumPkgs; ++p) shared_total += sh.shared_submitted[p];
-  std::printf("stress: %.1f s, %llu runners, %llu runs on own runners after warm-up (+%llu on shared runners), "
-              "%llu failed (injected), %llu try-submissions refused, %llu callbacks; RSS %llu -> %llu kB\n",
-              elapsed, static_cast<unsigned long long>(sh.runners_made.load()),
-              static_cast<unsigned long long>(sh.submitted - warm_submitted), static_cast<unsigned long long>(shared_total),
-              static_cast<unsigned long long>(sh.failed.load()), static_cast<unsigned long long>(sh.would_block.load()),
-              static_cast<unsigned long long>(sh.callbacks_fired.load()), static_cast<unsigned long long>(rss_before),
-              static_cast<unsigned long long>(rss_after));
+  std::printf(
+      "stress: %.1f s, %llu runners, %llu runs on own runners after warm-up (+%llu on shared runners), "
+      "%llu failed (injected), %llu try-submissions refused, %llu callbacks; RSS %llu -> %llu kB\n",
+      elapsed, static_cast<unsigned long long>(sh.runners_made.load()),
+      static_cast<unsigned long long>(sh.submitted - warm_submitted), static_cast<unsigned long long>(shared_total),
+      static_cast<unsigned long long>(sh.failed.load()), static_cast<unsigned long long>(sh.would_block.load()),
+      static_cast<unsigned long long>(sh.callbacks_fired.load()), static_cast<unsigned long long>(rss_before),
+      static_cast<unsigned long long>(rss_after));
   RecordProperty("runs", static_cast<int>(sh.submitted - warm_submitted + shared_total));
   // Runner, event and graph memory is returned: allow allocator slack only.
   // (Sanitizer runtimes keep freed memory in quarantine / shadow: there the
@@ -336,5 +342,4 @@ TEST(Stress, MixedRunsOverThreePackagesAreAllAccountedFor) {
 #else
   EXPECT_LT(rss_after, rss_before + 16 * 1024) << "resident memory grew by " << (rss_after - rss_before) << " kB";
 #endif
-
 }

@@ -20,8 +20,8 @@ struct aotrun_test_direct_host {
   int32_t stream_status;
   char stream_message[1024];
 
-  _Atomic int64_t launches, launch_failures, allocs, frees, events_live, event_records,
-      event_queries, event_syncs, log_messages;
+  _Atomic int64_t launches, launch_failures, allocs, frees, events_live, event_records, event_queries, event_syncs,
+      log_messages;
 };
 
 typedef struct direct_event {
@@ -30,9 +30,7 @@ typedef struct direct_event {
 
 static aotrun_test_direct_host* self(void* ctx) { return (aotrun_test_direct_host*)ctx; }
 
-static int32_t dh_log_enabled(void* ctx, int32_t level) {
-  return level <= atomic_load(&self(ctx)->log_level);
-}
+static int32_t dh_log_enabled(void* ctx, int32_t level) { return level <= atomic_load(&self(ctx)->log_level); }
 
 static void dh_log(void* ctx, int32_t level, const char* message) {
   aotrun_test_direct_host* h = self(ctx);
@@ -176,16 +174,13 @@ void aotrun_test_direct_host_free(aotrun_test_direct_host* h) {
   free(h);
 }
 
-const aotrun_pkg_host* aotrun_test_direct_host_services(aotrun_test_direct_host* h) {
-  return &h->table;
-}
+const aotrun_pkg_host* aotrun_test_direct_host_services(aotrun_test_direct_host* h) { return &h->table; }
 
 void aotrun_test_direct_host_set_log_level(aotrun_test_direct_host* h, int32_t level) {
   atomic_store(&h->log_level, level);
 }
 
-void aotrun_test_direct_host_set_last_error_fn(aotrun_test_direct_host* h,
-                                               aotrun_pkg_get_last_error_fn fn) {
+void aotrun_test_direct_host_set_last_error_fn(aotrun_test_direct_host* h, aotrun_pkg_get_last_error_fn fn) {
   h->last_error_fn = fn;
 }
 
@@ -202,8 +197,7 @@ void aotrun_test_direct_host_fail_alloc(aotrun_test_direct_host* h, int32_t stat
   atomic_store(&h->fail_alloc, status);
 }
 
-int32_t aotrun_test_direct_host_take_stream_error(aotrun_test_direct_host* h, char* buf,
-                                                  size_t buf_size) {
+int32_t aotrun_test_direct_host_take_stream_error(aotrun_test_direct_host* h, char* buf, size_t buf_size) {
   pthread_mutex_lock(&h->error_mutex);
   int32_t status = h->stream_status;
   if (buf != NULL && buf_size > 0) snprintf(buf, buf_size, "%s", h->stream_message);
@@ -213,8 +207,7 @@ int32_t aotrun_test_direct_host_take_stream_error(aotrun_test_direct_host* h, ch
   return status;
 }
 
-void aotrun_test_direct_host_counters_get(aotrun_test_direct_host* h,
-                                          aotrun_test_direct_host_counters* out) {
+void aotrun_test_direct_host_counters_get(aotrun_test_direct_host* h, aotrun_test_direct_host_counters* out) {
   out->launches = atomic_load(&h->launches);
   out->launch_failures = atomic_load(&h->launch_failures);
   out->allocs = atomic_load(&h->allocs);

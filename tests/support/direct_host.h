@@ -43,8 +43,7 @@ const aotrun_pkg_host* aotrun_test_direct_host_services(aotrun_test_direct_host*
 /* Messages at or below `level` go to stderr (default AOTRUN_PKG_LOG_WARN; -1 = none). */
 void aotrun_test_direct_host_set_log_level(aotrun_test_direct_host* h, int32_t level);
 /* Lets the host read the package's message when launched work fails. */
-void aotrun_test_direct_host_set_last_error_fn(aotrun_test_direct_host* h,
-                                               aotrun_pkg_get_last_error_fn fn);
+void aotrun_test_direct_host_set_last_error_fn(aotrun_test_direct_host* h, aotrun_pkg_get_last_error_fn fn);
 
 /* Fault injection: 0 = behave normally. */
 void aotrun_test_direct_host_fail_event_query(aotrun_test_direct_host* h, int32_t status);
@@ -54,23 +53,21 @@ void aotrun_test_direct_host_fail_alloc(aotrun_test_direct_host* h, int32_t stat
 
 /* Takes (and clears) the first error recorded by launched work; returns its
  * status (0 if none) and copies its message into buf (may be NULL). */
-int32_t aotrun_test_direct_host_take_stream_error(aotrun_test_direct_host* h, char* buf,
-                                                  size_t buf_size);
+int32_t aotrun_test_direct_host_take_stream_error(aotrun_test_direct_host* h, char* buf, size_t buf_size);
 
 typedef struct aotrun_test_direct_host_counters {
-  int64_t launches;       /* successful launches */
+  int64_t launches;        /* successful launches */
   int64_t launch_failures; /* launched fns that returned nonzero */
   int64_t allocs;
   int64_t frees;
-  int64_t events_live;    /* created - destroyed */
+  int64_t events_live; /* created - destroyed */
   int64_t event_records;
   int64_t event_queries;
   int64_t event_syncs;
   int64_t log_messages;
 } aotrun_test_direct_host_counters;
 
-void aotrun_test_direct_host_counters_get(aotrun_test_direct_host* h,
-                                          aotrun_test_direct_host_counters* out);
+void aotrun_test_direct_host_counters_get(aotrun_test_direct_host* h, aotrun_test_direct_host_counters* out);
 
 #ifdef __cplusplus
 }

@@ -88,9 +88,8 @@ const std::vector<aotrun_pkg_constant>& Safetensors::constants() {
 MlpReference::Layer MlpReference::layer(const Safetensors& w, const std::string& prefix) {
   const Safetensors::Tensor* weight = w.find(prefix + ".weight");
   const Safetensors::Tensor* bias = w.find(prefix + ".bias");
-  if (weight == nullptr || bias == nullptr || weight->shape.size() != 2 ||
-      bias->shape.size() != 1 || weight->shape[0] != bias->shape[0] || weight->dtype != "F32" ||
-      bias->dtype != "F32") {
+  if (weight == nullptr || bias == nullptr || weight->shape.size() != 2 || bias->shape.size() != 1 ||
+      weight->shape[0] != bias->shape[0] || weight->dtype != "F32" || bias->dtype != "F32") {
     throw std::runtime_error("mlp reference: weights of layer " + prefix + " missing or malformed");
   }
   Layer l;
@@ -112,8 +111,7 @@ MlpReference::MlpReference(const Safetensors& weights)
 
 std::vector<float> MlpReference::forward(const std::vector<float>& x, int64_t batch) const {
   if (static_cast<int64_t>(x.size()) != batch * kIn) {
-    throw std::runtime_error("mlp reference: input has " + std::to_string(x.size()) +
-                             " values, expected batch * 256");
+    throw std::runtime_error("mlp reference: input has " + std::to_string(x.size()) + " values, expected batch * 256");
   }
   auto apply = [batch](const Layer& l, const std::vector<double>& in, bool relu) {
     std::vector<double> out(static_cast<size_t>(batch * l.out));

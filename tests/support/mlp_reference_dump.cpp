@@ -40,14 +40,14 @@ int main(int argc, char** argv) {
       write_f32(dir + "/input_b" + b + ".f32", x);
       write_f32(dir + "/output_b" + b + ".f32", y);
       if (!cases.empty()) cases += ",\n";
-      cases += "    {\"batch\": " + b + ", \"input\": \"input_b" + b + ".f32\", \"input_shape\": [" +
-               b + ", 256], \"output\": \"output_b" + b + ".f32\", \"output_shape\": [" + b +
-               ", 64]}";
+      cases += "    {\"batch\": " + b + ", \"input\": \"input_b" + b + ".f32\", \"input_shape\": [" + b +
+               ", 256], \"output\": \"output_b" + b + ".f32\", \"output_shape\": [" + b + ", 64]}";
     }
     std::ofstream index(dir + "/index.json", std::ios::trunc);
     index << "{\n  \"model\": \"mlp\",\n  \"dtype\": \"float32\",\n"
           << "  \"byte_order\": \"little\",\n  \"tolerance\": 1e-4,\n"
-          << "  \"cases\": [\n" << cases << "\n  ]\n}\n";
+          << "  \"cases\": [\n"
+          << cases << "\n  ]\n}\n";
     if (!index) throw std::runtime_error("cannot write " + dir + "/index.json");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mlp_reference_dump: %s\n", e.what());

@@ -23,18 +23,17 @@ bool looks_like_option(const std::string& arg) { return arg.size() >= 2 && arg[0
 
 }  // namespace
 
-Args Args::parse(const std::string& command, const std::vector<OptionSpec>& specs, int argc,
-                 char** argv, int begin) {
+Args Args::parse(const std::string& command, const std::vector<OptionSpec>& specs, int argc, char** argv, int begin) {
   return parse_impl(command, specs, argc, argv, begin, nullptr);
 }
 
-Args Args::parse_leading(const std::string& command, const std::vector<OptionSpec>& specs,
-                         int argc, char** argv, int begin, int* rest) {
+Args Args::parse_leading(const std::string& command, const std::vector<OptionSpec>& specs, int argc, char** argv,
+                         int begin, int* rest) {
   return parse_impl(command, specs, argc, argv, begin, rest);
 }
 
-Args Args::parse_impl(const std::string& command, const std::vector<OptionSpec>& specs, int argc,
-                      char** argv, int begin, int* rest) {
+Args Args::parse_impl(const std::string& command, const std::vector<OptionSpec>& specs, int argc, char** argv,
+                      int begin, int* rest) {
   CLI::App app;
   app.set_help_flag();  // each command prints its own help text (kHelp)
   // parse_leading: the first positional and all after it are left unparsed.
@@ -129,9 +128,8 @@ int64_t Args::get_int(const std::string& name, int64_t fallback, int64_t lo, int
   errno = 0;
   const long long value = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || value < lo || value > hi) {
-    throw UsageError(command_, "option '--" + name + "' needs an integer in [" +
-                                   std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
-                                   text + "'");
+    throw UsageError(command_, "option '--" + name + "' needs an integer in [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "], got '" + text + "'");
   }
   return value;
 }
@@ -142,11 +140,9 @@ double Args::get_double(const std::string& name, double fallback, double lo, dou
   char* end = nullptr;
   errno = 0;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value < lo ||
-      value > hi) {
-    throw UsageError(command_, "option '--" + name + "' needs a number in [" +
-                                   std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
-                                   text + "'");
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value < lo || value > hi) {
+    throw UsageError(command_, "option '--" + name + "' needs a number in [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "], got '" + text + "'");
   }
   return value;
 }
@@ -158,8 +154,7 @@ uint64_t Args::get_u64(const std::string& name, uint64_t fallback) const {
   errno = 0;
   const unsigned long long value = std::strtoull(text.c_str(), &end, 0);
   if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE) {
-    throw UsageError(command_,
-                     "option '--" + name + "' needs a non-negative integer, got '" + text + "'");
+    throw UsageError(command_, "option '--" + name + "' needs a non-negative integer, got '" + text + "'");
   }
   return value;
 }

@@ -25,13 +25,12 @@ struct OptionSpec {
 class Args {
  public:
   // Parses argv[begin, end) of subcommand `command` against `specs`.
-  static Args parse(const std::string& command, const std::vector<OptionSpec>& specs,
-                    int argc, char** argv, int begin);
+  static Args parse(const std::string& command, const std::vector<OptionSpec>& specs, int argc, char** argv, int begin);
   // Parses the options in front of a subcommand: stops at the first
   // positional argument, or after `--`, and sets *rest to its index in argv
   // (argc when there is none).
-  static Args parse_leading(const std::string& command, const std::vector<OptionSpec>& specs,
-                            int argc, char** argv, int begin, int* rest);
+  static Args parse_leading(const std::string& command, const std::vector<OptionSpec>& specs, int argc, char** argv,
+                            int begin, int* rest);
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   // Last value of an option, or `fallback` when absent.
@@ -52,8 +51,8 @@ class Args {
   const std::string& command() const { return command_; }
 
  private:
-  static Args parse_impl(const std::string& command, const std::vector<OptionSpec>& specs,
-                         int argc, char** argv, int begin, int* rest);
+  static Args parse_impl(const std::string& command, const std::vector<OptionSpec>& specs, int argc, char** argv,
+                         int begin, int* rest);
 
   std::string command_;
   std::map<std::string, std::vector<std::string>> values_;

@@ -67,18 +67,18 @@ struct BenchConfig {
 
 std::string latency_line(const Percentiles& p) {
   auto d = [](double ns) { return duration_text(ns); };
-  return "min " + d(static_cast<double>(p.min)) + "  p50 " + d(static_cast<double>(p.p50)) +
-         "  p90 " + d(static_cast<double>(p.p90)) + "  p99 " + d(static_cast<double>(p.p99)) +
-         "  max " + d(static_cast<double>(p.max)) + "  mean " + d(p.mean);
+  return "min " + d(static_cast<double>(p.min)) + "  p50 " + d(static_cast<double>(p.p50)) + "  p90 " +
+         d(static_cast<double>(p.p90)) + "  p99 " + d(static_cast<double>(p.p99)) + "  max " +
+         d(static_cast<double>(p.max)) + "  mean " + d(p.mean);
 }
 
 // What --batch sets, named for what it is: "batch" only when every dynamic
 // dimension is the leading one; else the dimensions by input and index.
 struct DynamicDims {
-  bool unknown = false;       // some input states no shape (a .pt2 without input checks)
+  bool unknown = false;  // some input states no shape (a .pt2 without input checks)
   bool any = false;
-  bool leading_only = true;   // every dynamic dim is dim 0
-  std::string where;          // "x dim 1, y dim 1"
+  bool leading_only = true;  // every dynamic dim is dim 0
+  std::string where;         // "x dim 1, y dim 1"
 };
 
 DynamicDims dynamic_dims(const std::vector<TensorSpec>& specs) {
@@ -103,7 +103,8 @@ DynamicDims dynamic_dims(const std::vector<TensorSpec>& specs) {
 std::string dims_text(const DynamicDims& d, int64_t value) {
   if (d.any && d.leading_only && !d.unknown) return "batch " + std::to_string(value);
   if (d.any) {
-    return "dynamic dims " + std::to_string(value) + " (" + d.where + (d.unknown ? "; other inputs unstated" : "") + ")";
+    return "dynamic dims " + std::to_string(value) + " (" + d.where + (d.unknown ? "; other inputs unstated" : "") +
+           ")";
   }
   if (d.unknown) return "input shapes not stated by the package";
   return "static shapes";
@@ -119,8 +120,8 @@ std::string fixed(double value, int digits) {
 
 int bench_main(int argc, char** argv, int begin) {
   auto specs = common_options();
-  for (const char* name : {"mode", "threads", "num-models", "batch", "seed", "warmup", "iters",
-                           "duration", "async-mode", "inflight", "depth"}) {
+  for (const char* name : {"mode", "threads", "num-models", "batch", "seed", "warmup", "iters", "duration",
+                           "async-mode", "inflight", "depth"}) {
     specs.push_back({name, true, false});
   }
   specs.push_back({"input", true, true});
@@ -148,8 +149,7 @@ int bench_main(int argc, char** argv, int begin) {
   config.runner.max_inflight = static_cast<int32_t>(args.get_int("inflight", 0, 1, 65536));
   config.depth = static_cast<int>(args.get_int("depth", 0, 1, 65536));
   config.runner.strict = args.has("strict");
-  config.runner.num_models =
-      static_cast<int32_t>(args.get_int("num-models", config.loop.threads, 1, 1024));
+  config.runner.num_models = static_cast<int32_t>(args.get_int("num-models", config.loop.threads, 1, 1024));
   config.loop.warmup = static_cast<int>(args.get_int("warmup", 10, 0, INT32_MAX));
   if (args.has("iters")) config.loop.iters = static_cast<uint64_t>(args.get_int("iters", 0, 1, INT64_MAX));
   config.loop.duration_s = args.get_double("duration", 2.0, 0.001, 1e6);
@@ -191,16 +191,17 @@ int bench_main(int argc, char** argv, int begin) {
                     {"abi_version", abi_version_string(info.abi_version)},
                     {"device", device_type_name(info.device.device_type)}};
     j["load_ns"] = load_ns_json(info);
-    j["config"] = {{"mode", config.async ? "async" : aotrun_mode_name(config.runner.mode)},
-                   {"strict", config.runner.strict},
-                   {"threads", config.loop.threads},
-                   {"num_models", config.runner.num_models},
-                   {"batch", config.batch},
-                   {"dynamic_dims", dims.where},
-                   {"batched", batched},
-                   {"warmup", config.loop.warmup},
-                   {"iters", config.loop.iters ? nlohmann::ordered_json(*config.loop.iters) : nlohmann::ordered_json()},
-                   {"duration_s", config.loop.iters ? nlohmann::ordered_json() : nlohmann::ordered_json(config.loop.duration_s)}};
+    j["config"] = {
+        {"mode", config.async ? "async" : aotrun_mode_name(config.runner.mode)},
+        {"strict", config.runner.strict},
+        {"threads", config.loop.threads},
+        {"num_models", config.runner.num_models},
+        {"batch", config.batch},
+        {"dynamic_dims", dims.where},
+        {"batched", batched},
+        {"warmup", config.loop.warmup},
+        {"iters", config.loop.iters ? nlohmann::ordered_json(*config.loop.iters) : nlohmann::ordered_json()},
+        {"duration_s", config.loop.iters ? nlohmann::ordered_json() : nlohmann::ordered_json(config.loop.duration_s)}};
     if (config.async) {
       j["config"]["async_mode"] = aotrun_mode_name(config.runner.mode);
       j["config"]["max_inflight"] = stats.max_inflight;
@@ -230,19 +231,16 @@ int bench_main(int argc, char** argv, int begin) {
            std::to_string(config.depth) + " in flight per thread)";
   }
   t.add({"mode", mode});
-  auto count = [](int64_t n, const char* what) {
-    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-  };
-  t.add({"config", count(config.loop.threads, "thread") + ", " +
-                       count(config.runner.num_models, "model") + ", " + dims_text(dims, config.batch) + ", warmup " +
-                       std::to_string(config.loop.warmup) + " per thread"});
+  auto count = [](int64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  t.add({"config", count(config.loop.threads, "thread") + ", " + count(config.runner.num_models, "model") + ", " +
+                       dims_text(dims, config.batch) + ", warmup " + std::to_string(config.loop.warmup) +
+                       " per thread"});
   t.add({"calls", std::to_string(result.latencies_ns.size()) + " in " + fixed(wall_s, 3) + " s"});
   t.add({"throughput", fixed(calls_per_s, 1) + " calls/s" +
                            (batched ? ", " + fixed(samples_per_s, 1) + " samples/s" : std::string())});
   t.add({"latency", latency_line(p) + (config.async ? "  (submit to completion)" : "")});
-  t.add({"stats", "runs " + std::to_string(stats.runs) + ", failures " +
-                      std::to_string(stats.failures) + ", fallback runs " +
-                      std::to_string(stats.fallback_runs)});
+  t.add({"stats", "runs " + std::to_string(stats.runs) + ", failures " + std::to_string(stats.failures) +
+                      ", fallback runs " + std::to_string(stats.fallback_runs)});
   if (stats.requested_mode == AOTRUN_MODE_GRAPH || stats.effective_mode == AOTRUN_MODE_GRAPH) {
     t.add({"graph", graph_stats_text(stats)});
   }

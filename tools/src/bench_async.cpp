@@ -35,8 +35,8 @@ void on_complete(void* user, aotrun_code, const char*) {
 
 class AsyncWork : public CallerWork {
  public:
-  AsyncWork(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
-            const std::vector<TensorSpec>& output_specs, int depth)
+  AsyncWork(aotrun_runner* runner, const std::vector<DLTensor>& inputs, const std::vector<TensorSpec>& output_specs,
+            int depth)
       : runner_(runner), inputs_(inputs) {
     for (int i = 0; i < depth; ++i) {
       auto slot = std::make_unique<Slot>();
@@ -72,9 +72,8 @@ class AsyncWork : public CallerWork {
     slot.stamped.store(false, std::memory_order_relaxed);
     slot.submitted = Clock::now();
     aotrun_event* raw = nullptr;
-    if (aotrun_status* status =
-            aotrun_runner_run_async(runner_, inputs_.data(), inputs_.size(), slot.output_views.data(),
-                                    slot.output_views.size(), &raw)) {
+    if (aotrun_status* status = aotrun_runner_run_async(runner_, inputs_.data(), inputs_.size(),
+                                                        slot.output_views.data(), slot.output_views.size(), &raw)) {
       return status;  // argument error: nothing was enqueued
     }
     aotrun::cxx::Event event(raw);
@@ -116,8 +115,8 @@ class AsyncWork : public CallerWork {
     --count_;
     if (status != nullptr) return status;
     const Clock::time_point done{Clock::duration(slot.completed.load(std::memory_order_relaxed))};
-    latencies.push_back(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(done - slot.submitted).count()));
+    latencies.push_back(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(done - slot.submitted).count()));
     last_ = std::max(last_, done);
     return nullptr;
   }

@@ -79,9 +79,10 @@ void worker_main(Worker& w, Shared& shared, const LoopConfig& config) {
 // Synchronous runs: the latency is the duration of aotrun_runner_run.
 class SyncWork : public CallerWork {
  public:
-  SyncWork(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
-           const std::vector<TensorSpec>& output_specs)
-      : runner_(runner), inputs_(inputs), outputs_(allocate_outputs(runner, inputs, output_specs)),
+  SyncWork(aotrun_runner* runner, const std::vector<DLTensor>& inputs, const std::vector<TensorSpec>& output_specs)
+      : runner_(runner),
+        inputs_(inputs),
+        outputs_(allocate_outputs(runner, inputs, output_specs)),
         output_views_(views(outputs_)) {}
 
   aotrun_status* warm_up(int runs) override {
@@ -96,8 +97,7 @@ class SyncWork : public CallerWork {
     aotrun_status* status = call();
     const auto t1 = Clock::now();
     if (status != nullptr) return status;
-    latencies.push_back(
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    latencies.push_back(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
     last_ = t1;
     return nullptr;
   }
@@ -107,8 +107,7 @@ class SyncWork : public CallerWork {
 
  private:
   aotrun_status* call() {
-    return aotrun_runner_run(runner_, inputs_.data(), inputs_.size(), output_views_.data(),
-                             output_views_.size());
+    return aotrun_runner_run(runner_, inputs_.data(), inputs_.size(), output_views_.data(), output_views_.size());
   }
 
   aotrun_runner* runner_;
@@ -118,19 +117,17 @@ class SyncWork : public CallerWork {
   Clock::time_point last_{};
 };
 
-void draw_progress(const std::vector<std::unique_ptr<Worker>>& workers, const LoopConfig& config,
-                   double elapsed_s) {
+void draw_progress(const std::vector<std::unique_ptr<Worker>>& workers, const LoopConfig& config, double elapsed_s) {
   uint64_t done = 0;
   for (const auto& w : workers) done += w->done.load(std::memory_order_relaxed);
   char line[160];
   if (config.iters) {
     const uint64_t total = *config.iters * workers.size();
-    std::snprintf(line, sizeof(line), "\rbench: %llu/%llu calls, %.1f s\033[K",
-                  static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-                  elapsed_s);
+    std::snprintf(line, sizeof(line), "\rbench: %llu/%llu calls, %.1f s\033[K", static_cast<unsigned long long>(done),
+                  static_cast<unsigned long long>(total), elapsed_s);
   } else {
-    std::snprintf(line, sizeof(line), "\rbench: %.1f/%.1f s, %llu calls\033[K", elapsed_s,
-                  config.duration_s, static_cast<unsigned long long>(done));
+    std::snprintf(line, sizeof(line), "\rbench: %.1f/%.1f s, %llu calls\033[K", elapsed_s, config.duration_s,
+                  static_cast<unsigned long long>(done));
   }
   std::fputs(line, stderr);
   std::fflush(stderr);
@@ -180,8 +177,7 @@ LoopResult run_loop(const WorkFactory& make_work, const LoopConfig& config) {
       const double elapsed = std::chrono::duration<double>(now - start).count();
       // Short runs draw nothing (a flash of text helps no one), and nothing is
       // redrawn while the threads finish their last call.
-      if (config.progress && elapsed > 1.0 && !shared.stop.load() &&
-          shared.finished < config.threads) {
+      if (config.progress && elapsed > 1.0 && !shared.stop.load() && shared.finished < config.threads) {
         lock.unlock();
         draw_progress(workers, config, elapsed);
         drew = true;

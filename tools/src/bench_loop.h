@@ -25,7 +25,7 @@ struct LoopConfig {
   int warmup = 10;                // runs per thread before measuring
   std::optional<uint64_t> iters;  // runs per thread; else run for duration_s
   double duration_s = 2.0;
-  bool progress = false;          // draw a progress line on stderr
+  bool progress = false;  // draw a progress line on stderr
 };
 
 // The work of one caller thread, used by that thread only. Every method

@@ -16,16 +16,15 @@ std::string verdict_text(const Verdict& v) {
   const std::string runs = std::to_string(v.runs) + (v.runs == 1 ? " run" : " runs");
   if (v.mismatched_runs == 0 && v.all_identical) return "identical (" + runs + ")";
   if (v.mismatched_runs == 0) {
-    return "within " + tolerance_text(v.tolerance) + ", max abs diff " +
-           number_text(v.max_abs_diff, false) + " (" + runs + ")";
+    return "within " + tolerance_text(v.tolerance) + ", max abs diff " + number_text(v.max_abs_diff, false) + " (" +
+           runs + ")";
   }
-  return "MISMATCH in " + std::to_string(v.mismatched_runs) + " of " + std::to_string(v.runs) +
-         " runs; run " + std::to_string(v.first_run + 1) + ": " + tolerance_verdict_text(v.first);
+  return "MISMATCH in " + std::to_string(v.mismatched_runs) + " of " + std::to_string(v.runs) + " runs; run " +
+         std::to_string(v.first_run + 1) + ": " + tolerance_verdict_text(v.first);
 }
 
 nlohmann::ordered_json verdict_json(const Verdict& v) {
-  nlohmann::ordered_json j = {{"identical", v.all_identical}, {"runs", v.runs},
-                              {"mismatched_runs", v.mismatched_runs}};
+  nlohmann::ordered_json j = {{"identical", v.all_identical}, {"runs", v.runs}, {"mismatched_runs", v.mismatched_runs}};
   if (!v.tolerance.exact()) {
     j["within_tolerance"] = v.mismatched_runs == 0;
     j["rtol"] = v.tolerance.rtol;
@@ -51,16 +50,16 @@ std::string mode_note(const ModeResult& m) {
     if (s.eager_capture_failed != 0) note += ", capture failed: eager";
   }
   if (m.mode.async) {
-    note += std::string(note.empty() ? "" : ", ") + "over " + aotrun_mode_name(m.effective) +
-            ", peak in-flight " + std::to_string(s.peak_inflight) + " of " + std::to_string(s.max_inflight);
+    note += std::string(note.empty() ? "" : ", ") + "over " + aotrun_mode_name(m.effective) + ", peak in-flight " +
+            std::to_string(s.peak_inflight) + " of " + std::to_string(s.max_inflight);
   }
   return note;
 }
 
 }  // namespace
 
-Verdict judge(const std::vector<std::vector<HostTensor>>& runs, size_t from, size_t output,
-              const HostTensor& baseline, const Tolerance& tolerance) {
+Verdict judge(const std::vector<std::vector<HostTensor>>& runs, size_t from, size_t output, const HostTensor& baseline,
+              const Tolerance& tolerance) {
   Verdict v;
   v.tolerance = tolerance;
   for (size_t r = from; r < runs.size(); ++r) {
@@ -113,16 +112,16 @@ void print_check_json(const CheckReport& r, std::ostream& out) {
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (size_t i = 0; i < r.inputs->tensors.size(); ++i) {
     const HostTensor& t = r.inputs->tensors[i];
-    inputs.push_back({{"name", t.name()},
-                      {"dtype", dtype_name(t.dtype())},
-                      {"shape", t.shape()},
-                      {"source", r.inputs->sources[i]}});
+    inputs.push_back(
+        {{"name", t.name()}, {"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}, {"source", r.inputs->sources[i]}});
   }
   j["inputs"] = inputs;
   j["reference_dir"] = r.reference_dir ? nlohmann::ordered_json(*r.reference_dir) : nlohmann::ordered_json();
   j["reference_tolerance"] = {
-      {"rtol", r.reference_tolerance.has_rtol ? nlohmann::ordered_json(r.reference_tolerance.rtol) : nlohmann::ordered_json()},
-      {"atol", r.reference_tolerance.has_atol ? nlohmann::ordered_json(r.reference_tolerance.atol) : nlohmann::ordered_json()},
+      {"rtol",
+       r.reference_tolerance.has_rtol ? nlohmann::ordered_json(r.reference_tolerance.rtol) : nlohmann::ordered_json()},
+      {"atol",
+       r.reference_tolerance.has_atol ? nlohmann::ordered_json(r.reference_tolerance.atol) : nlohmann::ordered_json()},
       {"defaults", "torch.testing.assert_close per dtype"}};
   nlohmann::ordered_json modes = nlohmann::ordered_json::object();
   for (const ModeResult& m : r.modes) {
@@ -130,15 +129,13 @@ void print_check_json(const CheckReport& r, std::ostream& out) {
       modes[m.mode.label] = {{"status", "skipped"}, {"reason", *m.skipped}};
       continue;
     }
-    nlohmann::ordered_json e = {{"status", "compared"},
-                                {"runner_mode", aotrun_mode_name(m.effective)},
-                                {"async", m.mode.async}};
+    nlohmann::ordered_json e = {
+        {"status", "compared"}, {"runner_mode", aotrun_mode_name(m.effective)}, {"async", m.mode.async}};
     e["stats"] = stats_json(m.stats);
     e["stats"].erase("fallback_reason");  // a compared mode never falls back
     nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
     for (size_t o = 0; o < r.outputs.size(); ++o) {
-      nlohmann::ordered_json entry = {{"name", r.outputs[o].name},
-                                      {"vs_threaded", verdict_json(m.vs_threaded[o])}};
+      nlohmann::ordered_json entry = {{"name", r.outputs[o].name}, {"vs_threaded", verdict_json(m.vs_threaded[o])}};
       if (r.reference_dir) {
         entry["vs_reference"] = verdict_json(m.vs_reference[o]);
         entry["vs_reference"]["file"] = r.reference_files[o];
@@ -162,8 +159,8 @@ void print_check_text(const CheckReport& r, std::ostream& out) {
   head.add({"package", package_line(r.info)});
   for (size_t i = 0; i < r.inputs->tensors.size(); ++i) {
     const HostTensor& t = r.inputs->tensors[i];
-    head.add({i == 0 ? "inputs" : "", t.name() + "  " + dtype_name(t.dtype()) + "  " +
-                                          shape_text(t.shape()) + "  " + r.inputs->sources[i]});
+    head.add({i == 0 ? "inputs" : "",
+              t.name() + "  " + dtype_name(t.dtype()) + "  " + shape_text(t.shape()) + "  " + r.inputs->sources[i]});
   }
   head.add({"runs", std::to_string(r.runs) + " per mode, compared bit for bit with threaded run 1"});
   if (r.reference_dir) {

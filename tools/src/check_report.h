@@ -28,9 +28,9 @@ struct ModeCase {
 struct Verdict {
   size_t runs = 0;
   size_t mismatched_runs = 0;
-  size_t first_run = 0;  // 0-based; valid when mismatched_runs > 0
-  Comparison first;      // the first mismatching run's comparison
-  Tolerance tolerance;   // what the runs were held to
+  size_t first_run = 0;       // 0-based; valid when mismatched_runs > 0
+  Comparison first;           // the first mismatching run's comparison
+  Tolerance tolerance;        // what the runs were held to
   bool all_identical = true;  // every run bit for bit equal to the baseline
   double max_abs_diff = 0;    // over every run's numeric elements
 };
@@ -46,8 +46,8 @@ struct ModeResult {
 
 // Compares runs[from..] of output `output` with `baseline`, bit for bit
 // unless a tolerance is given.
-Verdict judge(const std::vector<std::vector<HostTensor>>& runs, size_t from, size_t output,
-              const HostTensor& baseline, const Tolerance& tolerance = Tolerance{});
+Verdict judge(const std::vector<std::vector<HostTensor>>& runs, size_t from, size_t output, const HostTensor& baseline,
+              const Tolerance& tolerance = Tolerance{});
 
 struct CheckReport {
   aotrun_package_info info{};
@@ -58,9 +58,9 @@ struct CheckReport {
   ToleranceOverride reference_tolerance;     // --rtol / --atol
   std::vector<TensorSpec> outputs;
   std::vector<ModeResult> modes;
-  size_t compared = 0;     // modes not skipped
-  size_t mismatches = 0;   // differing (mode, output, baseline) comparisons
-  size_t inexact = 0;      // comparisons within tolerance but not bit for bit
+  size_t compared = 0;         // modes not skipped
+  size_t mismatches = 0;       // differing (mode, output, baseline) comparisons
+  size_t inexact = 0;          // comparisons within tolerance but not bit for bit
   std::string first_mismatch;  // one line naming the first of them
 };
 

@@ -17,9 +17,8 @@ std::string run_label(size_t index, bool async) {
 
 }  // namespace
 
-ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async,
-                  const std::vector<DLTensor>& inputs, const std::vector<TensorSpec>& output_specs,
-                  int runs) {
+ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async, const std::vector<DLTensor>& inputs,
+                  const std::vector<TensorSpec>& output_specs, int runs) {
   ModeRuns result;
   // Declared before the runner so that, on any exit, the runner (which waits
   // for its in-flight runs) goes first and the buffers after it.
@@ -34,8 +33,7 @@ ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async
   for (size_t r = 0; r < output_views.size(); ++r) {
     std::vector<DLTensor>& out = output_views[r];
     if (!async) {
-      check(aotrun_runner_run(runner.get(), inputs.data(), inputs.size(), out.data(), out.size()),
-            run_label(r, false));
+      check(aotrun_runner_run(runner.get(), inputs.data(), inputs.size(), out.data(), out.size()), run_label(r, false));
       continue;
     }
     aotrun_event* event = nullptr;

@@ -14,7 +14,7 @@ namespace aotrun_cli {
 
 struct ModeRuns {
   aotrun_mode effective = AOTRUN_MODE_THREADED;
-  aotrun_runner_stats stats{};  // strings in it are dead once run_mode returns
+  aotrun_runner_stats stats{};                   // strings in it are dead once run_mode returns
   std::vector<std::vector<HostTensor>> outputs;  // [run][output]
 };
 
@@ -25,9 +25,8 @@ struct ModeRuns {
 // waited, so they may overlap up to the runner's window. Throws Failure with
 // the library's code when the runner cannot be created or a run fails (after
 // every submitted run has completed).
-ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async,
-                  const std::vector<DLTensor>& inputs, const std::vector<TensorSpec>& output_specs,
-                  int runs);
+ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async, const std::vector<DLTensor>& inputs,
+                  const std::vector<TensorSpec>& output_specs, int runs);
 
 }  // namespace aotrun_cli
 

@@ -30,8 +30,7 @@ void apply_log_option(const Args& args);
 // Parses the runner mode given with --`option` (default threaded);
 // UsageError on an unknown name. `also` lists other names the caller
 // handles itself, for the message (", async").
-aotrun_mode mode_option(const Args& args, const std::string& option = "mode",
-                        const std::string& also = "");
+aotrun_mode mode_option(const Args& args, const std::string& option = "mode", const std::string& also = "");
 
 }  // namespace aotrun_cli
 

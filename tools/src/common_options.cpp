@@ -33,17 +33,15 @@ void apply_log_option(const Args& args) {
       return;
     }
   }
-  throw UsageError(args.command(),
-                   "unknown log level '" + level + "' (error, warn, info, debug, off)");
+  throw UsageError(args.command(), "unknown log level '" + level + "' (error, warn, info, debug, off)");
 }
 
 aotrun_mode mode_option(const Args& args, const std::string& option, const std::string& also) {
   const std::string text = args.get(option, "threaded");
   const auto mode = parse_mode(text);
   if (!mode) {
-    throw UsageError(args.command(), "unknown " + std::string(option == "mode" ? "mode" : "--" + option) +
-                                         " '" + text + "' (threaded, single_threaded, graph" +
-                                         also + ")");
+    throw UsageError(args.command(), "unknown " + std::string(option == "mode" ? "mode" : "--" + option) + " '" + text +
+                                         "' (threaded, single_threaded, graph" + also + ")");
   }
   return *mode;
 }

@@ -10,9 +10,7 @@ namespace aotrun_cli {
 
 namespace {
 
-bool same_dtype(DLDataType a, DLDataType b) {
-  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
-}
+bool same_dtype(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
 
 // Little-endian host: the most significant byte is the last one.
 std::string hex_bytes(const unsigned char* p, size_t n) {
@@ -45,14 +43,12 @@ Tolerance default_tolerance(DLDataType dtype) {
       if (dtype.bits == 32) return {1.3e-6, 1e-5};
       if (dtype.bits == 64) return {1e-7, 1e-7};
       return {};
-    case kDLBfloat:
-      return dtype.bits == 16 ? Tolerance{1.6e-2, 1e-5} : Tolerance{};
+    case kDLBfloat: return dtype.bits == 16 ? Tolerance{1.6e-2, 1e-5} : Tolerance{};
     case kDLComplex:
       if (dtype.bits == 64) return {1.3e-6, 1e-5};
       if (dtype.bits == 128) return {1e-7, 1e-7};
       return {};
-    default:
-      return {};
+    default: return {};
   }
 }
 
@@ -85,8 +81,7 @@ Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected)
   return compare_tensors(actual, expected, Tolerance{});
 }
 
-Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected,
-                           const Tolerance& tolerance) {
+Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected, const Tolerance& tolerance) {
   Comparison c;
   c.tolerance = tolerance;
   if (!same_dtype(actual.dtype(), expected.dtype())) {
@@ -167,10 +162,10 @@ std::string tolerance_verdict_text(const Comparison& c) {
   if (!c.layout.empty() || c.tolerance.exact()) return comparison_text(c);
   if (c.within_tolerance) {
     return "within " + tolerance_text(c.tolerance) + " (" + std::to_string(c.differing) +
-           (c.differing == 1 ? " element differs" : " elements differ") + ", max abs diff " + value_text(c.max_abs_diff, c.dtype) + ")";
+           (c.differing == 1 ? " element differs" : " elements differ") + ", max abs diff " +
+           value_text(c.max_abs_diff, c.dtype) + ")";
   }
-  return comparison_text(c) + "; " + std::to_string(c.beyond_tolerance) + " beyond " +
-         tolerance_text(c.tolerance);
+  return comparison_text(c) + "; " + std::to_string(c.beyond_tolerance) + " beyond " + tolerance_text(c.tolerance);
 }
 
 nlohmann::ordered_json comparison_json(const Comparison& c) {

@@ -46,14 +46,14 @@ struct Comparison {
   std::string layout;
   // Element differences (layout empty, identical false). Elements differ when
   // their bytes differ, so -0.0 vs 0.0 and distinct NaN payloads count.
-  size_t differing = 0;               // elements whose bytes differ
-  size_t first_index = 0;             // flat, C order
+  size_t differing = 0;    // elements whose bytes differ
+  size_t first_index = 0;  // flat, C order
   std::vector<int64_t> first_multi_index;
-  double actual = 0, expected = 0;    // the first differing elements as numbers
+  double actual = 0, expected = 0;         // the first differing elements as numbers
   std::string actual_bits, expected_bits;  // and as hex of their bytes ("0x3f800000")
-  double max_abs_diff = 0;            // over differing elements where neither is NaN
-  bool numeric = true;                // false: dtype the CLI cannot read as numbers
-  DLDataType dtype{};                 // of both tensors (layout empty)
+  double max_abs_diff = 0;                 // over differing elements where neither is NaN
+  bool numeric = true;                     // false: dtype the CLI cannot read as numbers
+  DLDataType dtype{};                      // of both tensors (layout empty)
   // Against the tolerance (compare_tensors with one): elements outside
   // atol + rtol * |expected| (a NaN matches only a NaN, an infinity only the
   // same infinity), and whether there are none. Without a tolerance, or with
@@ -64,8 +64,7 @@ struct Comparison {
 };
 
 Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected);
-Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected,
-                           const Tolerance& tolerance);
+Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected, const Tolerance& tolerance);
 
 // Flat C-order index -> one index per dimension of `shape`.
 std::vector<int64_t> unravel_index(size_t flat, const std::vector<int64_t>& shape);

@@ -163,8 +163,7 @@ void interpret(PackageRun& p) {
         r.mode = "open";
         r.outcome = "opened";
         r.message = "expected to be refused" +
-                    (p.entry.expect_code.empty() ? std::string() : " with " + p.entry.expect_code) +
-                    ", but it opened";
+                    (p.entry.expect_code.empty() ? std::string() : " with " + p.entry.expect_code) + ", but it opened";
         p.rows.push_back(r);
       }
     } else if (ev == "error") {
@@ -313,24 +312,24 @@ nlohmann::ordered_json report_json(const std::vector<PackageRun>& runs, const To
   j["library_version"] = aotrun_version_string();
   j["jobs"] = jobs;
   j["wall_s"] = wall_s;
-  j["tolerance_defaults"] = {{"source", "torch.testing.assert_close"},
-                             {"float16", {{"rtol", 1e-3}, {"atol", 1e-5}}},
-                             {"bfloat16", {{"rtol", 1.6e-2}, {"atol", 1e-5}}},
-                             {"float32", {{"rtol", 1.3e-6}, {"atol", 1e-5}}},
-                             {"float64", {{"rtol", 1e-7}, {"atol", 1e-7}}},
-                             {"integer_and_bool", {{"rtol", 0}, {"atol", 0}}}};
+  j["tolerance_defaults"] = {
+      {"source", "torch.testing.assert_close"},         {"float16", {{"rtol", 1e-3}, {"atol", 1e-5}}},
+      {"bfloat16", {{"rtol", 1.6e-2}, {"atol", 1e-5}}}, {"float32", {{"rtol", 1.3e-6}, {"atol", 1e-5}}},
+      {"float64", {{"rtol", 1e-7}, {"atol", 1e-7}}},    {"integer_and_bool", {{"rtol", 0}, {"atol", 0}}}};
   nlohmann::ordered_json packages = nlohmann::ordered_json::array();
   for (const PackageRun& p : runs) {
     nlohmann::ordered_json e;
     e["label"] = p.entry.label;
     e["path"] = p.entry.path;
-    e["expect"] = {{"outcome", p.entry.expect},
-                   {"code", p.entry.expect_code.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.entry.expect_code)}};
+    e["expect"] = {
+        {"outcome", p.entry.expect},
+        {"code", p.entry.expect_code.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.entry.expect_code)}};
     e["met"] = p.met;
     e["rtol"] = p.entry.rtol ? nlohmann::ordered_json(*p.entry.rtol) : nlohmann::ordered_json();
     e["atol"] = p.entry.atol ? nlohmann::ordered_json(*p.entry.atol) : nlohmann::ordered_json();
     nlohmann::ordered_json sets = nlohmann::ordered_json::array();
-    for (const ReferenceSet& s : p.entry.sets) sets.push_back({{"name", s.name}, {"inputs", s.inputs}, {"outputs", s.outputs}});
+    for (const ReferenceSet& s : p.entry.sets)
+      sets.push_back({{"name", s.name}, {"inputs", s.inputs}, {"outputs", s.outputs}});
     e["sets"] = sets;
     if (!p.opened.is_null()) {
       e["package"] = {{"name", p.opened.value("name", "")},
@@ -342,19 +341,21 @@ nlohmann::ordered_json report_json(const std::vector<PackageRun>& runs, const To
       e["package"] = nullptr;
     }
     const ChildResult& c = p.child;
-    e["child"] = {{"exit_code", c.exited ? nlohmann::ordered_json(c.exit_code) : nlohmann::ordered_json()},
-                  {"signal", c.signal != 0 ? nlohmann::ordered_json(c.signal) : nlohmann::ordered_json()},
-                  {"signal_name", c.signal != 0 ? nlohmann::ordered_json(signal_name(c.signal)) : nlohmann::ordered_json()},
-                  {"timed_out", c.timed_out},
-                  {"timeout_s", p.timeout_s},
-                  {"wall_s", c.wall_s},
-                  {"stderr_bytes", c.err_bytes},
-                  {"stderr_tail", c.err_tail}};
+    e["child"] = {
+        {"exit_code", c.exited ? nlohmann::ordered_json(c.exit_code) : nlohmann::ordered_json()},
+        {"signal", c.signal != 0 ? nlohmann::ordered_json(c.signal) : nlohmann::ordered_json()},
+        {"signal_name", c.signal != 0 ? nlohmann::ordered_json(signal_name(c.signal)) : nlohmann::ordered_json()},
+        {"timed_out", c.timed_out},
+        {"timeout_s", p.timeout_s},
+        {"wall_s", c.wall_s},
+        {"stderr_bytes", c.err_bytes},
+        {"stderr_tail", c.err_tail}};
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const Row& r : p.rows) {
-      nlohmann::ordered_json row = {{"mode", r.mode}, {"outcome", r.outcome}, {"met", r.met},
-                                    {"code", r.code.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.code)},
-                                    {"message", r.message}, {"wall_s", r.wall_s}};
+      nlohmann::ordered_json row = {
+          {"mode", r.mode},       {"outcome", r.outcome},
+          {"met", r.met},         {"code", r.code.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.code)},
+          {"message", r.message}, {"wall_s", r.wall_s}};
       if (!r.detail.is_null()) {
         for (const char* key : {"effective_mode", "runs", "vs_reference", "vs_threaded", "sets"}) {
           if (r.detail.contains(key)) row[key] = r.detail[key];
@@ -366,8 +367,9 @@ nlohmann::ordered_json report_json(const std::vector<PackageRun>& runs, const To
     packages.push_back(e);
   }
   j["packages"] = packages;
-  j["summary"] = {{"packages", t.packages}, {"packages_met", t.packages_met}, {"rows", t.rows},
-                  {"passed", t.passed},     {"skipped", t.skipped},           {"refused_as_expected", t.refused_expected},
+  j["summary"] = {{"packages", t.packages}, {"packages_met", t.packages_met},
+                  {"rows", t.rows},         {"passed", t.passed},
+                  {"skipped", t.skipped},   {"refused_as_expected", t.refused_expected},
                   {"failed", t.failed}};
   j["passed"] = t.failed == 0;
   return j;
@@ -432,8 +434,8 @@ void write_junit(const std::vector<PackageRun>& runs, const Totals& t, double wa
   out << "  <testsuite name=\"aotrun compat\" tests=\"" << t.rows << "\" failures=\"" << failures << "\" errors=\""
       << errors << "\" skipped=\"" << t.skipped << "\" time=\"" << fixed(wall_s, 3) << "\">\n";
   for (const PackageRun& p : runs) {
-    const std::string err = p.child.err_tail.size() > 16384 ? p.child.err_tail.substr(p.child.err_tail.size() - 16384)
-                                                            : p.child.err_tail;
+    const std::string err =
+        p.child.err_tail.size() > 16384 ? p.child.err_tail.substr(p.child.err_tail.size() - 16384) : p.child.err_tail;
     for (const Row& r : p.rows) {
       out << "    <testcase classname=\"" << xml(utf8_clean(p.entry.label)) << "\" name=\"" << xml(r.mode)
           << "\" time=\"" << fixed(r.wall_s, 3) << "\">\n";
@@ -537,7 +539,7 @@ int compat_main(int argc, char** argv, int begin) {
   while (finished < results.size()) {
     while (static_cast<int>(running.size()) < jobs && next < results.size()) {
       PackageRun& p = results[next];
-      std::vector<std::string> child_argv = {self, "compat-one", "--entry", entry_to_json(p.entry).dump(),
+      std::vector<std::string> child_argv = {self,     "compat-one",        "--entry", entry_to_json(p.entry).dump(),
                                              "--runs", std::to_string(runs)};
       if (args.has("log")) {
         child_argv.push_back("--log");

@@ -363,20 +363,20 @@ int compat_one_main(int argc, char** argv, int begin) {
       continue;
     }
     if (name == "threaded") have_baseline = true;
-    nlohmann::json result = {
-        {"event", "mode"},
-        {"mode", name},
-        {"status", pass ? "pass" : "mismatch"},
-        {"effective_mode", aotrun_mode_name(effective)},
-        {"runs", runs},
-        {"sets", set_results},
-        {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+    nlohmann::json result = {{"event", "mode"},
+                             {"mode", name},
+                             {"status", pass ? "pass" : "mismatch"},
+                             {"effective_mode", aotrun_mode_name(effective)},
+                             {"runs", runs},
+                             {"sets", set_results},
+                             {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
     auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
-    result["vs_reference"] = compared_ref ? nlohmann::json({{"identical", ref_identical}, {"max_abs_diff", finite(ref_max)}})
-                                          : nlohmann::json();
-    result["vs_threaded"] = compared_threaded
-                                ? nlohmann::json({{"identical", agree_identical}, {"max_abs_diff", finite(threaded_max)}})
-                                : nlohmann::json();
+    result["vs_reference"] = compared_ref
+                                 ? nlohmann::json({{"identical", ref_identical}, {"max_abs_diff", finite(ref_max)}})
+                                 : nlohmann::json();
+    result["vs_threaded"] =
+        compared_threaded ? nlohmann::json({{"identical", agree_identical}, {"max_abs_diff", finite(threaded_max)}})
+                          : nlohmann::json();
     if (!pass) result["message"] = first_failure;
     emit(result);
   }

@@ -93,8 +93,7 @@ CompatEntry entry_for(const fs::path& path, bool is_dir, const std::string& labe
   CompatEntry e;
   e.path = path.string();
   e.label = label;
-  e.sets = find_references(path.parent_path().empty() ? fs::path(".") : path.parent_path(),
-                           stem_of(path, is_dir));
+  e.sets = find_references(path.parent_path().empty() ? fs::path(".") : path.parent_path(), stem_of(path, is_dir));
   return e;
 }
 
@@ -130,8 +129,8 @@ std::optional<double> number_field(const nlohmann::json& j, const char* key, con
   return v.get<double>();
 }
 
-std::vector<std::string> string_list(const nlohmann::json& j, const std::string& file,
-                                     const std::string& where, const fs::path& base) {
+std::vector<std::string> string_list(const nlohmann::json& j, const std::string& file, const std::string& where,
+                                     const fs::path& base) {
   if (!j.is_array()) bad(file, where + " must be a list of file names");
   std::vector<std::string> out;
   for (const nlohmann::json& v : j) {
@@ -152,8 +151,7 @@ std::vector<std::string> string_list(const nlohmann::json& j, const std::string&
   return out;
 }
 
-void apply_common(CompatEntry& e, const nlohmann::json& j, const std::string& file,
-                  const std::string& where) {
+void apply_common(CompatEntry& e, const nlohmann::json& j, const std::string& file, const std::string& where) {
   if (auto v = number_field(j, "rtol", file, where)) e.rtol = v;
   if (auto v = number_field(j, "atol", file, where)) e.atol = v;
   if (auto v = number_field(j, "timeout_s", file, where)) {
@@ -188,7 +186,8 @@ void apply_common(CompatEntry& e, const nlohmann::json& j, const std::string& fi
     }
   }
   if (j.contains("batch")) {
-    if (!j["batch"].is_number_integer() || j["batch"].get<int64_t>() < 0) bad(file, where + ".batch must be an integer >= 0");
+    if (!j["batch"].is_number_integer() || j["batch"].get<int64_t>() < 0)
+      bad(file, where + ".batch must be an integer >= 0");
     e.batch = j["batch"].get<int64_t>();
   }
   if (j.contains("verify_hashes")) {
@@ -201,8 +200,8 @@ void apply_common(CompatEntry& e, const nlohmann::json& j, const std::string& fi
   }
 }
 
-std::vector<ReferenceSet> sets_field(const nlohmann::json& j, const std::string& file,
-                                     const std::string& where, const fs::path& base) {
+std::vector<ReferenceSet> sets_field(const nlohmann::json& j, const std::string& file, const std::string& where,
+                                     const fs::path& base) {
   std::vector<ReferenceSet> sets;
   if (j.contains("sets")) {
     if (!j["sets"].is_object()) bad(file, where + ".sets must be an object of named sets");

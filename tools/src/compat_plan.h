@@ -21,17 +21,17 @@ struct ReferenceSet {
 };
 
 struct CompatEntry {
-  std::string path;   // the package (.pt2, .so, or a package directory)
-  std::string label;  // how reports name it (the path as found or listed)
-  std::vector<ReferenceSet> sets;  // none: random inputs, modes compared only
+  std::string path;                  // the package (.pt2, .so, or a package directory)
+  std::string label;                 // how reports name it (the path as found or listed)
+  std::vector<ReferenceSet> sets;    // none: random inputs, modes compared only
   std::optional<double> rtol, atol;  // overrides of the per-dtype defaults
   std::vector<std::string> modes;    // empty: every mode, unavailable ones skipped
   std::string expect = "ok";         // "ok" or "refused"
   std::string expect_code;           // with "refused": the code, or "" for any
   std::optional<double> timeout_s;
-  std::optional<int64_t> batch;      // random inputs' dynamic dims (no sets)
+  std::optional<int64_t> batch;  // random inputs' dynamic dims (no sets)
   bool verify_hashes = true;
-  std::string pt2_model;             // aotrun_package_options_set_pt2_model; "" = default
+  std::string pt2_model;  // aotrun_package_options_set_pt2_model; "" = default
 };
 
 // Packages under `root` (a directory swept recursively, in name order, or

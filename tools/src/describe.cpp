@@ -7,25 +7,15 @@ namespace aotrun_cli {
 std::string dtype_name(DLDataType dtype) {
   std::string base;
   switch (dtype.code) {
-    case kDLInt:
-      base = "int" + std::to_string(dtype.bits);
-      break;
+    case kDLInt: base = "int" + std::to_string(dtype.bits); break;
     case kDLUInt:
       // DLPack (before it had kDLBool) spells bool as a 1-bit unsigned int.
       base = dtype.bits == 1 ? "bool" : "uint" + std::to_string(dtype.bits);
       break;
-    case kDLFloat:
-      base = "float" + std::to_string(dtype.bits);
-      break;
-    case kDLBfloat:
-      base = "bfloat" + std::to_string(dtype.bits);
-      break;
-    case kDLComplex:
-      base = "complex" + std::to_string(dtype.bits);
-      break;
-    case kDtypeCodeBool:
-      base = "bool";
-      break;
+    case kDLFloat: base = "float" + std::to_string(dtype.bits); break;
+    case kDLBfloat: base = "bfloat" + std::to_string(dtype.bits); break;
+    case kDLComplex: base = "complex" + std::to_string(dtype.bits); break;
+    case kDtypeCodeBool: base = "bool"; break;
     default:
       return "dtype(code=" + std::to_string(dtype.code) + ",bits=" + std::to_string(dtype.bits) +
              ",lanes=" + std::to_string(dtype.lanes) + ")";

@@ -37,8 +37,7 @@ class Failure : public std::runtime_error {
   // "IO_ERROR" for failures that have no library code.
   Failure(std::string code_name, const std::string& message)
       : std::runtime_error(message), code_name_(std::move(code_name)) {}
-  Failure(aotrun_code code, const std::string& message)
-      : Failure(aotrun_code_name(code), message) {}
+  Failure(aotrun_code code, const std::string& message) : Failure(aotrun_code_name(code), message) {}
   const std::string& code_name() const { return code_name_; }
 
  private:

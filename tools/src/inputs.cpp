@@ -17,22 +17,18 @@ std::string names_of(const std::vector<TensorSpec>& specs) {
 void check_against_spec(const HostTensor& t, const TensorSpec& spec, const std::string& path) {
   if (!spec.known) return;  // the package states nothing to check against
   const std::string where = "input '" + spec.name + "' from '" + path + "'";
-  if (t.dtype().code != spec.dtype.code || t.dtype().bits != spec.dtype.bits ||
-      t.dtype().lanes != spec.dtype.lanes) {
-    throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, where + ": dtype " + dtype_name(t.dtype()) +
-                                                   ", the package expects " +
-                                                   dtype_name(spec.dtype));
+  if (t.dtype().code != spec.dtype.code || t.dtype().bits != spec.dtype.bits || t.dtype().lanes != spec.dtype.lanes) {
+    throw Failure(AOTRUN_ERR_INVALID_ARGUMENT,
+                  where + ": dtype " + dtype_name(t.dtype()) + ", the package expects " + dtype_name(spec.dtype));
   }
   if (t.shape().size() != spec.shape.size()) {
-    throw Failure(AOTRUN_ERR_INVALID_ARGUMENT,
-                  where + ": shape " + shape_text(t.shape()) + " has rank " +
-                      std::to_string(t.shape().size()) + ", the package expects " +
-                      spec_shape_text(spec.shape));
+    throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, where + ": shape " + shape_text(t.shape()) + " has rank " +
+                                                   std::to_string(t.shape().size()) + ", the package expects " +
+                                                   spec_shape_text(spec.shape));
   }
   for (size_t d = 0; d < spec.shape.size(); ++d) {
     if (spec.shape[d] >= 0 && spec.shape[d] != t.shape()[d]) {
-      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, where + ": shape " + shape_text(t.shape()) +
-                                                     ", the package expects " +
+      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, where + ": shape " + shape_text(t.shape()) + ", the package expects " +
                                                      spec_shape_text(spec.shape));
     }
   }
@@ -70,8 +66,8 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
     for (const TensorSpec& spec : specs) known = known || spec.name == name;
     if (!known) {
       throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "--input '" + name + "=" + path +
-                                                     "': the package has no input named '" +
-                                                     name + "' (inputs: " + names_of(specs) + ")");
+                                                     "': the package has no input named '" + name +
+                                                     "' (inputs: " + names_of(specs) + ")");
     }
   }
 
@@ -96,7 +92,8 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
     if (!specs[i].known) {
       throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "input '" + specs[i].name +
                                                      "' has no known dtype or shape (the package does not state "
-                                                     "them); give it with --input " + specs[i].name + "=FILE.npy");
+                                                     "them); give it with --input " +
+                                                     specs[i].name + "=FILE.npy");
     }
     std::vector<int64_t> shape = specs[i].shape;
     for (int64_t& d : shape) {

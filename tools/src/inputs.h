@@ -24,9 +24,9 @@ std::map<std::string, std::string> parse_input_options(const std::string& comman
                                                        const std::vector<std::string>& values);
 
 struct BuiltInputs {
-  std::vector<HostTensor> tensors;  // in the package's input order
-  std::vector<std::string> sources; // "file x.npy" or "random (seed S)"
-  int64_t batch = 1;                // value used for dynamic dimensions
+  std::vector<HostTensor> tensors;   // in the package's input order
+  std::vector<std::string> sources;  // "file x.npy" or "random (seed S)"
+  int64_t batch = 1;                 // value used for dynamic dimensions
 };
 
 // Loads or generates every input of `specs`. Files are checked against the

@@ -34,8 +34,7 @@ const char kHelp[] =
     "\n"
     "Exit status: 0 success, 1 the package failed to open, 2 usage error.\n";
 
-constexpr aotrun_mode kModes[] = {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED,
-                                  AOTRUN_MODE_GRAPH};
+constexpr aotrun_mode kModes[] = {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH};
 
 struct ModeAvailability {
   aotrun_mode mode;
@@ -53,9 +52,7 @@ std::vector<ModeAvailability> modes_of(const Package& package) {
   return out;
 }
 
-bool is_pt2(const aotrun_package_info& info) {
-  return info.format != nullptr && std::string(info.format) == "pt2";
-}
+bool is_pt2(const aotrun_package_info& info) { return info.format != nullptr && std::string(info.format) == "pt2"; }
 
 // "AOTInductor .pt2 (bridged to package ABI 1.1)" or "1.1".
 std::string abi_text(const aotrun_package_info& info) {
@@ -93,10 +90,11 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   for (const aotrun_symbol_info& s : package.symbols()) {
     const std::string name = s.name != nullptr ? s.name : "";
     symbols[name] = s.found != 0;
-    details.push_back({{"name", name},
-                       {"required", s.required != 0},
-                       {"found", s.found != 0},
-                       {"since", s.since == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(abi_version_string(s.since))}});
+    details.push_back(
+        {{"name", name},
+         {"required", s.required != 0},
+         {"found", s.found != 0},
+         {"since", s.since == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(abi_version_string(s.since))}});
   }
   j["symbols"] = symbols;
   j["symbol_details"] = details;
@@ -121,7 +119,8 @@ nlohmann::ordered_json inspect_json(const Package& package) {
     const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
     nlohmann::ordered_json pt2;
     pt2["abi"] = abi_text(info);
-    pt2["torch_version"] = facts.torch_version ? nlohmann::ordered_json(*facts.torch_version) : nlohmann::ordered_json();
+    pt2["torch_version"] =
+        facts.torch_version ? nlohmann::ordered_json(*facts.torch_version) : nlohmann::ordered_json();
     nlohmann::ordered_json records = nlohmann::ordered_json::object();
     for (const auto& [k, v] : facts.records) records[k] = v;
     pt2["records"] = records;
@@ -139,7 +138,8 @@ nlohmann::ordered_json inspect_json(const Package& package) {
 
 void tensor_rows(Table& table, const std::vector<TensorSpec>& specs) {
   for (const TensorSpec& spec : specs) {
-    table.add({spec.name, spec.known ? dtype_name(spec.dtype) : "unknown", spec.known ? spec_shape_text(spec.shape) : "?"});
+    table.add(
+        {spec.name, spec.known ? dtype_name(spec.dtype) : "unknown", spec.known ? spec_shape_text(spec.shape) : "?"});
   }
 }
 
@@ -164,8 +164,7 @@ void inspect_text(const Package& package, std::ostream& out) {
   if (constants_in_library(info)) {
     head.add({"constants", "inside the model library (the archive's .so; not counted)"});
   } else {
-    head.add({"constants", std::to_string(info.num_constants) + " (" +
-                               bytes_text(info.constant_bytes) + ")"});
+    head.add({"constants", std::to_string(info.num_constants) + " (" + bytes_text(info.constant_bytes) + ")"});
   }
   head.add({"hashes", info.hashes_verified != 0 ? "verified" : "not verified"});
   head.add({"load", load_text(info)});
@@ -187,16 +186,15 @@ void inspect_text(const Package& package, std::ostream& out) {
   Table sym_table(2);
   sym_table.add({"NAME", "SINCE", "REQUIRED", "FOUND"});
   for (const aotrun_symbol_info& s : package.symbols()) {
-    sym_table.add({s.name != nullptr ? s.name : "", since_text(s.since),
-                   s.required != 0 ? "yes" : "no", s.found != 0 ? "yes" : "no"});
+    sym_table.add({s.name != nullptr ? s.name : "", since_text(s.since), s.required != 0 ? "yes" : "no",
+                   s.found != 0 ? "yes" : "no"});
   }
   sym_table.print(out);
 
   out << "\nmodes\n";
   Table mode_table(2);
   for (const ModeAvailability& m : modes_of(package)) {
-    mode_table.add({aotrun_mode_name(m.mode),
-                    m.available ? "available" : "unavailable: " + m.reason});
+    mode_table.add({aotrun_mode_name(m.mode), m.available ? "available" : "unavailable: " + m.reason});
   }
   mode_table.print(out);
 }

@@ -65,8 +65,8 @@ int dispatch(int argc, char** argv) {
   const Args global = Args::parse_leading("", specs, argc, argv, 1, &i);
   apply_log_option(global);
   if (global.has("version")) {
-    std::cout << "aotrun " << AOTRUN_VERSION_MAJOR << "." << AOTRUN_VERSION_MINOR << "."
-              << AOTRUN_VERSION_PATCH << " (library " << aotrun_version_string() << ")\n";
+    std::cout << "aotrun " << AOTRUN_VERSION_MAJOR << "." << AOTRUN_VERSION_MINOR << "." << AOTRUN_VERSION_PATCH
+              << " (library " << aotrun_version_string() << ")\n";
     return kExitOk;
   }
   if (global.has("help")) {

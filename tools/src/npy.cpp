@@ -21,8 +21,7 @@ constexpr size_t kMagicLen = 6;
 
 void require_little_endian_host(const std::string& path) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  throw Failure(AOTRUN_ERR_UNSUPPORTED,
-                "'" + path + "': .npy support assumes a little-endian host");
+  throw Failure(AOTRUN_ERR_UNSUPPORTED, "'" + path + "': .npy support assumes a little-endian host");
 #else
   (void)path;
 #endif
@@ -148,9 +147,8 @@ bool dtype_from_descr(const std::string& descr, DLDataType* out) {
   if (order != '<' && order != '|' && order != '=') return false;
   const std::string body = descr.substr(1);
   static const std::map<std::string, DLDataType> kTypes = {
-      {"f4", {kDLFloat, 32, 1}}, {"f8", {kDLFloat, 64, 1}}, {"i1", {kDLInt, 8, 1}},
-      {"i2", {kDLInt, 16, 1}},   {"i4", {kDLInt, 32, 1}},   {"i8", {kDLInt, 64, 1}},
-      {"u1", {kDLUInt, 8, 1}},   {"b1", {kDtypeCodeBool, 8, 1}},
+      {"f4", {kDLFloat, 32, 1}}, {"f8", {kDLFloat, 64, 1}}, {"i1", {kDLInt, 8, 1}},  {"i2", {kDLInt, 16, 1}},
+      {"i4", {kDLInt, 32, 1}},   {"i8", {kDLInt, 64, 1}},   {"u1", {kDLUInt, 8, 1}}, {"b1", {kDtypeCodeBool, 8, 1}},
   };
   auto it = kTypes.find(body);
   if (it == kTypes.end()) return false;
@@ -184,12 +182,10 @@ HostTensor read_npy(const std::string& path, const std::string& name) {
   require_little_endian_host(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw Failure(AOTRUN_ERR_NOT_FOUND,
-                  "cannot open input file '" + path + "': " + std::strerror(errno));
+    throw Failure(AOTRUN_ERR_NOT_FOUND, "cannot open input file '" + path + "': " + std::strerror(errno));
   }
   unsigned char prefix[kMagicLen + 2];
-  if (!in.read(reinterpret_cast<char*>(prefix), sizeof(prefix)) ||
-      std::memcmp(prefix, kMagic, kMagicLen) != 0) {
+  if (!in.read(reinterpret_cast<char*>(prefix), sizeof(prefix)) || std::memcmp(prefix, kMagic, kMagicLen) != 0) {
     bad(path, "missing the \\x93NUMPY magic");
   }
   const unsigned major = prefix[kMagicLen];
@@ -225,8 +221,7 @@ HostTensor read_npy(const std::string& path, const std::string& name) {
   }
   DLDataType dtype{};
   if (!dtype_from_descr(descr->second.text, &dtype)) {
-    bad(path, "dtype '" + descr->second.text +
-                  "' is not supported (little-endian f4, f8, i1, i2, i4, i8, u1, b1 are)");
+    bad(path, "dtype '" + descr->second.text + "' is not supported (little-endian f4, f8, i1, i2, i4, i8, u1, b1 are)");
   }
   if (fortran->second.flag) bad(path, "Fortran-order arrays are not supported; save C order");
   for (int64_t d : shape->second.ints) {
@@ -235,8 +230,8 @@ HostTensor read_npy(const std::string& path, const std::string& name) {
 
   HostTensor tensor(name, dtype, shape->second.ints);
   if (!in.read(static_cast<char*>(tensor.data()), static_cast<std::streamsize>(tensor.nbytes()))) {
-    bad(path, "data truncated: expected " + std::to_string(tensor.nbytes()) + " bytes for " +
-                  dtype_name(dtype) + shape_text(tensor.shape()));
+    bad(path, "data truncated: expected " + std::to_string(tensor.nbytes()) + " bytes for " + dtype_name(dtype) +
+                  shape_text(tensor.shape()));
   }
   if (in.peek() != std::char_traits<char>::eof()) {
     bad(path, "trailing bytes after " + std::to_string(tensor.nbytes()) + " bytes of data");

@@ -10,8 +10,7 @@ std::vector<HostTensor> allocate_outputs(aotrun_runner* runner, const std::vecto
   for (const TensorSpec& spec : specs) capacity += spec.shape.size();
   // One spare element keeps data() non-null when every output is a scalar.
   std::vector<int64_t> shapes(capacity + 1, 0);
-  check(aotrun_runner_get_output_shapes(runner, inputs.data(), inputs.size(), shapes.data(),
-                                        capacity),
+  check(aotrun_runner_get_output_shapes(runner, inputs.data(), inputs.size(), shapes.data(), capacity),
         "computing output shapes");
   std::vector<HostTensor> outputs;
   outputs.reserve(specs.size());

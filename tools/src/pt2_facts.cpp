@@ -77,7 +77,8 @@ Pt2Facts read_pt2_facts(const std::string& path, const std::string& model) {
     if (!prefix.empty() && name.compare(0, prefix.size(), prefix) == 0) name = name.substr(prefix.size());
     for (const char* record : kRecords) {
       if (name != record) continue;
-      if (auto text = read_entry(z.get(), static_cast<zip_uint64_t>(i), 256)) facts.records.emplace_back(name, trim(*text));
+      if (auto text = read_entry(z.get(), static_cast<zip_uint64_t>(i), 256))
+        facts.records.emplace_back(name, trim(*text));
     }
     if (names_torch_version(name) && !facts.torch_version) {
       if (auto text = read_entry(z.get(), static_cast<zip_uint64_t>(i), 256)) facts.torch_version = trim(*text);

@@ -8,9 +8,7 @@ namespace {
 
 const char* str(const char* s) { return s != nullptr ? s : ""; }
 
-std::string count(uint64_t n, const char* what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-}
+std::string count(uint64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -36,8 +34,8 @@ nlohmann::ordered_json tensor_spec_json(const TensorSpec& spec) {
 }
 
 std::string package_line(const aotrun_package_info& info) {
-  return std::string(str(info.name)) + " (" + str(info.format) + ", ABI " +
-         abi_version_string(info.abi_version) + ", " + device_name(info.device) + ")";
+  return std::string(str(info.name)) + " (" + str(info.format) + ", ABI " + abi_version_string(info.abi_version) +
+         ", " + device_name(info.device) + ")";
 }
 
 nlohmann::ordered_json stats_json(const aotrun_runner_stats& stats) {
@@ -71,21 +69,18 @@ nlohmann::ordered_json stats_json(const aotrun_runner_stats& stats) {
 }
 
 std::string graph_stats_text(const aotrun_runner_stats& stats) {
-  return count(stats.graph_captures, "capture") + " (" +
-         duration_text(static_cast<double>(stats.graph_capture_ns)) + "), " +
-         count(stats.graph_replays, "replay") + ", " + count(stats.graph_warmups, "warm-up") +
-         ", " + std::to_string(stats.graphs_cached) + " cached, pool " +
-         bytes_text(stats.graph_pool_bytes) + "; eager: cache full " +
-         std::to_string(stats.eager_cache_full) + ", frozen " + std::to_string(stats.eager_frozen) +
-         ", capture failed " + std::to_string(stats.eager_capture_failed) +
+  return count(stats.graph_captures, "capture") + " (" + duration_text(static_cast<double>(stats.graph_capture_ns)) +
+         "), " + count(stats.graph_replays, "replay") + ", " + count(stats.graph_warmups, "warm-up") + ", " +
+         std::to_string(stats.graphs_cached) + " cached, pool " + bytes_text(stats.graph_pool_bytes) +
+         "; eager: cache full " + std::to_string(stats.eager_cache_full) + ", frozen " +
+         std::to_string(stats.eager_frozen) + ", capture failed " + std::to_string(stats.eager_capture_failed) +
          ", caller capturing " + std::to_string(stats.eager_caller_capturing);
 }
 
 std::string async_stats_text(const aotrun_runner_stats& stats) {
-  return "submitted " + std::to_string(stats.async_submitted) + ", completed " +
-         std::to_string(stats.async_completed) + ", failed " + std::to_string(stats.async_failed) +
-         ", peak in-flight " + std::to_string(stats.peak_inflight) + " of " +
-         std::to_string(stats.max_inflight) + ", submit blocked " +
+  return "submitted " + std::to_string(stats.async_submitted) + ", completed " + std::to_string(stats.async_completed) +
+         ", failed " + std::to_string(stats.async_failed) + ", peak in-flight " + std::to_string(stats.peak_inflight) +
+         " of " + std::to_string(stats.max_inflight) + ", submit blocked " +
          duration_text(static_cast<double>(stats.submit_blocked_ns)) + ", would block " +
          std::to_string(stats.would_block);
 }

@@ -66,15 +66,14 @@ struct RunReport {
   std::vector<std::string> output_files;  // written with --output-dir
 };
 
-void print_text(const RunReport& r, const std::vector<HostTensor>& inputs,
-                const std::vector<HostTensor>& outputs, size_t values, std::ostream& out) {
+void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const std::vector<HostTensor>& outputs,
+                size_t values, std::ostream& out) {
   Table head;
   head.add({"package", package_line(r.info)});
   std::string mode = aotrun_mode_name(r.effective);
   if (r.stats.requested_mode != r.effective) {
     mode += std::string(" (requested ") + aotrun_mode_name(r.stats.requested_mode) +
-            "; fallback: " + (r.stats.fallback_reason != nullptr ? r.stats.fallback_reason : "") +
-            ")";
+            "; fallback: " + (r.stats.fallback_reason != nullptr ? r.stats.fallback_reason : "") + ")";
   }
   head.add({"mode", mode});
   head.add({"run", duration_text(r.run_ns)});
@@ -83,8 +82,8 @@ void print_text(const RunReport& r, const std::vector<HostTensor>& inputs,
   out << "\ninputs\n";
   Table in_table(2);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::vector<std::string> row = {inputs[i].name(), dtype_name(inputs[i].dtype()),
-                                    shape_text(inputs[i].shape()), r.input_sources[i]};
+    std::vector<std::string> row = {inputs[i].name(), dtype_name(inputs[i].dtype()), shape_text(inputs[i].shape()),
+                                    r.input_sources[i]};
     if (i < r.input_files.size()) row.push_back("-> " + r.input_files[i]);
     in_table.add(std::move(row));
   }
@@ -118,7 +117,7 @@ void print_text(const RunReport& r, const std::vector<HostTensor>& inputs,
 }
 
 nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>& inputs,
-                       const std::vector<HostTensor>& outputs, size_t values) {
+                               const std::vector<HostTensor>& outputs, size_t values) {
   nlohmann::ordered_json j;
   j["package"] = {{"name", r.info.name != nullptr ? r.info.name : ""},
                   {"format", r.info.format != nullptr ? r.info.format : ""},
@@ -131,9 +130,9 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
   nlohmann::ordered_json in = nlohmann::ordered_json::array();
   for (size_t i = 0; i < inputs.size(); ++i) {
     nlohmann::ordered_json e = {{"name", inputs[i].name()},
-                        {"dtype", dtype_name(inputs[i].dtype())},
-                        {"shape", inputs[i].shape()},
-                        {"source", r.input_sources[i]}};
+                                {"dtype", dtype_name(inputs[i].dtype())},
+                                {"shape", inputs[i].shape()},
+                                {"source", r.input_sources[i]}};
     if (i < r.input_files.size()) e["file"] = r.input_files[i];
     in.push_back(e);
   }
@@ -161,8 +160,7 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
 
 int run_main(int argc, char** argv, int begin) {
   auto specs = common_options();
-  for (const char* name : {"mode", "batch", "num-models", "seed", "output-dir", "save-inputs",
-                           "values"}) {
+  for (const char* name : {"mode", "batch", "num-models", "seed", "output-dir", "save-inputs", "values"}) {
     specs.push_back({name, true, false});
   }
   specs.push_back({"input", true, true});
@@ -200,12 +198,11 @@ int run_main(int argc, char** argv, int begin) {
   std::vector<DLTensor> output_views = views(outputs);
 
   const auto start = std::chrono::steady_clock::now();
-  check(aotrun_runner_run(runner.get(), input_views.data(), input_views.size(),
-                          output_views.data(), output_views.size()),
-        "running '" + std::string(report.info.name != nullptr ? report.info.name : path) + "'");
+  check(
+      aotrun_runner_run(runner.get(), input_views.data(), input_views.size(), output_views.data(), output_views.size()),
+      "running '" + std::string(report.info.name != nullptr ? report.info.name : path) + "'");
   report.run_ns = static_cast<double>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   report.effective = runner.mode();
   report.stats = runner.stats();
 

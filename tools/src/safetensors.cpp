@@ -19,10 +19,10 @@ bool dtype_of(const std::string& s, DLDataType* out) {
     uint8_t code;
     uint8_t bits;
   };
-  static const Named kTypes[] = {{"F64", kDLFloat, 64}, {"F32", kDLFloat, 32}, {"F16", kDLFloat, 16},
-                                 {"BF16", kDLBfloat, 16}, {"I64", kDLInt, 64},  {"I32", kDLInt, 32},
-                                 {"I16", kDLInt, 16},     {"I8", kDLInt, 8},    {"U8", kDLUInt, 8},
-                                 {"U16", kDLUInt, 16},    {"U32", kDLUInt, 32}, {"U64", kDLUInt, 64},
+  static const Named kTypes[] = {{"F64", kDLFloat, 64},   {"F32", kDLFloat, 32}, {"F16", kDLFloat, 16},
+                                 {"BF16", kDLBfloat, 16}, {"I64", kDLInt, 64},   {"I32", kDLInt, 32},
+                                 {"I16", kDLInt, 16},     {"I8", kDLInt, 8},     {"U8", kDLUInt, 8},
+                                 {"U16", kDLUInt, 16},    {"U32", kDLUInt, 32},  {"U64", kDLUInt, 64},
                                  {"BOOL", kDLUInt, 8}};
   for (const Named& t : kTypes) {
     if (s == t.name) {

@@ -69,7 +69,8 @@ void install_child_reaper() {
 std::string self_executable() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) throw Failure("IO_ERROR", std::string("cannot find this program (/proc/self/exe): ") + std::strerror(errno));
+  if (n <= 0)
+    throw Failure("IO_ERROR", std::string("cannot find this program (/proc/self/exe): ") + std::strerror(errno));
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -190,8 +191,14 @@ bool Child::poll() {
     // and stop.
     drain(out_fd_, false);
     drain(err_fd_, true);
-    if (out_fd_ >= 0) { close(out_fd_); out_fd_ = -1; }
-    if (err_fd_ >= 0) { close(err_fd_); err_fd_ = -1; }
+    if (out_fd_ >= 0) {
+      close(out_fd_);
+      out_fd_ = -1;
+    }
+    if (err_fd_ >= 0) {
+      close(err_fd_);
+      err_fd_ = -1;
+    }
     if (result_.err_tail.size() > err_limit_) result_.err_tail.erase(0, result_.err_tail.size() - err_limit_);
     if (WIFEXITED(status_)) {
       result_.exited = true;

@@ -13,13 +13,13 @@
 namespace aotrun_cli {
 
 struct ChildResult {
-  std::string out;            // all of stdout (up to a limit, then cut)
-  std::string err_tail;       // the last err_limit bytes of stderr
-  size_t err_bytes = 0;       // everything the child wrote to stderr
-  bool exited = false;        // exited normally: exit_code is valid
+  std::string out;       // all of stdout (up to a limit, then cut)
+  std::string err_tail;  // the last err_limit bytes of stderr
+  size_t err_bytes = 0;  // everything the child wrote to stderr
+  bool exited = false;   // exited normally: exit_code is valid
   int exit_code = -1;
-  int signal = 0;             // the signal that ended it (timed out: SIGKILL)
-  bool timed_out = false;     // killed by us at the time limit
+  int signal = 0;          // the signal that ended it (timed out: SIGKILL)
+  bool timed_out = false;  // killed by us at the time limit
   double wall_s = 0;
 };
 

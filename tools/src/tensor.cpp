@@ -14,9 +14,7 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
-bool is(DLDataType d, uint8_t code, uint8_t bits) {
-  return d.code == code && d.bits == bits && d.lanes == 1;
-}
+bool is(DLDataType d, uint8_t code, uint8_t bits) { return d.code == code && d.bits == bits && d.lanes == 1; }
 
 // SplitMix64: tiny, fast and fully specified, so the same seed gives the same
 // inputs with every compiler and standard library (std:: distributions do not
@@ -46,8 +44,8 @@ void fill_floats(void* data, size_t n, uint64_t& state) {
 }  // namespace
 
 bool dtype_supported(DLDataType d) {
-  return is(d, kDLFloat, 32) || is(d, kDLFloat, 64) || is(d, kDLInt, 8) || is(d, kDLInt, 16) ||
-         is(d, kDLInt, 32) || is(d, kDLInt, 64) || is(d, kDLUInt, 8) || is_bool(d);
+  return is(d, kDLFloat, 32) || is(d, kDLFloat, 64) || is(d, kDLInt, 8) || is(d, kDLInt, 16) || is(d, kDLInt, 32) ||
+         is(d, kDLInt, 64) || is(d, kDLUInt, 8) || is_bool(d);
 }
 
 void HostTensor::Free::operator()(void* p) const { std::free(p); }
@@ -56,8 +54,7 @@ HostTensor::HostTensor(std::string name, DLDataType dtype, std::vector<int64_t> 
     : name_(std::move(name)), dtype_(dtype), shape_(std::move(shape)) {
   const size_t elem = dtype_size(dtype_);
   if (elem == 0) {
-    throw Failure(AOTRUN_ERR_UNSUPPORTED,
-                  "tensor '" + name_ + "': dtype " + dtype_name(dtype_) + " has no byte size");
+    throw Failure(AOTRUN_ERR_UNSUPPORTED, "tensor '" + name_ + "': dtype " + dtype_name(dtype_) + " has no byte size");
   }
   numel_ = 1;
   for (int64_t d : shape_) {
@@ -66,8 +63,7 @@ HostTensor::HostTensor(std::string name, DLDataType dtype, std::vector<int64_t> 
                     "tensor '" + name_ + "': negative dimension in shape " + shape_text(shape_));
     }
     if (d != 0 && numel_ > std::numeric_limits<size_t>::max() / static_cast<size_t>(d) / elem) {
-      throw Failure(AOTRUN_ERR_OUT_OF_MEMORY,
-                    "tensor '" + name_ + "': shape " + shape_text(shape_) + " is too large");
+      throw Failure(AOTRUN_ERR_OUT_OF_MEMORY, "tensor '" + name_ + "': shape " + shape_text(shape_) + " is too large");
     }
     numel_ *= static_cast<size_t>(d);
   }
@@ -76,8 +72,8 @@ HostTensor::HostTensor(std::string name, DLDataType dtype, std::vector<int64_t> 
   const size_t alloc = (nbytes_ + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
   void* p = std::aligned_alloc(kAlignment, alloc);
   if (p == nullptr) {
-    throw Failure(AOTRUN_ERR_OUT_OF_MEMORY, "tensor '" + name_ + "': cannot allocate " +
-                                                std::to_string(nbytes_) + " bytes");
+    throw Failure(AOTRUN_ERR_OUT_OF_MEMORY,
+                  "tensor '" + name_ + "': cannot allocate " + std::to_string(nbytes_) + " bytes");
   }
   std::memset(p, 0, alloc);
   data_.reset(p);
@@ -123,8 +119,8 @@ void fill_random(HostTensor& t, uint64_t seed) {
     for (size_t i = 0; i < t.numel(); ++i) b[i] = static_cast<uint8_t>(splitmix64(state) & 1);
     return;
   }
-  throw Failure(AOTRUN_ERR_UNSUPPORTED, "input '" + t.name() + "': cannot generate random " +
-                                            dtype_name(d) + " data; pass it with --input");
+  throw Failure(AOTRUN_ERR_UNSUPPORTED,
+                "input '" + t.name() + "': cannot generate random " + dtype_name(d) + " data; pass it with --input");
 }
 
 Summary summarize(const HostTensor& t) {

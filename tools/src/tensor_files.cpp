@@ -14,8 +14,8 @@ std::vector<std::string> tensor_file_names(const std::vector<std::string>& names
   for (size_t i = 0; i < names.size(); ++i) {
     std::string stem;
     for (char c : names[i]) {
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '_' || c == '-';
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-';
       stem += ok ? c : '_';
     }
     if (stem.empty() || stem == "." || stem == "..") stem = "tensor" + std::to_string(i);

@@ -75,13 +75,11 @@ extern "C" {
 #define AOTRUN_PKG_ABI_MINOR 1
 
 /* Encodes a version as returned by aotrun_pkg_abi_version(). */
-#define AOTRUN_PKG_MAKE_VERSION(major, minor) \
-  ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor) & 0xFFFFu)))
+#define AOTRUN_PKG_MAKE_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xFFFFu)))
 #define AOTRUN_PKG_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
-#define AOTRUN_PKG_VERSION_MINOR(v) ((uint32_t)(v) & 0xFFFFu)
+#define AOTRUN_PKG_VERSION_MINOR(v) ((uint32_t)(v)&0xFFFFu)
 
-#define AOTRUN_PKG_ABI_VERSION \
-  AOTRUN_PKG_MAKE_VERSION(AOTRUN_PKG_ABI_MAJOR, AOTRUN_PKG_ABI_MINOR)
+#define AOTRUN_PKG_ABI_VERSION AOTRUN_PKG_MAKE_VERSION(AOTRUN_PKG_ABI_MAJOR, AOTRUN_PKG_ABI_MINOR)
 
 /* ---------------------------------------------------------------------------
  * Status codes. The capture codes carry CUDA's numbers on purpose: a package
@@ -91,10 +89,10 @@ extern "C" {
 #define AOTRUN_PKG_OK 0
 #define AOTRUN_PKG_ERR_INVALID_ARGUMENT 1 /* bad tensor, count, index, NULL */
 #define AOTRUN_PKG_ERR_OUT_OF_MEMORY 2
-#define AOTRUN_PKG_ERR_RUNTIME 3        /* the model itself failed */
-#define AOTRUN_PKG_ERR_UNSUPPORTED 4    /* device / dtype / feature not built in */
-#define AOTRUN_PKG_ERR_INTERNAL 5       /* a bug, or an exception caught at the edge */
-#define AOTRUN_PKG_NOT_READY 600        /* event_query: work still pending (cudaErrorNotReady) */
+#define AOTRUN_PKG_ERR_RUNTIME 3               /* the model itself failed */
+#define AOTRUN_PKG_ERR_UNSUPPORTED 4           /* device / dtype / feature not built in */
+#define AOTRUN_PKG_ERR_INTERNAL 5              /* a bug, or an exception caught at the edge */
+#define AOTRUN_PKG_NOT_READY 600               /* event_query: work still pending (cudaErrorNotReady) */
 #define AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED 900 /* cudaErrorStreamCaptureUnsupported */
 #define AOTRUN_PKG_ERR_CAPTURE_INVALIDATED 901 /* cudaErrorStreamCaptureInvalidated */
 
@@ -160,8 +158,8 @@ typedef struct aotrun_pkg_host {
    * aotrun_pkg_ctx_destroy_fn. On an inline stream fn runs before launch
    * returns and its failure is launch's result; on a worker stream a failure
    * of fn is reported to whoever waits for the work. */
-  int32_t (*launch)(void* host_ctx, aotrun_pkg_stream stream, aotrun_pkg_host_fn fn,
-                    void* ctx, aotrun_pkg_ctx_destroy_fn destroy);
+  int32_t (*launch)(void* host_ctx, aotrun_pkg_stream stream, aotrun_pkg_host_fn fn, void* ctx,
+                    aotrun_pkg_ctx_destroy_fn destroy);
 
   int32_t (*event_create)(void* host_ctx, aotrun_pkg_event* out);
   int32_t (*event_destroy)(void* host_ctx, aotrun_pkg_event event);
@@ -178,8 +176,7 @@ typedef struct aotrun_pkg_host {
   int32_t (*stream_is_capturing)(void* host_ctx, aotrun_pkg_stream stream, int32_t* out);
 } aotrun_pkg_host;
 
-#define AOTRUN_PKG_HOST_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_pkg_host, stream_is_capturing) + sizeof(void*))
+#define AOTRUN_PKG_HOST_STRUCT_SIZE_1_0 (offsetof(aotrun_pkg_host, stream_is_capturing) + sizeof(void*))
 
 /* ---------------------------------------------------------------------------
  * Container creation
@@ -207,8 +204,7 @@ typedef struct aotrun_pkg_create_args {
   const char* package_dir;
 } aotrun_pkg_create_args;
 
-#define AOTRUN_PKG_CREATE_ARGS_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_pkg_create_args, package_dir) + sizeof(const char*))
+#define AOTRUN_PKG_CREATE_ARGS_STRUCT_SIZE_1_0 (offsetof(aotrun_pkg_create_args, package_dir) + sizeof(const char*))
 
 /* ---------------------------------------------------------------------------
  * Tensor specs. shape[i] == -1 marks a dynamic dimension. Pointers are owned
@@ -224,8 +220,7 @@ typedef struct aotrun_pkg_tensor_spec {
   const int64_t* shape;
 } aotrun_pkg_tensor_spec;
 
-#define AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_pkg_tensor_spec, shape) + sizeof(const int64_t*))
+#define AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0 (offsetof(aotrun_pkg_tensor_spec, shape) + sizeof(const int64_t*))
 
 /* ---------------------------------------------------------------------------
  * Output shapes for given input shapes. A pure function of the input shapes
@@ -242,8 +237,7 @@ typedef struct aotrun_pkg_shape_args {
   size_t output_shapes_capacity; /* elements available in output_shapes */
 } aotrun_pkg_shape_args;
 
-#define AOTRUN_PKG_SHAPE_ARGS_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_pkg_shape_args, output_shapes_capacity) + sizeof(size_t))
+#define AOTRUN_PKG_SHAPE_ARGS_STRUCT_SIZE_1_0 (offsetof(aotrun_pkg_shape_args, output_shapes_capacity) + sizeof(size_t))
 
 /* ---------------------------------------------------------------------------
  * Running. Inputs and outputs live on the container's device, are contiguous
@@ -260,8 +254,7 @@ typedef struct aotrun_pkg_run_args {
   aotrun_pkg_stream stream;
 } aotrun_pkg_run_args;
 
-#define AOTRUN_PKG_RUN_ARGS_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_pkg_run_args, stream) + sizeof(aotrun_pkg_stream))
+#define AOTRUN_PKG_RUN_ARGS_STRUCT_SIZE_1_0 (offsetof(aotrun_pkg_run_args, stream) + sizeof(aotrun_pkg_stream))
 
 /* ---------------------------------------------------------------------------
  * Entry points. Symbol names are the contract; the typedefs are what the host
@@ -275,28 +268,26 @@ typedef uint32_t (*aotrun_pkg_abi_version_fn)(void);
 typedef const char* (*aotrun_pkg_get_last_error_fn)(void);
 
 /* 1.0, required. */
-typedef int32_t (*aotrun_pkg_container_create_fn)(aotrun_pkg_container** out,
-                                                   const aotrun_pkg_create_args* args);
+typedef int32_t (*aotrun_pkg_container_create_fn)(aotrun_pkg_container** out, const aotrun_pkg_create_args* args);
 typedef int32_t (*aotrun_pkg_container_destroy_fn)(aotrun_pkg_container* c);
 typedef int32_t (*aotrun_pkg_container_get_num_inputs_fn)(aotrun_pkg_container* c, size_t* out);
 typedef int32_t (*aotrun_pkg_container_get_num_outputs_fn)(aotrun_pkg_container* c, size_t* out);
 typedef int32_t (*aotrun_pkg_container_get_input_spec_fn)(aotrun_pkg_container* c, size_t index,
-                                                           aotrun_pkg_tensor_spec* out);
+                                                          aotrun_pkg_tensor_spec* out);
 typedef int32_t (*aotrun_pkg_container_get_output_spec_fn)(aotrun_pkg_container* c, size_t index,
-                                                            aotrun_pkg_tensor_spec* out);
+                                                           aotrun_pkg_tensor_spec* out);
 typedef int32_t (*aotrun_pkg_container_get_output_shapes_fn)(aotrun_pkg_container* c,
-                                                              const aotrun_pkg_shape_args* args);
+                                                             const aotrun_pkg_shape_args* args);
 /* Thread-safe: any number of threads may call it concurrently. Takes a free
  * model instance (waiting on its completion event if all are pending), enqueues
  * the forward on args->stream, records the instance's event, returns it to the
  * pool. Uses event query/synchronize, so it is NOT legal under stream capture. */
-typedef int32_t (*aotrun_pkg_container_run_fn)(aotrun_pkg_container* c,
-                                                const aotrun_pkg_run_args* args);
+typedef int32_t (*aotrun_pkg_container_run_fn)(aotrun_pkg_container* c, const aotrun_pkg_run_args* args);
 
 /* 1.1, optional (probed). Uses instance 0 with no locks and no events; the
  * caller serialises calls. Legal under stream capture. */
 typedef int32_t (*aotrun_pkg_container_run_single_threaded_fn)(aotrun_pkg_container* c,
-                                                                const aotrun_pkg_run_args* args);
+                                                               const aotrun_pkg_run_args* args);
 
 #define AOTRUN_PKG_SYM_ABI_VERSION "aotrun_pkg_abi_version"
 #define AOTRUN_PKG_SYM_GET_LAST_ERROR "aotrun_pkg_get_last_error"
@@ -318,15 +309,11 @@ int32_t aotrun_pkg_container_create(aotrun_pkg_container** out, const aotrun_pkg
 int32_t aotrun_pkg_container_destroy(aotrun_pkg_container* c);
 int32_t aotrun_pkg_container_get_num_inputs(aotrun_pkg_container* c, size_t* out);
 int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, size_t* out);
-int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index,
-                                            aotrun_pkg_tensor_spec* out);
-int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index,
-                                             aotrun_pkg_tensor_spec* out);
-int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c,
-                                               const aotrun_pkg_shape_args* args);
+int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out);
+int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out);
+int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, const aotrun_pkg_shape_args* args);
 int32_t aotrun_pkg_container_run(aotrun_pkg_container* c, const aotrun_pkg_run_args* args);
-int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c,
-                                                 const aotrun_pkg_run_args* args);
+int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* args);
 #endif
 
 #ifdef __cplusplus
@@ -339,8 +326,7 @@ int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c,
 #else
 #define AOTRUN_PKG_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
-AOTRUN_PKG_STATIC_ASSERT(sizeof(aotrun_pkg_host) == AOTRUN_PKG_HOST_STRUCT_SIZE_1_0,
-                         "aotrun_pkg_host layout changed");
+AOTRUN_PKG_STATIC_ASSERT(sizeof(aotrun_pkg_host) == AOTRUN_PKG_HOST_STRUCT_SIZE_1_0, "aotrun_pkg_host layout changed");
 AOTRUN_PKG_STATIC_ASSERT(sizeof(aotrun_pkg_create_args) == AOTRUN_PKG_CREATE_ARGS_STRUCT_SIZE_1_0,
                          "aotrun_pkg_create_args layout changed");
 AOTRUN_PKG_STATIC_ASSERT(sizeof(aotrun_pkg_tensor_spec) == AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0,

@@ -64,8 +64,7 @@ extern "C" {
 /* (major << 16) | (minor << 8) | patch */
 #define AOTRUN_MAKE_VERSION(major, minor, patch) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch)))
-#define AOTRUN_VERSION \
-  AOTRUN_MAKE_VERSION(AOTRUN_VERSION_MAJOR, AOTRUN_VERSION_MINOR, AOTRUN_VERSION_PATCH)
+#define AOTRUN_VERSION AOTRUN_MAKE_VERSION(AOTRUN_VERSION_MAJOR, AOTRUN_VERSION_MINOR, AOTRUN_VERSION_PATCH)
 
 /* Version of the library actually loaded (AOTRUN_MAKE_VERSION encoding).
  * Compare with AOTRUN_VERSION to detect header/library skew. Any thread. */
@@ -89,12 +88,12 @@ typedef enum aotrun_code {
   AOTRUN_ERR_UNSUPPORTED = 8,      /* mode or feature unavailable (e.g. strict fallback) */
   AOTRUN_ERR_PACKAGE = 9,          /* the package's own code returned an error */
   AOTRUN_ERR_OUT_OF_MEMORY = 10,
-  AOTRUN_ERR_WOULD_BLOCK = 11,     /* try-variant: the in-flight window is full */
+  AOTRUN_ERR_WOULD_BLOCK = 11, /* try-variant: the in-flight window is full */
   AOTRUN_ERR_TIMEOUT = 12,
   AOTRUN_ERR_CAPTURE_UNSUPPORTED = 13, /* operation not permitted when stream is capturing */
   AOTRUN_ERR_CAPTURE_INVALIDATED = 14, /* capture was invalidated by an illegal operation */
-  AOTRUN_ERR_DEVICE = 15,          /* device or driver failure, no device present */
-  AOTRUN_ERR_INTERNAL = 16,        /* a bug in aotrun */
+  AOTRUN_ERR_DEVICE = 15,              /* device or driver failure, no device present */
+  AOTRUN_ERR_INTERNAL = 16,            /* a bug in aotrun */
   /* Not a code: makes every int32_t value a valid aotrun_code, so a value
    * from a newer library or a careless caller is never undefined behaviour. */
   AOTRUN_CODE_MAX_ENUM = 0x7FFFFFFF
@@ -166,8 +165,7 @@ typedef struct aotrun_package_options aotrun_package_options;
 AOTRUN_API aotrun_status* aotrun_package_options_create(aotrun_package_options** out);
 AOTRUN_API void aotrun_package_options_free(aotrun_package_options* options);
 /* Check the manifest's sha256 for each file before loading it (default 1). */
-AOTRUN_API aotrun_status* aotrun_package_options_set_verify_hashes(aotrun_package_options* options,
-                                                                   int verify);
+AOTRUN_API aotrun_status* aotrun_package_options_set_verify_hashes(aotrun_package_options* options, int verify);
 
 /* Pins the package's identity: lower-case or upper-case hex sha256 of the
  * bare .so, or of manifest.json for a package directory (which in turn pins
@@ -180,8 +178,7 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_expected_sha256(aotrun_pack
  * (and the package directory) that are group- or world-writable or owned by a
  * user other than the caller's effective user or root (INTEGRITY). 1 allows
  * them (default 0). */
-AOTRUN_API aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotrun_package_options* options,
-                                                                          int allow);
+AOTRUN_API aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotrun_package_options* options, int allow);
 
 /* Since 1.1. For a .pt2 archive (a PyTorch AOTInductor package): which model
  * of the archive to open, by its directory under data/aotinductor/ (default
@@ -189,8 +186,7 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotru
  * string is copied; NULL restores the default. Ignored for other packages.
  * Opening a name the archive lacks gives NOT_FOUND, listing the models it has.
  * Errors: INVALID_ARGUMENT (options NULL; name empty or containing '/'). */
-AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_model(aotrun_package_options* options,
-                                                               const char* name);
+AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_model(aotrun_package_options* options, const char* name);
 /* Since 1.1. For a .pt2 archive: where libtorch is — libtorch_cpu.so, or the
  * directory holding it (e.g. <site-packages>/torch/lib). Running a .pt2 needs
  * libtorch's C shim; libaotrun never links libtorch. The first .pt2 opened in
@@ -200,8 +196,7 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_model(aotrun_package_op
  * over both. The string is copied; NULL restores the default.
  * Opening a .pt2 with no libtorch found gives LOAD_FAILED naming these ways.
  * Errors: INVALID_ARGUMENT (options NULL; path empty). */
-AOTRUN_API aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* options,
-                                                              const char* path);
+AOTRUN_API aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* options, const char* path);
 
 /* Opens the package at `path`. `options` may be NULL (defaults); it is not
  * retained. On success *out owns the package; close it with
@@ -220,9 +215,9 @@ AOTRUN_API aotrun_status* aotrun_package_open(const char* path, const aotrun_pac
 AOTRUN_API void aotrun_package_close(aotrun_package* package);
 
 typedef enum aotrun_mode {
-  AOTRUN_MODE_THREADED = 0,        /* thread-safe `run`, N model instances */
-  AOTRUN_MODE_SINGLE_THREADED = 1, /* `run_single_threaded`, callers serialised */
-  AOTRUN_MODE_GRAPH = 2,           /* capture per input shape, replay */
+  AOTRUN_MODE_THREADED = 0,         /* thread-safe `run`, N model instances */
+  AOTRUN_MODE_SINGLE_THREADED = 1,  /* `run_single_threaded`, callers serialised */
+  AOTRUN_MODE_GRAPH = 2,            /* capture per input shape, replay */
   AOTRUN_MODE_MAX_ENUM = 0x7FFFFFFF /* not a mode; see AOTRUN_CODE_MAX_ENUM */
 } aotrun_mode;
 
@@ -231,30 +226,29 @@ AOTRUN_API const char* aotrun_mode_name(aotrun_mode mode);
 
 typedef struct aotrun_package_info {
   size_t struct_size;
-  const char* name;        /* manifest name, or the file name without extension */
-  const char* path;        /* as opened */
-  const char* format;      /* "aotrun-dir", "aotrun-so", or "pt2" (a PyTorch
-                              AOTInductor archive; since 1.1.0) */
-  uint32_t abi_version;    /* the package's (major << 16) | minor */
-  DLDevice device;         /* device the package was compiled for */
+  const char* name;     /* manifest name, or the file name without extension */
+  const char* path;     /* as opened */
+  const char* format;   /* "aotrun-dir", "aotrun-so", or "pt2" (a PyTorch
+                           AOTInductor archive; since 1.1.0) */
+  uint32_t abi_version; /* the package's (major << 16) | minor */
+  DLDevice device;      /* device the package was compiled for */
   size_t num_inputs;
   size_t num_outputs;
   size_t num_constants;
   uint64_t constant_bytes;
-  size_t num_symbols;      /* entries for aotrun_package_get_symbol */
-  int hashes_verified;     /* 1 if every manifest hash was checked */
+  size_t num_symbols;  /* entries for aotrun_package_get_symbol */
+  int hashes_verified; /* 1 if every manifest hash was checked */
   /* Load-phase timings, nanoseconds. */
-  uint64_t open_ns;        /* whole aotrun_package_open */
-  uint64_t verify_ns;      /* hashing */
-  uint64_t dlopen_ns;      /* dlopen + symbol resolution */
-  uint64_t weights_ns;     /* mapping and indexing the weights */
-  uint64_t metadata_ns;    /* metadata container create + spec reads */
+  uint64_t open_ns;     /* whole aotrun_package_open */
+  uint64_t verify_ns;   /* hashing */
+  uint64_t dlopen_ns;   /* dlopen + symbol resolution */
+  uint64_t weights_ns;  /* mapping and indexing the weights */
+  uint64_t metadata_ns; /* metadata container create + spec reads */
 } aotrun_package_info;
 
 /* Fills *info (set info->struct_size first). Any thread.
  * Errors: INVALID_ARGUMENT. */
-AOTRUN_API aotrun_status* aotrun_package_get_info(const aotrun_package* package,
-                                                  aotrun_package_info* info);
+AOTRUN_API aotrun_status* aotrun_package_get_info(const aotrun_package* package, aotrun_package_info* info);
 
 typedef struct aotrun_tensor_info {
   size_t struct_size;
@@ -275,11 +269,11 @@ AOTRUN_API aotrun_status* aotrun_package_get_output(const aotrun_package* packag
 typedef struct aotrun_symbol_info {
   size_t struct_size;
   const char* name;
-  int required;        /* 1 if the package cannot load without it */
-  int found;           /* 1 if the package exports it */
-  uint32_t since;      /* ABI version that introduced it, (major << 16) | minor;
-                          0 for the entry points of a bridged format (a .pt2's
-                          AOTInductor functions), which have no aotrun version */
+  int required;   /* 1 if the package cannot load without it */
+  int found;      /* 1 if the package exports it */
+  uint32_t since; /* ABI version that introduced it, (major << 16) | minor;
+                     0 for the entry points of a bridged format (a .pt2's
+                     AOTInductor functions), which have no aotrun version */
 } aotrun_symbol_info;
 
 /* Describes the package entry point `index` (< info.num_symbols) that the
@@ -294,8 +288,7 @@ AOTRUN_API aotrun_status* aotrun_package_get_symbol(const aotrun_package* packag
 /* Returns 1 if `mode` runs natively with this package, 0 if it would fall
  * back (or is unknown). If `reason` is non-NULL it receives a sentence saying
  * why not ("" when available), owned by the package. Any thread. */
-AOTRUN_API int aotrun_package_mode_available(const aotrun_package* package, aotrun_mode mode,
-                                             const char** reason);
+AOTRUN_API int aotrun_package_mode_available(const aotrun_package* package, aotrun_mode mode, const char** reason);
 
 /* ===========================================================================
  * Runners
@@ -312,54 +305,44 @@ typedef struct aotrun_runner_options aotrun_runner_options;
 AOTRUN_API aotrun_status* aotrun_runner_options_create(aotrun_runner_options** out);
 AOTRUN_API void aotrun_runner_options_free(aotrun_runner_options* options);
 /* Default AOTRUN_MODE_THREADED. */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_mode(aotrun_runner_options* options,
-                                                         aotrun_mode mode);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_mode(aotrun_runner_options* options, aotrun_mode mode);
 /* Model instances in the container, 1..1024 (default 1). */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_num_models(aotrun_runner_options* options,
-                                                               int32_t num_models);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_num_models(aotrun_runner_options* options, int32_t num_models);
 /* 1: a mode the package cannot run natively fails with UNSUPPORTED instead of
  * falling back with a warning (default 0). */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_strict(aotrun_runner_options* options,
-                                                           int strict);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_strict(aotrun_runner_options* options, int strict);
 /* Device to run on (default: the package's device).
  * Errors: INVALID_ARGUMENT (a negative device_id; a CPU device_id other
  * than 0). Whether the type is supported and a CUDA device is present is
  * decided by aotrun_runner_create (UNSUPPORTED, DEVICE). */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_device(aotrun_runner_options* options,
-                                                           DLDevice device);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_device(aotrun_runner_options* options, DLDevice device);
 
 /* Graph mode: eager runs of each new input-shape set before it is captured
  * (default 1, 0..1000). */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_warmup_runs(aotrun_runner_options* options,
-                                                                      int32_t runs);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_warmup_runs(aotrun_runner_options* options, int32_t runs);
 /* Graph mode: most input-shape sets kept captured (default 16, 1..4096).
  * Shapes beyond it run eagerly, counted in stats.eager_cache_full. */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_cache_limit(aotrun_runner_options* options,
-                                                                      int32_t limit);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_cache_limit(aotrun_runner_options* options, int32_t limit);
 /* Graph mode, for production: capture only the shape sets given with
  * aotrun_runner_options_add_capture_shapes (at runner creation, largest
  * first); never capture afterwards. Unseen shapes run eagerly, counted in
  * stats.eager_frozen. Default 0. */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_frozen(aotrun_runner_options* options,
-                                                                 int frozen);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_graph_frozen(aotrun_runner_options* options, int frozen);
 /* Graph mode: one input-shape set to warm up and capture when the runner is
  * created. `ndims[i]` and the concatenated `dims` give input i's shape; the
  * arrays are copied. Call once per set. */
-AOTRUN_API aotrun_status* aotrun_runner_options_add_capture_shapes(aotrun_runner_options* options,
-                                                                   const int32_t* ndims, size_t num_inputs,
-                                                                   const int64_t* dims);
+AOTRUN_API aotrun_status* aotrun_runner_options_add_capture_shapes(aotrun_runner_options* options, const int32_t* ndims,
+                                                                   size_t num_inputs, const int64_t* dims);
 /* Asynchronous runs: most runs queued or executing at once (1..65536;
  * default 2 x num_models on CPU, 32 on CUDA). */
-AOTRUN_API aotrun_status* aotrun_runner_options_set_max_inflight(aotrun_runner_options* options,
-                                                                 int32_t max_inflight);
+AOTRUN_API aotrun_status* aotrun_runner_options_set_max_inflight(aotrun_runner_options* options, int32_t max_inflight);
 
 /* Creates a runner. `options` may be NULL and is not retained. The runner
  * holds a reference to `package`. Any thread.
  * Errors: INVALID_ARGUMENT, UNSUPPORTED (strict and mode unavailable, device
  * type unsupported), DEVICE, PACKAGE (container creation failed),
  * OUT_OF_MEMORY. */
-AOTRUN_API aotrun_status* aotrun_runner_create(aotrun_package* package,
-                                               const aotrun_runner_options* options,
+AOTRUN_API aotrun_status* aotrun_runner_create(aotrun_package* package, const aotrun_runner_options* options,
                                                aotrun_runner** out);
 
 /* Destroys a runner. Waits for every asynchronous run still in flight (their
@@ -378,9 +361,8 @@ AOTRUN_API aotrun_mode aotrun_runner_mode(const aotrun_runner* runner);
  * (capacity `capacity` elements; output i has the ndim of its info). Any
  * thread. Errors: INVALID_ARGUMENT (count, dtype, rank, shape, capacity),
  * PACKAGE. */
-AOTRUN_API aotrun_status* aotrun_runner_get_output_shapes(aotrun_runner* runner,
-                                                          const DLTensor* inputs, size_t num_inputs,
-                                                          int64_t* shapes, size_t capacity);
+AOTRUN_API aotrun_status* aotrun_runner_get_output_shapes(aotrun_runner* runner, const DLTensor* inputs,
+                                                          size_t num_inputs, int64_t* shapes, size_t capacity);
 
 /* Runs the model synchronously: when it returns, outputs hold the results.
  * Inputs and outputs are caller-owned; outputs must have the shapes
@@ -391,17 +373,15 @@ AOTRUN_API aotrun_status* aotrun_runner_get_output_shapes(aotrun_runner* runner,
  * Errors: INVALID_ARGUMENT (NULL, count, dtype, rank, shape, device,
  * non-contiguous), PACKAGE (the model failed; the runner stays usable),
  * CAPTURE_UNSUPPORTED, DEVICE. */
-AOTRUN_API aotrun_status* aotrun_runner_run(aotrun_runner* runner, const DLTensor* inputs,
-                                            size_t num_inputs, DLTensor* outputs,
-                                            size_t num_outputs);
+AOTRUN_API aotrun_status* aotrun_runner_run(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
+                                            DLTensor* outputs, size_t num_outputs);
 
 /* Like aotrun_runner_run, but aotrun allocates the outputs: outputs[i]
  * receives a DLManagedTensor the caller owns and releases by calling its
  * deleter. On failure no output is handed over. Same threads and errors,
  * plus OUT_OF_MEMORY. */
-AOTRUN_API aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* inputs,
-                                                  size_t num_inputs, DLManagedTensor** outputs,
-                                                  size_t num_outputs);
+AOTRUN_API aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
+                                                  DLManagedTensor** outputs, size_t num_outputs);
 
 typedef struct aotrun_runner_stats {
   size_t struct_size;
@@ -416,28 +396,27 @@ typedef struct aotrun_runner_stats {
   /* Graph mode. */
   uint64_t graph_captures;
   uint64_t graph_replays;
-  uint64_t graph_warmups;          /* eager warm-up runs before a capture */
-  uint64_t graph_capture_ns;       /* total time spent capturing */
-  uint64_t graph_pool_bytes;       /* static buffers + memory held by graphs */
+  uint64_t graph_warmups;    /* eager warm-up runs before a capture */
+  uint64_t graph_capture_ns; /* total time spent capturing */
+  uint64_t graph_pool_bytes; /* static buffers + memory held by graphs */
   uint64_t graphs_cached;
   uint64_t eager_cache_full;       /* eager: graph_cache_limit reached */
   uint64_t eager_frozen;           /* eager: frozen and shape not captured */
   uint64_t eager_capture_failed;   /* eager: this shape's capture failed */
   uint64_t eager_caller_capturing; /* recorded into the caller's capturing stream */
   /* Asynchronous runs. */
-  uint64_t inflight;               /* queued or executing now */
+  uint64_t inflight; /* queued or executing now */
   uint64_t peak_inflight;
   uint64_t async_submitted;
-  uint64_t async_completed;        /* completed successfully */
+  uint64_t async_completed; /* completed successfully */
   uint64_t async_failed;
-  uint64_t submit_blocked_ns;      /* total time submitters waited for a slot */
-  uint64_t would_block;            /* try-submissions refused */
+  uint64_t submit_blocked_ns; /* total time submitters waited for a slot */
+  uint64_t would_block;       /* try-submissions refused */
 } aotrun_runner_stats;
 
 /* Snapshot of the runner's counters (set stats->struct_size first). Any
  * thread. Errors: INVALID_ARGUMENT. */
-AOTRUN_API aotrun_status* aotrun_runner_get_stats(const aotrun_runner* runner,
-                                                  aotrun_runner_stats* stats);
+AOTRUN_API aotrun_status* aotrun_runner_get_stats(const aotrun_runner* runner, aotrun_runner_stats* stats);
 
 /* Graph mode: drops every captured graph and its static buffers; later runs
  * warm up and capture again. Serialised with runs by the runner. No-op in
@@ -466,18 +445,15 @@ typedef struct aotrun_event aotrun_event;
  * caller's to free. Any thread, concurrently.
  * Errors: those of aotrun_runner_run for arguments (no slot is taken); the
  * run's own failure is reported by its event, not here. */
-AOTRUN_API aotrun_status* aotrun_runner_run_async(aotrun_runner* runner, const DLTensor* inputs,
-                                                  size_t num_inputs, DLTensor* outputs,
-                                                  size_t num_outputs, aotrun_event** event);
+AOTRUN_API aotrun_status* aotrun_runner_run_async(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
+                                                  DLTensor* outputs, size_t num_outputs, aotrun_event** event);
 /* Like run_async but never blocks: WOULD_BLOCK when the window is full. */
-AOTRUN_API aotrun_status* aotrun_runner_try_run_async(aotrun_runner* runner, const DLTensor* inputs,
-                                                      size_t num_inputs, DLTensor* outputs,
-                                                      size_t num_outputs, aotrun_event** event);
+AOTRUN_API aotrun_status* aotrun_runner_try_run_async(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
+                                                      DLTensor* outputs, size_t num_outputs, aotrun_event** event);
 /* Like run_async but waits at most timeout_ns for a slot: TIMEOUT after
  * (timeout_ns 0: TIMEOUT at once when the window is full). */
-AOTRUN_API aotrun_status* aotrun_runner_run_async_timeout(aotrun_runner* runner,
-                                                          const DLTensor* inputs, size_t num_inputs,
-                                                          DLTensor* outputs, size_t num_outputs,
+AOTRUN_API aotrun_status* aotrun_runner_run_async_timeout(aotrun_runner* runner, const DLTensor* inputs,
+                                                          size_t num_inputs, DLTensor* outputs, size_t num_outputs,
                                                           uint64_t timeout_ns, aotrun_event** event);
 /* Waits until no asynchronous run of THIS runner is in flight; other runners
  * are unaffected. Returns at once when idle. Any thread.
@@ -522,8 +498,7 @@ typedef void (*aotrun_event_callback)(void* user_data, aotrun_code code, const c
  * callback is still running; runner_wait_all and runner_destroy return only
  * after it returned. Errors: INVALID_ARGUMENT (NULL,
  * already set). */
-AOTRUN_API aotrun_status* aotrun_event_set_callback(aotrun_event* event, aotrun_event_callback fn,
-                                                    void* user_data);
+AOTRUN_API aotrun_status* aotrun_event_set_callback(aotrun_event* event, aotrun_event_callback fn, void* user_data);
 /* Releases the caller's handle. The run itself is unaffected: it completes
  * and frees its slot whether or not the event was freed. NULL is a no-op. */
 AOTRUN_API void aotrun_event_free(aotrun_event* event);
@@ -595,8 +570,8 @@ AOTRUN_API void aotrun_graph_free(aotrun_graph* graph);
  * On a worker stream the run's failure may surface at aotrun_stream_synchronize.
  * Same threads and errors as aotrun_runner_run. */
 AOTRUN_API aotrun_status* aotrun_runner_run_on_stream(aotrun_runner* runner, aotrun_stream* stream,
-                                                      const DLTensor* inputs, size_t num_inputs,
-                                                      DLTensor* outputs, size_t num_outputs);
+                                                      const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                                                      size_t num_outputs);
 
 /* Runs on a caller's CUDA stream (`cuda_stream` is a cudaStream_t) with the
  * mode rules of aotrun_runner_run_on_stream: the package's work is enqueued on
@@ -611,8 +586,8 @@ AOTRUN_API aotrun_status* aotrun_runner_run_on_stream(aotrun_runner* runner, aot
  * Threads and errors as aotrun_runner_run_on_stream; INVALID_ARGUMENT also for
  * a NULL stream or a runner that is not on a CUDA device; DEVICE. */
 AOTRUN_API aotrun_status* aotrun_runner_run_on_cuda_stream(aotrun_runner* runner, void* cuda_stream,
-                                                           const DLTensor* inputs, size_t num_inputs,
-                                                           DLTensor* outputs, size_t num_outputs);
+                                                           const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                                                           size_t num_outputs);
 
 /* ===========================================================================
  * Function table for dlopen users (ONNX Runtime's OrtGetApiBase pattern).
@@ -659,26 +634,21 @@ typedef struct aotrun_api {
   aotrun_status* (*runner_create)(aotrun_package*, const aotrun_runner_options*, aotrun_runner**);
   void (*runner_destroy)(aotrun_runner*);
   aotrun_mode (*runner_mode)(const aotrun_runner*);
-  aotrun_status* (*runner_get_output_shapes)(aotrun_runner*, const DLTensor*, size_t, int64_t*,
-                                             size_t);
+  aotrun_status* (*runner_get_output_shapes)(aotrun_runner*, const DLTensor*, size_t, int64_t*, size_t);
   aotrun_status* (*runner_run)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t);
-  aotrun_status* (*runner_run_alloc)(aotrun_runner*, const DLTensor*, size_t, DLManagedTensor**,
-                                     size_t);
+  aotrun_status* (*runner_run_alloc)(aotrun_runner*, const DLTensor*, size_t, DLManagedTensor**, size_t);
   aotrun_status* (*runner_get_stats)(const aotrun_runner*, aotrun_runner_stats*);
   aotrun_status* (*runner_options_set_graph_warmup_runs)(aotrun_runner_options*, int32_t);
   aotrun_status* (*runner_options_set_graph_cache_limit)(aotrun_runner_options*, int32_t);
   aotrun_status* (*runner_options_set_graph_frozen)(aotrun_runner_options*, int);
-  aotrun_status* (*runner_options_add_capture_shapes)(aotrun_runner_options*, const int32_t*, size_t,
-                                                      const int64_t*);
+  aotrun_status* (*runner_options_add_capture_shapes)(aotrun_runner_options*, const int32_t*, size_t, const int64_t*);
   aotrun_status* (*runner_options_set_max_inflight)(aotrun_runner_options*, int32_t);
   aotrun_status* (*runner_evict_graphs)(aotrun_runner*);
   aotrun_status* (*runner_freeze_graphs)(aotrun_runner*);
-  aotrun_status* (*runner_run_async)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t,
-                                     aotrun_event**);
-  aotrun_status* (*runner_try_run_async)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t,
-                                         aotrun_event**);
-  aotrun_status* (*runner_run_async_timeout)(aotrun_runner*, const DLTensor*, size_t, DLTensor*,
-                                             size_t, uint64_t, aotrun_event**);
+  aotrun_status* (*runner_run_async)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t, aotrun_event**);
+  aotrun_status* (*runner_try_run_async)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t, aotrun_event**);
+  aotrun_status* (*runner_run_async_timeout)(aotrun_runner*, const DLTensor*, size_t, DLTensor*, size_t, uint64_t,
+                                             aotrun_event**);
   aotrun_status* (*runner_wait_all)(aotrun_runner*);
   int (*event_is_ready)(const aotrun_event*);
   aotrun_status* (*event_wait)(aotrun_event*);
@@ -694,12 +664,10 @@ typedef struct aotrun_api {
   aotrun_status* (*graph_launch)(aotrun_graph*, aotrun_stream*);
   size_t (*graph_num_nodes)(const aotrun_graph*);
   void (*graph_free)(aotrun_graph*);
-  aotrun_status* (*runner_run_on_stream)(aotrun_runner*, aotrun_stream*, const DLTensor*, size_t,
-                                         DLTensor*, size_t);
+  aotrun_status* (*runner_run_on_stream)(aotrun_runner*, aotrun_stream*, const DLTensor*, size_t, DLTensor*, size_t);
   aotrun_status* (*package_options_set_expected_sha256)(aotrun_package_options*, const char*);
   aotrun_status* (*package_options_set_allow_untrusted_files)(aotrun_package_options*, int);
-  aotrun_status* (*runner_run_on_cuda_stream)(aotrun_runner*, void*, const DLTensor*, size_t, DLTensor*,
-                                              size_t);
+  aotrun_status* (*runner_run_on_cuda_stream)(aotrun_runner*, void*, const DLTensor*, size_t, DLTensor*, size_t);
   /* 1.1 */
   aotrun_status* (*package_options_set_pt2_model)(aotrun_package_options*, const char*);
   aotrun_status* (*package_options_set_libtorch)(aotrun_package_options*, const char*);
@@ -720,17 +688,14 @@ AOTRUN_API const aotrun_api* aotrun_get_api(uint32_t version);
 #else
 #define AOTRUN_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
-#define AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_package_info, metadata_ns) + sizeof(uint64_t))
-#define AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_tensor_info, shape) + sizeof(const int64_t*))
+#define AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0 (offsetof(aotrun_package_info, metadata_ns) + sizeof(uint64_t))
+#define AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0 (offsetof(aotrun_tensor_info, shape) + sizeof(const int64_t*))
 /* Rounds n up to the alignment a (a power of two): the size of a struct whose
  * last field ends at n and whose strictest member has alignment a. */
 #define AOTRUN_ALIGN_UP(n, a) (((n) + (a)-1) & ~((size_t)(a)-1))
 #define AOTRUN_SYMBOL_INFO_STRUCT_SIZE_1_0 \
   AOTRUN_ALIGN_UP(offsetof(aotrun_symbol_info, since) + sizeof(uint32_t), sizeof(size_t))
-#define AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0 \
-  (offsetof(aotrun_runner_stats, would_block) + sizeof(uint64_t))
+#define AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0 (offsetof(aotrun_runner_stats, would_block) + sizeof(uint64_t))
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_package_info) == AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0,
                      "aotrun_package_info layout changed");
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_tensor_info) == AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0,

@@ -209,9 +209,7 @@ inline const char* mode_name(aotrun_mode mode) noexcept { return aotrun_mode_nam
 /* Installs the process-wide log callback (NULL restores stderr); see
  * aotrun_set_log_callback for when the previous one stops being called.
  * `fn` must not throw; `user_data` must outlive the installation. */
-inline void set_log_callback(aotrun_log_fn fn, void* user_data) noexcept {
-  aotrun_set_log_callback(fn, user_data);
-}
+inline void set_log_callback(aotrun_log_fn fn, void* user_data) noexcept { aotrun_set_log_callback(fn, user_data); }
 /* Most verbose level emitted (AOTRUN_LOG_OFF: none). */
 inline void set_log_level(aotrun_log_level level) noexcept { aotrun_set_log_level(level); }
 inline aotrun_log_level log_level() noexcept { return aotrun_get_log_level(); }
@@ -256,8 +254,7 @@ inline DLTensor tensor_view(void* data, DLDataType dtype, int64_t* shape, int32_
  * the tensor (a non-const reference, so a temporary cannot bind). */
 template <typename T>
 DLTensor tensor_view(T* data, std::vector<int64_t>& shape, DLDevice device = DLDevice{kDLCPU, 0}) noexcept {
-  return tensor_view(static_cast<void*>(data), dtype_of<T>(), shape.data(),
-                     static_cast<int32_t>(shape.size()), device);
+  return tensor_view(static_cast<void*>(data), dtype_of<T>(), shape.data(), static_cast<int32_t>(shape.size()), device);
 }
 
 /* For inputs over const data: DLTensor has no const variant, and the library
@@ -774,17 +771,16 @@ class Runner : public detail::Handle<aotrun_runner, aotrun_runner_destroy> {
    * is taken); the run's own failure is thrown by Event::wait. */
   Event run_async(ConstTensorSpan inputs, TensorSpan outputs) {
     aotrun_event* e = nullptr;
-    throw_on_error(
-        aotrun_runner_run_async(get(), inputs.data(), inputs.size(), outputs.data(), outputs.size(), &e));
+    throw_on_error(aotrun_runner_run_async(get(), inputs.data(), inputs.size(), outputs.data(), outputs.size(), &e));
     return Event(e);
   }
   /* Like run_async but never blocks: an empty Event (false) when the window
    * is full (WOULD_BLOCK is not thrown). */
   Event try_run_async(ConstTensorSpan inputs, TensorSpan outputs) {
     aotrun_event* e = nullptr;
-    if (detail::status_is(aotrun_runner_try_run_async(get(), inputs.data(), inputs.size(), outputs.data(),
-                                                      outputs.size(), &e),
-                          AOTRUN_ERR_WOULD_BLOCK)) {
+    if (detail::status_is(
+            aotrun_runner_try_run_async(get(), inputs.data(), inputs.size(), outputs.data(), outputs.size(), &e),
+            AOTRUN_ERR_WOULD_BLOCK)) {
       return Event();
     }
     return Event(e);
@@ -821,14 +817,14 @@ class Runner : public detail::Handle<aotrun_runner, aotrun_runner_destroy> {
    * mode rules of aotrun_runner_run_on_stream. On a worker stream the run's
    * failure may surface at Stream::synchronize. */
   void run_on_stream(Stream& stream, ConstTensorSpan inputs, TensorSpan outputs) {
-    throw_on_error(aotrun_runner_run_on_stream(get(), stream.get(), inputs.data(), inputs.size(), outputs.data(),
-                                               outputs.size()));
+    throw_on_error(
+        aotrun_runner_run_on_stream(get(), stream.get(), inputs.data(), inputs.size(), outputs.data(), outputs.size()));
   }
   /* Runs on a caller's CUDA stream (a cudaStream_t); returns once enqueued.
    * Also throws INVALID_ARGUMENT (NULL stream, runner not on CUDA), DEVICE. */
   void run_on_cuda_stream(void* cuda_stream, ConstTensorSpan inputs, TensorSpan outputs) {
-    throw_on_error(aotrun_runner_run_on_cuda_stream(get(), cuda_stream, inputs.data(), inputs.size(),
-                                                    outputs.data(), outputs.size()));
+    throw_on_error(aotrun_runner_run_on_cuda_stream(get(), cuda_stream, inputs.data(), inputs.size(), outputs.data(),
+                                                    outputs.size()));
   }
 
  private:

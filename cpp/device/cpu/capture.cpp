@@ -8,10 +8,10 @@ namespace aotrun::cpu::capture_rules {
 namespace {
 
 std::mutex g_mu;
-std::vector<CaptureRecord*> g_active;      // guarded by g_mu
-uint64_t g_next_id = 1;                    // guarded by g_mu
-std::atomic<int> g_global_count{0};        // active global-mode captures, any thread
-thread_local int t_strict_count = 0;       // non-relaxed captures begun on this thread
+std::vector<CaptureRecord*> g_active;  // guarded by g_mu
+uint64_t g_next_id = 1;                // guarded by g_mu
+std::atomic<int> g_global_count{0};    // active global-mode captures, any thread
+thread_local int t_strict_count = 0;   // non-relaxed captures begun on this thread
 thread_local std::string t_last_violation;
 
 }  // namespace
@@ -40,8 +40,7 @@ Status check_unsafe(const char* op) {
   const auto self = std::this_thread::get_id();
   bool violated = false;
   for (CaptureRecord* rec : g_active) {
-    bool prohibits = rec->mode == CaptureMode::Global ||
-                     (rec->mode == CaptureMode::ThreadLocal && rec->owner == self);
+    bool prohibits = rec->mode == CaptureMode::Global || (rec->mode == CaptureMode::ThreadLocal && rec->owner == self);
     if (!prohibits) continue;
     violated = true;
     if (!rec->invalidated.exchange(true)) rec->invalidated_by = op;

@@ -21,13 +21,15 @@ class CpuGraphDevice final : public GraphDevice {
                                   " bytes overflows when rounded up to 256-byte blocks");
     }
     void* p = aligned_alloc_bytes(rounded, kAlign);
-    if (p == nullptr) fail(Code::OutOfMemory, "graph mode: cannot allocate " + std::to_string(bytes) + " bytes of static buffers");
+    if (p == nullptr)
+      fail(Code::OutOfMemory, "graph mode: cannot allocate " + std::to_string(bytes) + " bytes of static buffers");
     std::memset(p, 0, rounded);
     return p;
   }
   void free(void* p) override { aligned_free(p, kAlign); }
 
-  Status capture(const std::function<void(void*)>& record, std::shared_ptr<void>* graph, uint64_t* graph_bytes) override {
+  Status capture(const std::function<void(void*)>& record, std::shared_ptr<void>* graph,
+                 uint64_t* graph_bytes) override {
     Status st = stream_.begin_capture(cpu::CaptureMode::ThreadLocal);
     if (!st.ok()) return st;
     try {

@@ -61,8 +61,8 @@ int32_t refuse_alloc(void* c, size_t bytes, void** out) {
                           ? "the size overflows when rounded up to 256-byte blocks"
                       : rounded > kMaxAllocBytes ? "more than any block can hold"
                                                  : "out of host memory";
-    log_emit(LogLevel::Warn, "package '" + ctx_of(c)->package_name + "': alloc of " + std::to_string(bytes) +
-                                 " bytes failed: " + why);
+    log_emit(LogLevel::Warn,
+             "package '" + ctx_of(c)->package_name + "': alloc of " + std::to_string(bytes) + " bytes failed: " + why);
   }
   return AOTRUN_PKG_ERR_OUT_OF_MEMORY;
 }

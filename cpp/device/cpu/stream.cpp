@@ -140,8 +140,9 @@ Status Stream::wait(uint64_t point) {
   if (t_current_worker == this) {
     // Work queued behind the caller on its own thread can never complete
     // while the caller waits for it.
-    return Status{Code::InvalidArgument, "a wait on a worker stream from that stream's own thread (work it runs, or "
-                                         "a callback of it) waits for work queued behind itself and could never end"};
+    return Status{Code::InvalidArgument,
+                  "a wait on a worker stream from that stream's own thread (work it runs, or "
+                  "a callback of it) waits for work queued behind itself and could never end"};
   }
   std::unique_lock<std::mutex> lock(mu_);
   cv_done_.wait(lock, [&] { return reached(point); });

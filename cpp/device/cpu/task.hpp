@@ -29,17 +29,21 @@ struct Task {
   // Status. Runs on worker threads and inside graph replays: never throws.
   Status execute() const noexcept {
     int32_t rc = AOTRUN_PKG_OK;
-    Status st = guard_package_call(package_name(), "launched function", [this] { return fn(ctx); }, &rc);
+    Status st = guard_package_call(
+        package_name(), "launched function", [this] { return fn(ctx); }, &rc);
     if (!st.ok() || rc == AOTRUN_PKG_OK) return st;
     const Code code = rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::InvalidArgument
                       : rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY  ? Code::OutOfMemory
                                                             : Code::Package;
     const char* msg = nullptr;
     int32_t ignored = 0;
-    st = guard_package_call(package_name(), "get_last_error", [&] {
-      msg = last_error ? last_error() : nullptr;
-      return AOTRUN_PKG_OK;
-    }, &ignored);
+    st = guard_package_call(
+        package_name(), "get_last_error",
+        [&] {
+          msg = last_error ? last_error() : nullptr;
+          return AOTRUN_PKG_OK;
+        },
+        &ignored);
     if (!st.ok()) return st;
     st.code = code;
     try {
@@ -55,10 +59,13 @@ struct Task {
   Status release() const noexcept {
     if (destroy == nullptr) return Status::Ok();
     int32_t ignored = 0;
-    return guard_package_call(package_name(), "launch context destroy", [this] {
-      destroy(ctx);
-      return AOTRUN_PKG_OK;
-    }, &ignored);
+    return guard_package_call(
+        package_name(), "launch context destroy",
+        [this] {
+          destroy(ctx);
+          return AOTRUN_PKG_OK;
+        },
+        &ignored);
   }
 
  private:

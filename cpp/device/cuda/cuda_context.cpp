@@ -31,8 +31,7 @@ namespace {
 
 }  // namespace
 
-ContextImpl::ContextImpl(int device, std::string package_name, aotrun_pkg_get_last_error_fn last_error,
-                         LogHooks log)
+ContextImpl::ContextImpl(int device, std::string package_name, aotrun_pkg_get_last_error_fn last_error, LogHooks log)
     : device_(device), package_name_(std::move(package_name)), last_error_(last_error), log_(log) {
   table_ = make_host_table(this);
 }
@@ -100,8 +99,8 @@ void ContextImpl::run_work(const HostWork& w) noexcept {
     Code code = rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::InvalidArgument
                 : rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY  ? Code::OutOfMemory
                                                       : Code::Package;
-    std::string text = "package '" + package_name_ + "': launched host work failed with status " +
-                       std::to_string(rc) + ((msg && *msg) ? std::string(": ") + msg : std::string());
+    std::string text = "package '" + package_name_ + "': launched host work failed with status " + std::to_string(rc) +
+                       ((msg && *msg) ? std::string(": ") + msg : std::string());
     std::lock_guard<std::mutex> lock(mu_);
     if (first_failure_.ok()) first_failure_ = Status{code, std::move(text)};
   } catch (...) {
@@ -365,8 +364,8 @@ bool usable(int device_id, std::string* why) {
   if (count == 0) return refuse("no CUDA device: the CUDA driver reports 0 devices");
   if (device_id >= count) {
     return refuse("CUDA device " + std::to_string(device_id) + " does not exist (the driver reports " +
-                  std::to_string(count) + " device" + (count == 1 ? "" : "s") + ": 0.." +
-                  std::to_string(count - 1) + ")");
+                  std::to_string(count) + " device" + (count == 1 ? "" : "s") + ": 0.." + std::to_string(count - 1) +
+                  ")");
   }
   return true;
 }

@@ -69,8 +69,7 @@ class Context {
   // CUDA or the device has no memory-pool support. `last_error` is the
   // package's aotrun_pkg_get_last_error, read when launched work fails.
   static std::unique_ptr<Context> create(int device_id, std::string package_name,
-                                         aotrun_pkg_get_last_error_fn last_error,
-                                         LogHooks log = {});
+                                         aotrun_pkg_get_last_error_fn last_error, LogHooks log = {});
 
   // Waits for the Context's stream, releases launch contexts still owned by
   // it, destroys the pool and the stream. Not concurrently with other calls.

@@ -49,8 +49,7 @@ struct GraphExec {
 
 class ContextImpl final : public Context {
  public:
-  ContextImpl(int device, std::string package_name, aotrun_pkg_get_last_error_fn last_error,
-              LogHooks log);
+  ContextImpl(int device, std::string package_name, aotrun_pkg_get_last_error_fn last_error, LogHooks log);
   ~ContextImpl() override;
   void init();  // throws Error
 

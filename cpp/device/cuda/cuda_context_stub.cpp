@@ -24,7 +24,8 @@ void clear_last_failure() {}
 std::unique_ptr<Context> Context::create(int device_id, std::string package_name, aotrun_pkg_get_last_error_fn,
                                          LogHooks) {
   throw Error(Code::Unsupported, "package '" + package_name + "' needs CUDA device " + std::to_string(device_id) +
-                                     ", but " + kNotBuilt + " (configure with -DAOTRUN_ENABLE_CUDA=ON and a CUDA toolkit)");
+                                     ", but " + kNotBuilt +
+                                     " (configure with -DAOTRUN_ENABLE_CUDA=ON and a CUDA toolkit)");
 }
 
 }  // namespace aotrun::cuda

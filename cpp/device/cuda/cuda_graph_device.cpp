@@ -34,7 +34,8 @@ class CudaGraphDevice final : public GraphDevice {
   }
   void free(void* p) override { ctx_.free(p); }
 
-  Status capture(const std::function<void(void*)>& record, std::shared_ptr<void>* graph, uint64_t* graph_bytes) override {
+  Status capture(const std::function<void(void*)>& record, std::shared_ptr<void>* graph,
+                 uint64_t* graph_bytes) override {
     Status st = ctx_.begin_capture(stream_);
     if (!st.ok()) return st;
     try {

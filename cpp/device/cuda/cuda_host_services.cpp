@@ -28,8 +28,8 @@ constexpr uintptr_t kAlign = 256;
 int32_t call_guarded(void* p) noexcept {
   const auto* w = static_cast<const HostWork*>(p);
   int32_t rc = AOTRUN_PKG_OK;
-  const Status st = guard_package_call(w->owner->package_name(), "launched function",
-                                       [w] { return w->fn(w->ctx); }, &rc);
+  const Status st = guard_package_call(
+      w->owner->package_name(), "launched function", [w] { return w->fn(w->ctx); }, &rc);
   if (st.ok()) return rc;
   const LogHooks& h = w->owner->log_hooks();
   if (h.enabled != nullptr && h.emit != nullptr && h.enabled(AOTRUN_PKG_LOG_ERROR)) {
@@ -58,9 +58,7 @@ void CUDART_CB run_once(void* p) {
 }
 
 // Captured: runs on every replay; released with the graph.
-void CUDART_CB run_replayed(void* p) {
-  run_guarded(static_cast<HostWork*>(p));
-}
+void CUDART_CB run_replayed(void* p) { run_guarded(static_cast<HostWork*>(p)); }
 
 // A capture that aotrun did not begin (a caller's own graph) owns its host
 // work through a CUDA user object; `work` is cleared when that could not be
@@ -123,8 +121,8 @@ int32_t host_alloc(void* c, size_t bytes, aotrun_pkg_stream s, void** out) {
   size_t rounded = 0;
   if (!checked_round_up(bytes, kAlign, &rounded)) {
     *out = nullptr;
-    return fail_pkg(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "alloc: " + std::to_string(bytes) +
-                                                      " bytes overflows when rounded up to 256-byte blocks");
+    return fail_pkg(AOTRUN_PKG_ERR_OUT_OF_MEMORY,
+                    "alloc: " + std::to_string(bytes) + " bytes overflows when rounded up to 256-byte blocks");
   }
   void* p = nullptr;
   // Under capture this records an allocation node: the graph owns the memory
@@ -133,7 +131,8 @@ int32_t host_alloc(void* c, size_t bytes, aotrun_pkg_stream s, void** out) {
   if (e != cudaSuccess) return fail_pkg("alloc: cudaMallocFromPoolAsync", e);
   if (reinterpret_cast<uintptr_t>(p) % kAlign != 0) {
     (void)cudaFreeAsync(p, stream);
-    return fail_pkg(AOTRUN_PKG_ERR_INTERNAL, "alloc: cudaMallocFromPoolAsync returned memory that is not 256-byte aligned");
+    return fail_pkg(AOTRUN_PKG_ERR_INTERNAL,
+                    "alloc: cudaMallocFromPoolAsync returned memory that is not 256-byte aligned");
   }
   if (cs != cudaStreamCaptureStatusNone) {
     try {

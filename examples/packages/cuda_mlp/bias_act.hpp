@@ -10,7 +10,6 @@ namespace cuda_mlp {
 
 // Enqueues the kernel on `stream` (legal under capture). Returns the launch
 // status (cudaGetLastError after the launch).
-cudaError_t launch_bias_act(float* y, const float* bias, int64_t rows, int64_t cols, bool relu,
-                            cudaStream_t stream);
+cudaError_t launch_bias_act(float* y, const float* bias, int64_t rows, int64_t cols, bool relu, cudaStream_t stream);
 
 }  // namespace cuda_mlp

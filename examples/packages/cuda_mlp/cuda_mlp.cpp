@@ -86,8 +86,8 @@ class DeviceWeights {
   ~DeviceWeights() {
     if (block_ == nullptr) return;
     int current = -1;
-    const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device_ &&
-                          cudaSetDevice(device_) == cudaSuccess;
+    const bool switched =
+        cudaGetDevice(&current) == cudaSuccess && current != device_ && cudaSetDevice(device_) == cudaSuccess;
     (void)cudaFree(block_);
     if (switched) (void)cudaSetDevice(current);
     (void)cudaGetLastError();
@@ -139,13 +139,13 @@ class DeviceWeights {
 // column-major: the row-major [batch, out] result is the column-major
 // [out, batch] matrix W x^T, i.e. op(A) = W (A = W^T stored, transposed)
 // and B = x^T (x row-major is x^T column-major).
-void linear(cublasHandle_t handle, cudaStream_t stream, const Layer& l, const float* x, float* y,
-            int64_t batch, bool relu) {
+void linear(cublasHandle_t handle, cudaStream_t stream, const Layer& l, const float* x, float* y, int64_t batch,
+            bool relu) {
   const float one = 1.0f;
   const float zero = 0.0f;
   check_cublas(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(l.out), static_cast<int>(batch),
-                           static_cast<int>(l.in), &one, l.weight, static_cast<int>(l.in), x,
-                           static_cast<int>(l.in), &zero, y, static_cast<int>(l.out)),
+                           static_cast<int>(l.in), &one, l.weight, static_cast<int>(l.in), x, static_cast<int>(l.in),
+                           &zero, y, static_cast<int>(l.out)),
                "cublasSgemm");
   check_cuda(cuda_mlp::launch_bias_act(y, l.bias, batch, l.out, relu, stream), "bias_act kernel launch");
 }
@@ -176,9 +176,7 @@ class CudaMlp {
     c.require("fc3.bias", f32, {kOut});
   }
 
-  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) {
-    out[0][0] = in[0][0];
-  }
+  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) { out[0][0] = in[0][0]; }
 
   explicit CudaMlp(const sdk::InstanceContext& ctx) : device_(ctx.device().device_id) {
     Shared& shared = ctx.shared<Shared>();
@@ -205,8 +203,8 @@ class CudaMlp {
 
   ~CudaMlp() {
     int current = -1;
-    const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device_ &&
-                          cudaSetDevice(device_) == cudaSuccess;
+    const bool switched =
+        cudaGetDevice(&current) == cudaSuccess && current != device_ && cudaSetDevice(device_) == cudaSuccess;
     (void)cublasDestroy(handle_);
     (void)cudaFree(workspace_);
     if (switched) (void)cudaSetDevice(current);

@@ -65,17 +65,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<Tensor> tensors = {
-      {"fc1.weight", {1024, 256}, 256},  {"fc1.bias", {1024}, 256},
-      {"fc2.weight", {1024, 1024}, 1024}, {"fc2.bias", {1024}, 1024},
-      {"fc3.weight", {64, 1024}, 1024},  {"fc3.bias", {64}, 1024},
+      {"fc1.weight", {1024, 256}, 256}, {"fc1.bias", {1024}, 256},        {"fc2.weight", {1024, 1024}, 1024},
+      {"fc2.bias", {1024}, 1024},       {"fc3.weight", {64, 1024}, 1024}, {"fc3.bias", {64}, 1024},
   };
   if (variant == "bad_shape") tensors[2].shape = {1024, 1000};
   if (variant == "missing_constant") tensors.pop_back();
 
   SplitMix64 rng(0x61'6f'74'72'75'6e'4d'4cULL);  // "aotrunML"
   std::vector<unsigned char> data;
-  std::string header = "{\"__metadata__\":{\"generator\":\"aotrun_mlp_gen_weights\",\"variant\":\"" +
-                       variant + "\"}";
+  std::string header = "{\"__metadata__\":{\"generator\":\"aotrun_mlp_gen_weights\",\"variant\":\"" + variant + "\"}";
   for (const Tensor& t : tensors) {
     int64_t n = 1;
     for (int64_t d : t.shape) n *= d;
@@ -91,8 +89,7 @@ int main(int argc, char** argv) {
     for (size_t d = 0; d < t.shape.size(); ++d) {
       header += (d ? "," : "") + std::to_string(t.shape[d]);
     }
-    header += "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(data.size()) +
-              "]}";
+    header += "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(data.size()) + "]}";
   }
   header += "}";
   while ((8 + header.size()) % 8 != 0) header += ' ';
@@ -104,8 +101,7 @@ int main(int argc, char** argv) {
   }
   unsigned char len[8];
   put_le64(len, header.size());
-  const bool ok = std::fwrite(len, 1, 8, f) == 8 &&
-                  std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
+  const bool ok = std::fwrite(len, 1, 8, f) == 8 && std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
                   std::fwrite(data.data(), 1, data.size(), f) == data.size();
   if (std::fclose(f) != 0 || !ok) {
     std::fprintf(stderr, "failed writing %s\n", argv[1]);

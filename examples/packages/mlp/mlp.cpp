@@ -28,9 +28,9 @@ struct Layer {
 
 // y[batch, out] = act(x[batch, in] W^T + b)
 void linear(const Layer& l, const float* x, float* y, int64_t batch, bool relu) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(batch),
-              static_cast<int>(l.out), static_cast<int>(l.in), 1.0f, x, static_cast<int>(l.in),
-              l.weight, static_cast<int>(l.in), 0.0f, y, static_cast<int>(l.out));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(batch), static_cast<int>(l.out),
+              static_cast<int>(l.in), 1.0f, x, static_cast<int>(l.in), l.weight, static_cast<int>(l.in), 0.0f, y,
+              static_cast<int>(l.out));
   for (int64_t r = 0; r < batch; ++r) {
     float* row = y + r * l.out;
     for (int64_t c = 0; c < l.out; ++c) {

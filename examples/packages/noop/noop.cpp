@@ -8,13 +8,10 @@ namespace sdk = aotrun::sdk;
 class Noop {
  public:
   static sdk::Signature signature() {
-    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}},
-            {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
+    return {{{"x", sdk::dtype::float32(), {sdk::kDynamic, 4}}}, {{"y", sdk::dtype::float32(), {sdk::kDynamic, 4}}}};
   }
 
-  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) {
-    out[0][0] = in[0][0];
-  }
+  static void output_shapes(const sdk::InputShapes& in, const sdk::OutputShapes& out) { out[0][0] = in[0][0]; }
 
   explicit Noop(const sdk::InstanceContext&) {}
 

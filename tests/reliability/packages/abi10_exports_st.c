@@ -54,9 +54,7 @@ EXPORT int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, siz
   return AOTRUN_PKG_OK;
 }
 
-static int32_t fill_spec(const char* name, aotrun_pkg_tensor_spec* out) {
-  return fill_f32_spec(name, 2, k_shape, out);
-}
+static int32_t fill_spec(const char* name, aotrun_pkg_tensor_spec* out) { return fill_f32_spec(name, 2, k_shape, out); }
 
 EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
   (void)c;
@@ -64,7 +62,8 @@ EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size
   return fill_spec("x", out);
 }
 
-EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
+EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index,
+                                                    aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
   return fill_spec("y", out);
@@ -81,7 +80,8 @@ EXPORT int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, c
 }
 
 EXPORT int32_t aotrun_pkg_container_run(aotrun_pkg_container* c, const aotrun_pkg_run_args* args) {
-  if (c == NULL || c->num_models == 0) return failure(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "abi10_exports_st: metadata container");
+  if (c == NULL || c->num_models == 0)
+    return failure(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "abi10_exports_st: metadata container");
   const DLTensor* x = &args->inputs[0];
   size_t bytes = (size_t)x->shape[0] * 4 * sizeof(float);
   if (bytes) memcpy(args->outputs[0].data, x->data, bytes);

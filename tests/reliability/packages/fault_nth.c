@@ -32,8 +32,8 @@
 
 /* --- fault control ------------------------------------------------------ */
 
-static atomic_llong g_fail_at;   /* 0: disarmed */
-static atomic_llong g_points;    /* fault points passed since armed */
+static atomic_llong g_fail_at; /* 0: disarmed */
+static atomic_llong g_points;  /* fault points passed since armed */
 static atomic_int g_fired;
 static _Atomic(const char*) g_where; /* the point that failed */
 
@@ -181,12 +181,9 @@ EXPORT int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, siz
   return AOTRUN_PKG_OK;
 }
 
-static int32_t fill_spec(const char* name, aotrun_pkg_tensor_spec* out) {
-  return fill_f32_spec(name, 2, k_shape, out);
-}
+static int32_t fill_spec(const char* name, aotrun_pkg_tensor_spec* out) { return fill_f32_spec(name, 2, k_shape, out); }
 
-EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index,
-                                                   aotrun_pkg_tensor_spec* out) {
+EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
   (void)c;
   if (fault_here("get_input_spec")) return AOTRUN_PKG_ERR_RUNTIME;
   if (index != 0 || out == NULL) return failure(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "bad input index");

@@ -65,7 +65,8 @@ EXPORT int32_t aotrun_pkg_container_create(aotrun_pkg_container** out, const aot
   return failure(AOTRUN_PKG_ERR_RUNTIME, "misbehave: cannot create a container");
 #else
 #if MISBEHAVE == MB_CREATE_OOM
-  if (args->num_models > 0) return failure(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "misbehave: out of memory for the model instances");
+  if (args->num_models > 0)
+    return failure(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "misbehave: out of memory for the model instances");
 #endif
   aotrun_pkg_container* c = (aotrun_pkg_container*)calloc(1, sizeof(*c));
   if (c == NULL) return failure(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "misbehave: calloc failed");
@@ -121,7 +122,8 @@ EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size
   return AOTRUN_PKG_OK;
 }
 
-EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
+EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index,
+                                                    aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
   fill_spec("y", out);

@@ -9,8 +9,7 @@
 
 #include <aotrun/package_abi.h>
 
-static inline int32_t fill_f32_spec(const char* name, int32_t ndim, const int64_t* shape,
-                                    aotrun_pkg_tensor_spec* out) {
+static inline int32_t fill_f32_spec(const char* name, int32_t ndim, const int64_t* shape, aotrun_pkg_tensor_spec* out) {
   aotrun_pkg_tensor_spec s;
   memset(&s, 0, sizeof(s));
   s.struct_size = sizeof(s);

@@ -14,15 +14,15 @@
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
-#define TK_RUN_INT 1            // run throws 42
-#define TK_ST_STRING 2          // run_single_threaded throws std::string
-#define TK_LAUNCH_RUNTIME 3     // the launched function throws std::runtime_error
-#define TK_LAUNCH_INT 4         // the launched function throws 7
-#define TK_CTX_DESTROY 5        // the launch context's destroy throws std::runtime_error
-#define TK_SHAPES 6             // get_output_shapes throws std::out_of_range
-#define TK_CREATE 7             // container_create with num_models > 0 throws std::runtime_error
-#define TK_DESTROY 8            // container_destroy of a runner's container throws std::logic_error
-#define TK_INPUT_SPEC 9         // get_input_spec throws 3.5 (a double)
+#define TK_RUN_INT 1         // run throws 42
+#define TK_ST_STRING 2       // run_single_threaded throws std::string
+#define TK_LAUNCH_RUNTIME 3  // the launched function throws std::runtime_error
+#define TK_LAUNCH_INT 4      // the launched function throws 7
+#define TK_CTX_DESTROY 5     // the launch context's destroy throws std::runtime_error
+#define TK_SHAPES 6          // get_output_shapes throws std::out_of_range
+#define TK_CREATE 7          // container_create with num_models > 0 throws std::runtime_error
+#define TK_DESTROY 8         // container_destroy of a runner's container throws std::logic_error
+#define TK_INPUT_SPEC 9      // get_input_spec throws 3.5 (a double)
 
 #ifndef THROW_AT
 #error "define THROW_AT"
@@ -85,7 +85,8 @@ void copy_destroy(void* p) {
 }
 
 int32_t run_impl(aotrun_pkg_container* c, const aotrun_pkg_run_args* args) {
-  if (c == nullptr || c->num_models == 0) return failure(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "throw_kinds: metadata container");
+  if (c == nullptr || c->num_models == 0)
+    return failure(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "throw_kinds: metadata container");
   auto* w = static_cast<Copy*>(std::malloc(sizeof(Copy)));
   if (w == nullptr) return failure(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "throw_kinds: malloc failed");
   w->x = static_cast<const float*>(args->inputs[0].data);

@@ -63,7 +63,8 @@ EXPORT int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size
   return fill_f32_spec("x", 2, k_shape, out);
 }
 
-EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) {
+EXPORT int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index,
+                                                    aotrun_pkg_tensor_spec* out) {
   (void)c;
   (void)index;
   return fill_f32_spec("y", 2, k_shape, out);

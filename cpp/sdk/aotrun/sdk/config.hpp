@@ -36,8 +36,7 @@ namespace aotrun {
 namespace sdk {
 
 // The version this package reports from aotrun_pkg_abi_version().
-constexpr uint32_t kTargetAbiVersion =
-    AOTRUN_PKG_MAKE_VERSION(AOTRUN_PKG_ABI_MAJOR, AOTRUN_SDK_TARGET_MINOR);
+constexpr uint32_t kTargetAbiVersion = AOTRUN_PKG_MAKE_VERSION(AOTRUN_PKG_ABI_MAJOR, AOTRUN_SDK_TARGET_MINOR);
 constexpr bool kHasRunSingleThreaded = AOTRUN_SDK_TARGET_MINOR >= 1;
 
 }  // namespace sdk

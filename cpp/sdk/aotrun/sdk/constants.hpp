@@ -42,21 +42,19 @@ class Constants {
   const DLTensor& get(const char* name) const {
     const DLTensor* t = find(name);
     if (t == nullptr) {
-      fail_invalid("constant '" + std::string(name) + "' is missing (the package was given " +
-                   std::to_string(count_) + " constants" + names_hint() + ")");
+      fail_invalid("constant '" + std::string(name) + "' is missing (the package was given " + std::to_string(count_) +
+                   " constants" + names_hint() + ")");
     }
     return *t;
   }
 
   // The constant, checked: dtype, exact shape, compact, data present.
   // Messages name the constant and give both shapes.
-  const DLTensor& require(const char* name, DLDataType dtype,
-                          std::initializer_list<int64_t> shape) const {
+  const DLTensor& require(const char* name, DLDataType dtype, std::initializer_list<int64_t> shape) const {
     return require(name, dtype, std::vector<int64_t>(shape));
   }
 
-  const DLTensor& require(const char* name, DLDataType dtype,
-                          const std::vector<int64_t>& shape) const {
+  const DLTensor& require(const char* name, DLDataType dtype, const std::vector<int64_t>& shape) const {
     const DLTensor& t = get(name);
     const std::string prefix = "constant '" + std::string(name) + "'";
     if (!same_dtype(t.dtype, dtype)) {
@@ -67,8 +65,8 @@ class Constants {
     for (int32_t d = 0; same && d < ndim; ++d) same = t.shape[d] == shape[d];
     if (!same) {
       fail_invalid(prefix + " has shape " +
-                   (t.shape || t.ndim == 0 ? format_shape(t.shape, t.ndim) : std::string("(NULL)")) +
-                   ", expected " + format_shape(shape.data(), ndim));
+                   (t.shape || t.ndim == 0 ? format_shape(t.shape, t.ndim) : std::string("(NULL)")) + ", expected " +
+                   format_shape(shape.data(), ndim));
     }
     int64_t bytes = 0;
     if (!checked_nbytes(t, &bytes)) fail_invalid(prefix + " has a shape too large to address");

@@ -82,8 +82,7 @@ class Container {
     check_signature(signature_);
     prepare_specs();
     if (!supports(device_)) {
-      fail(AOTRUN_PKG_ERR_UNSUPPORTED,
-           "this package does not run on device " + device_str(device_));
+      fail(AOTRUN_PKG_ERR_UNSUPPORTED, "this package does not run on device " + device_str(device_));
     }
     constants_ = Constants(args.constants, args.num_constants);
     // Metadata-only containers may come without constants; whenever constants
@@ -109,8 +108,7 @@ class Container {
     instances_.reserve(static_cast<size_t>(num_models_));
     try {
       for (int32_t i = 0; i < num_models_; ++i) {
-        const InstanceContext ctx(constants_, device_, host_, i, num_models_, args.package_dir,
-                                  shared_.get());
+        const InstanceContext ctx(constants_, device_, host_, i, num_models_, args.package_dir, shared_.get());
         Instance inst;
         inst.index = i;
         inst.model = std::make_unique<Model>(ctx);
@@ -124,8 +122,8 @@ class Container {
     for (Instance& inst : instances_) pool_.make_available(&inst);
     magic_ = kMagic;
     host_.log_lazy(AOTRUN_PKG_LOG_DEBUG, [&] {
-      return "package container created: " + std::to_string(num_models_) +
-             " model instance(s) on " + device_str(device_);
+      return "package container created: " + std::to_string(num_models_) + " model instance(s) on " +
+             device_str(device_);
     });
   }
 
@@ -173,8 +171,7 @@ class Container {
       check_tensor_shape("input", i, signature_.inputs[i], args.inputs[i]);
     }
     if (args.output_shapes == nullptr || args.output_shapes_capacity < output_dims_total_) {
-      fail_invalid("output_shapes needs room for " + std::to_string(output_dims_total_) +
-                   " elements, capacity is " +
+      fail_invalid("output_shapes needs room for " + std::to_string(output_dims_total_) + " elements, capacity is " +
                    std::to_string(args.output_shapes == nullptr ? 0 : args.output_shapes_capacity));
     }
     compute_output_shapes(args.inputs, args.output_shapes);
@@ -278,17 +275,15 @@ class Container {
     }
     if constexpr (traits::has_output_shapes<Model>::value) {
       Model::output_shapes(InputShapes(inputs, signature_.inputs.size()),
-                           OutputShapes(flat, output_offsets_.data(), output_ndims_.data(),
-                                        output_offsets_.size()));
+                           OutputShapes(flat, output_offsets_.data(), output_ndims_.data(), output_offsets_.size()));
     }
     for (size_t j = 0; j < signature_.outputs.size(); ++j) {
       const TensorSpec& spec = signature_.outputs[j];
       const int64_t* got = flat + output_offsets_[j];
       for (size_t d = 0; d < spec.shape.size(); ++d) {
         if (got[d] < 0 || (spec.shape[d] != kDynamic && got[d] != spec.shape[d])) {
-          fail(AOTRUN_PKG_ERR_INTERNAL,
-               "model output_shapes() produced " + format_shape(got, spec.ndim()) +
-                   " for output '" + spec.name + "', whose spec is " + spec.shape_str());
+          fail(AOTRUN_PKG_ERR_INTERNAL, "model output_shapes() produced " + format_shape(got, spec.ndim()) +
+                                            " for output '" + spec.name + "', whose spec is " + spec.shape_str());
         }
       }
     }
@@ -296,8 +291,7 @@ class Container {
 
   static void check_count(const char* role, size_t got, size_t expected, bool pointer_set) {
     if (got != expected) {
-      fail_invalid(std::string("expected ") + std::to_string(expected) + " " + role + "s, got " +
-                   std::to_string(got));
+      fail_invalid(std::string("expected ") + std::to_string(expected) + " " + role + "s, got " + std::to_string(got));
     }
     if (got != 0 && !pointer_set) fail_invalid(std::string(role) + "s pointer is NULL");
   }
@@ -317,8 +311,8 @@ class Container {
       for (int32_t d = 0; d < t.ndim; ++d) {
         if (t.shape[d] != want[d]) {
           fail_invalid("output " + std::to_string(j) + " ('" + spec.name + "'): shape " +
-                       format_shape(t.shape, t.ndim) + " differs from " +
-                       format_shape(want, t.ndim) + " computed for these inputs");
+                       format_shape(t.shape, t.ndim) + " differs from " + format_shape(want, t.ndim) +
+                       " computed for these inputs");
         }
       }
     }
@@ -342,8 +336,8 @@ class Container {
 
   [[noreturn]] void fail_event(const char* op, const Instance& inst, int32_t status) const {
     std::string msg = std::string("threaded run: host ") + op + " on the completion event of model instance " +
-                      std::to_string(inst.index) + " failed with status " +
-                      std::to_string(status) + " (" + status_name(status) + ")";
+                      std::to_string(inst.index) + " failed with status " + std::to_string(status) + " (" +
+                      status_name(status) + ")";
     if (status == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED || status == AOTRUN_PKG_ERR_CAPTURE_INVALIDATED) {
       msg +=
           ": the threaded run tracks instances with events, which is not permitted while a "
@@ -356,15 +350,15 @@ class Container {
     if (status == AOTRUN_PKG_ERR_INVALID_ARGUMENT) {
       host_.log_lazy(AOTRUN_PKG_LOG_WARN, [&] {
         return std::string("threaded run: the completion event of model instance ") + std::to_string(inst.index) +
-               " is invalid (" + op + "), as after the threaded run was captured into a graph; reclaiming "
+               " is invalid (" + op +
+               "), as after the threaded run was captured into a graph; reclaiming "
                "the instance. Capture run_single_threaded instead: a replay of that graph would share it";
       });
       return;
     }
     host_.log_lazy(AOTRUN_PKG_LOG_DEBUG, [&] {
-      return std::string("threaded run: ") + op + " of model instance " +
-             std::to_string(inst.index) + " reported status " + std::to_string(status) +
-             " from its previous run; reclaiming the instance";
+      return std::string("threaded run: ") + op + " of model instance " + std::to_string(inst.index) +
+             " reported status " + std::to_string(status) + " from its previous run; reclaiming the instance";
     });
   }
 

@@ -18,8 +18,8 @@ namespace sdk {
 // for the container's lifetime, so a model may keep pointers into them.
 class InstanceContext {
  public:
-  InstanceContext(const Constants& constants, DLDevice device, const Host& host, int32_t index,
-                  int32_t num_models, const char* package_dir, void* shared = nullptr)
+  InstanceContext(const Constants& constants, DLDevice device, const Host& host, int32_t index, int32_t num_models,
+                  const char* package_dir, void* shared = nullptr)
       : constants_(constants),
         device_(device),
         host_(host),
@@ -31,8 +31,8 @@ class InstanceContext {
   const Constants& constants() const { return constants_; }
   DLDevice device() const { return device_; }
   const Host& host() const { return host_; }
-  int32_t index() const { return index_; }            // 0 .. num_models-1
-  int32_t num_models() const { return num_models_; }  // instances in this container
+  int32_t index() const { return index_; }                  // 0 .. num_models-1
+  int32_t num_models() const { return num_models_; }        // instances in this container
   const char* package_dir() const { return package_dir_; }  // NULL for a bare .so
 
   // The container-wide Model::Shared object (see model_traits.hpp). It lives
@@ -69,9 +69,8 @@ class Scratch {
     if (ptr_ == nullptr) return;
     const int32_t status = host_->free_nothrow(ptr_, stream_);
     if (status != AOTRUN_PKG_OK) {
-      host_->log_lazy(AOTRUN_PKG_LOG_ERROR, [&] {
-        return "scratch free failed with status " + std::to_string(status);
-      });
+      host_->log_lazy(AOTRUN_PKG_LOG_ERROR,
+                      [&] { return "scratch free failed with status " + std::to_string(status); });
     }
   }
 

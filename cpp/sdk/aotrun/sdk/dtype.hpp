@@ -10,9 +10,7 @@ namespace aotrun {
 namespace sdk {
 namespace dtype {
 
-constexpr DLDataType make(uint8_t code, uint8_t bits, uint16_t lanes = 1) {
-  return DLDataType{code, bits, lanes};
-}
+constexpr DLDataType make(uint8_t code, uint8_t bits, uint16_t lanes = 1) { return DLDataType{code, bits, lanes}; }
 constexpr DLDataType float16() { return make(kDLFloat, 16); }
 constexpr DLDataType float32() { return make(kDLFloat, 32); }
 constexpr DLDataType float64() { return make(kDLFloat, 64); }
@@ -30,9 +28,7 @@ constexpr bool same_dtype(DLDataType a, DLDataType b) {
 }
 
 // Bytes of one element (lanes included), rounded up to whole bytes.
-constexpr size_t dtype_bytes(DLDataType t) {
-  return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8;
-}
+constexpr size_t dtype_bytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
 
 // "float32", "int64", "bfloat16", "float32x4"; an unknown code as
 // "code 7 (unknown, 32 bits)".

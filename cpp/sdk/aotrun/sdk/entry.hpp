@@ -21,8 +21,7 @@ template <class Model>
 int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) noexcept {
   return guarded("container_create", [&] {
     if (out == nullptr) fail_invalid("container_create: out is NULL");
-    const aotrun_pkg_create_args a =
-        read_args(args, AOTRUN_PKG_CREATE_ARGS_STRUCT_SIZE_1_0, "aotrun_pkg_create_args");
+    const aotrun_pkg_create_args a = read_args(args, AOTRUN_PKG_CREATE_ARGS_STRUCT_SIZE_1_0, "aotrun_pkg_create_args");
     auto container = std::make_unique<Container<Model>>(a);
     *out = container.release()->handle();
   });
@@ -56,22 +55,19 @@ int32_t num_outputs(aotrun_pkg_container* c, size_t* out) noexcept {
 
 template <class Model>
 int32_t input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) noexcept {
-  return guarded("get_input_spec",
-                 [&] { Container<Model>::from_handle(c)->input_spec(index, out); });
+  return guarded("get_input_spec", [&] { Container<Model>::from_handle(c)->input_spec(index, out); });
 }
 
 template <class Model>
 int32_t output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out) noexcept {
-  return guarded("get_output_spec",
-                 [&] { Container<Model>::from_handle(c)->output_spec(index, out); });
+  return guarded("get_output_spec", [&] { Container<Model>::from_handle(c)->output_spec(index, out); });
 }
 
 template <class Model>
 int32_t output_shapes(aotrun_pkg_container* c, const aotrun_pkg_shape_args* args) noexcept {
   return guarded("get_output_shapes", [&] {
     auto* self = Container<Model>::from_handle(c);
-    const aotrun_pkg_shape_args a =
-        read_args(args, AOTRUN_PKG_SHAPE_ARGS_STRUCT_SIZE_1_0, "aotrun_pkg_shape_args");
+    const aotrun_pkg_shape_args a = read_args(args, AOTRUN_PKG_SHAPE_ARGS_STRUCT_SIZE_1_0, "aotrun_pkg_shape_args");
     self->get_output_shapes(a);
   });
 }
@@ -88,8 +84,7 @@ template <class Model>
 int32_t run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* args) noexcept {
   return guarded("run_single_threaded", [&] {
     auto* self = Container<Model>::from_handle(c);
-    self->run_single_threaded(
-        read_args(args, AOTRUN_PKG_RUN_ARGS_STRUCT_SIZE_1_0, "aotrun_pkg_run_args"));
+    self->run_single_threaded(read_args(args, AOTRUN_PKG_RUN_ARGS_STRUCT_SIZE_1_0, "aotrun_pkg_run_args"));
   });
 }
 

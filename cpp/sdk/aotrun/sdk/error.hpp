@@ -36,9 +36,7 @@ class Error : public std::exception {
   std::string message_;
 };
 
-[[noreturn]] inline void fail(int32_t status, std::string message) {
-  throw Error(status, std::move(message));
-}
+[[noreturn]] inline void fail(int32_t status, std::string message) { throw Error(status, std::move(message)); }
 [[noreturn]] inline void fail_invalid(std::string message) {
   throw Error(AOTRUN_PKG_ERR_INVALID_ARGUMENT, std::move(message));
 }

@@ -42,8 +42,7 @@ int32_t launch_trampoline(void* ctx) noexcept {
     } else {
       const int32_t status = static_cast<int32_t>(box->fn());
       if (status != AOTRUN_PKG_OK && last_error()[0] == '\0') {
-        set_last_error("launched work failed with status %d (%s)", static_cast<int>(status),
-                       status_name(status));
+        set_last_error("launched work failed with status %d (%s)", static_cast<int>(status), status_name(status));
       }
       return status;
     }
@@ -67,15 +66,12 @@ class Host {
     if (host == nullptr) fail_invalid("host services table is NULL");
     if (host->struct_size < AOTRUN_PKG_HOST_STRUCT_SIZE_1_0) {
       fail_invalid("host services table struct_size " + std::to_string(host->struct_size) +
-                   " is smaller than ABI 1.0's " +
-                   std::to_string(AOTRUN_PKG_HOST_STRUCT_SIZE_1_0));
+                   " is smaller than ABI 1.0's " + std::to_string(AOTRUN_PKG_HOST_STRUCT_SIZE_1_0));
     }
     std::memcpy(&table_, host, host->struct_size < sizeof(table_) ? host->struct_size : sizeof(table_));
-    const bool complete = table_.log_enabled && table_.log && table_.alloc && table_.free &&
-                          table_.launch && table_.event_create && table_.event_destroy &&
-                          table_.event_record && table_.event_query &&
-                          table_.event_synchronize && table_.stream_synchronize &&
-                          table_.stream_is_capturing;
+    const bool complete = table_.log_enabled && table_.log && table_.alloc && table_.free && table_.launch &&
+                          table_.event_create && table_.event_destroy && table_.event_record && table_.event_query &&
+                          table_.event_synchronize && table_.stream_synchronize && table_.stream_is_capturing;
     if (!complete) fail_invalid("host services table has NULL function pointers");
     valid_ = true;
   }
@@ -84,9 +80,7 @@ class Host {
   const aotrun_pkg_host& raw() const { return table_; }
 
   // Logging. Cheap when disabled: make_message only runs if the level is on.
-  bool log_enabled(int32_t level) const noexcept {
-    return valid_ && table_.log_enabled(table_.host_ctx, level) != 0;
-  }
+  bool log_enabled(int32_t level) const noexcept { return valid_ && table_.log_enabled(table_.host_ctx, level) != 0; }
   void log(int32_t level, const char* message) const noexcept {
     if (log_enabled(level)) table_.log(table_.host_ctx, level, message);
   }
@@ -107,9 +101,7 @@ class Host {
     if (p == nullptr && bytes != 0) fail(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "host alloc returned NULL");
     return p;
   }
-  void free(void* p, aotrun_pkg_stream stream) const {
-    check(table_.free(table_.host_ctx, p, stream), "free");
-  }
+  void free(void* p, aotrun_pkg_stream stream) const { check(table_.free(table_.host_ctx, p, stream), "free"); }
   // Raw status, for destructors that must not throw.
   int32_t free_nothrow(void* p, aotrun_pkg_stream stream) const noexcept {
     return table_.free(table_.host_ctx, p, stream);
@@ -121,8 +113,8 @@ class Host {
     auto* box = new detail::LaunchBox<Fn>{std::forward<F>(fn)};
     // From here the host owns the box whatever launch returns: it calls
     // destroy exactly once (package_abi.h, aotrun_pkg_ctx_destroy_fn).
-    const int32_t status = table_.launch(table_.host_ctx, stream, &detail::launch_trampoline<Fn>,
-                                         box, &detail::launch_destroy<Fn>);
+    const int32_t status =
+        table_.launch(table_.host_ctx, stream, &detail::launch_trampoline<Fn>, box, &detail::launch_destroy<Fn>);
     check(status, "launch");
   }
 
@@ -131,19 +123,13 @@ class Host {
     check(table_.event_create(table_.host_ctx, &e), "event_create");
     return e;
   }
-  int32_t event_destroy(aotrun_pkg_event e) const noexcept {
-    return table_.event_destroy(table_.host_ctx, e);
-  }
+  int32_t event_destroy(aotrun_pkg_event e) const noexcept { return table_.event_destroy(table_.host_ctx, e); }
   void event_record(aotrun_pkg_event e, aotrun_pkg_stream stream) const {
     check(table_.event_record(table_.host_ctx, e, stream), "event_record");
   }
   // Raw status: AOTRUN_PKG_OK, AOTRUN_PKG_NOT_READY or a failure.
-  int32_t event_query(aotrun_pkg_event e) const noexcept {
-    return table_.event_query(table_.host_ctx, e);
-  }
-  int32_t event_synchronize(aotrun_pkg_event e) const noexcept {
-    return table_.event_synchronize(table_.host_ctx, e);
-  }
+  int32_t event_query(aotrun_pkg_event e) const noexcept { return table_.event_query(table_.host_ctx, e); }
+  int32_t event_synchronize(aotrun_pkg_event e) const noexcept { return table_.event_synchronize(table_.host_ctx, e); }
   void stream_synchronize(aotrun_pkg_stream stream) const {
     check(table_.stream_synchronize(table_.host_ctx, stream), "stream_synchronize");
   }
@@ -156,8 +142,8 @@ class Host {
   // Throws Error(status) unless status is OK; the host's status is kept.
   static void check(int32_t status, const char* what) {
     if (status != AOTRUN_PKG_OK) {
-      fail(status, std::string("host ") + what + " failed with status " + std::to_string(status) +
-                       " (" + status_name(status) + ")");
+      fail(status, std::string("host ") + what + " failed with status " + std::to_string(status) + " (" +
+                       status_name(status) + ")");
     }
   }
 

@@ -38,21 +38,21 @@ template <class M, class = void>
 struct has_forward : std::false_type {};
 template <class M>
 struct has_forward<M, std::void_t<decltype(std::declval<M&>().forward(
-                          std::declval<RunContext&>(), std::declval<const DLTensor*>(),
-                          std::declval<DLTensor*>()))>> : std::true_type {};
+                          std::declval<RunContext&>(), std::declval<const DLTensor*>(), std::declval<DLTensor*>()))>>
+    : std::true_type {};
 
 template <class M, class = void>
 struct has_validate_constants : std::false_type {};
 template <class M>
-struct has_validate_constants<M, std::void_t<decltype(M::validate_constants(
-                                     std::declval<const Constants&>()))>> : std::true_type {};
+struct has_validate_constants<M, std::void_t<decltype(M::validate_constants(std::declval<const Constants&>()))>>
+    : std::true_type {};
 
 template <class M, class = void>
 struct has_output_shapes : std::false_type {};
 template <class M>
-struct has_output_shapes<M, std::void_t<decltype(M::output_shapes(
-                                std::declval<const InputShapes&>(),
-                                std::declval<const OutputShapes&>()))>> : std::true_type {};
+struct has_output_shapes<
+    M, std::void_t<decltype(M::output_shapes(std::declval<const InputShapes&>(), std::declval<const OutputShapes&>()))>>
+    : std::true_type {};
 
 template <class M, class = void>
 struct has_supports_device : std::false_type {};
@@ -67,8 +67,7 @@ struct has_shared<M, std::void_t<typename M::Shared>> : std::true_type {};
 
 template <class M>
 constexpr void check_model() {
-  static_assert(has_signature<M>::value,
-                "model class needs: static aotrun::sdk::Signature signature();");
+  static_assert(has_signature<M>::value, "model class needs: static aotrun::sdk::Signature signature();");
   static_assert(std::is_constructible<M, const InstanceContext&>::value,
                 "model class needs a constructor taking const aotrun::sdk::InstanceContext&");
   static_assert(has_forward<M>::value,

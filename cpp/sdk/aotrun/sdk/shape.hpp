@@ -43,7 +43,8 @@ class Shape {
     }
     int64_t n = 1;
     for (int32_t i = 0; i < ndim_; ++i) {
-      if (__builtin_mul_overflow(n, dims_[i], &n)) fail_invalid("shape " + str() + " has more elements than int64_t holds");
+      if (__builtin_mul_overflow(n, dims_[i], &n))
+        fail_invalid("shape " + str() + " has more elements than int64_t holds");
     }
     return n;
   }

@@ -97,45 +97,41 @@ inline bool same_device(DLDevice a, DLDevice b) {
 
 namespace detail {
 
-[[noreturn]] inline void tensor_fail(const char* role, size_t index, const TensorSpec& spec,
-                                     const std::string& what) {
+[[noreturn]] inline void tensor_fail(const char* role, size_t index, const TensorSpec& spec, const std::string& what) {
   fail_invalid(std::string(role) + " " + std::to_string(index) + " ('" + spec.name + "'): " + what);
 }
 
 }  // namespace detail
 
 // Checks dtype, ndim and every fixed dimension of the spec; dims must be >= 0.
-inline void check_tensor_shape(const char* role, size_t index, const TensorSpec& spec,
-                               const DLTensor& t) {
+inline void check_tensor_shape(const char* role, size_t index, const TensorSpec& spec, const DLTensor& t) {
   if (!same_dtype(t.dtype, spec.dtype)) {
-    detail::tensor_fail(role, index, spec,
-                        "dtype is " + dtype_name(t.dtype) + ", expected " + dtype_name(spec.dtype));
+    detail::tensor_fail(role, index, spec, "dtype is " + dtype_name(t.dtype) + ", expected " + dtype_name(spec.dtype));
   }
   if (t.ndim != spec.ndim()) {
     detail::tensor_fail(role, index, spec,
-                        "has " + std::to_string(t.ndim) + " dimensions, expected " +
-                            std::to_string(spec.ndim()) + " (shape " + spec.shape_str() + ")");
+                        "has " + std::to_string(t.ndim) + " dimensions, expected " + std::to_string(spec.ndim()) +
+                            " (shape " + spec.shape_str() + ")");
   }
   if (t.ndim > 0 && t.shape == nullptr) detail::tensor_fail(role, index, spec, "shape is NULL");
   for (int32_t d = 0; d < t.ndim; ++d) {
     const bool bad = t.shape[d] < 0 || (spec.shape[d] != kDynamic && t.shape[d] != spec.shape[d]);
     if (bad) {
       detail::tensor_fail(role, index, spec,
-                          "shape " + format_shape(t.shape, t.ndim) + " does not match " +
-                              spec.shape_str() + " (dimension " + std::to_string(d) + ")");
+                          "shape " + format_shape(t.shape, t.ndim) + " does not match " + spec.shape_str() +
+                              " (dimension " + std::to_string(d) + ")");
     }
   }
 }
 
 // Everything a run needs: shape as above, plus the device, compact layout and
 // data present (NULL data is allowed only for empty tensors).
-inline void check_run_tensor(const char* role, size_t index, const TensorSpec& spec,
-                             const DLTensor& t, DLDevice device) {
+inline void check_run_tensor(const char* role, size_t index, const TensorSpec& spec, const DLTensor& t,
+                             DLDevice device) {
   check_tensor_shape(role, index, spec, t);
   if (!same_device(t.device, device)) {
     detail::tensor_fail(role, index, spec,
-                        "is on device " + device_str(t.device) + ", the container runs on " +
-                            device_str(device));
+                        "is on device " + device_str(t.device) + ", the container runs on " + device_str(device));
   }
   int64_t bytes = 0;
   if (!checked_nbytes(t, &bytes)) {
