@@ -15,7 +15,7 @@
 
 #ifdef __cplusplus
 extern "C" {
-#endif  // __cplusplus
+#endif // __cplusplus
 
 /**
  * The package ABI version this package was built against: 1.1.
@@ -26,7 +26,7 @@ uint32_t aotrun_pkg_abi_version(void);
  * Message of the last failure on the calling thread ("" if none); valid
  * until the next failing call on this thread.
  */
-const char* aotrun_pkg_get_last_error(void);
+const char *aotrun_pkg_get_last_error(void);
 
 /**
  * Creates a container of `args->num_models` instances (0: metadata only).
@@ -35,7 +35,7 @@ const char* aotrun_pkg_get_last_error(void);
  * # Safety
  * `out` is writable; `args` follows the package ABI.
  */
-int32_t aotrun_pkg_container_create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args);
+int32_t aotrun_pkg_container_create(aotrun_pkg_container **out, const aotrun_pkg_create_args *args);
 
 /**
  * Destroys a container made by aotrun_pkg_container_create. NULL is a no-op.
@@ -43,7 +43,7 @@ int32_t aotrun_pkg_container_create(aotrun_pkg_container** out, const aotrun_pkg
  * # Safety
  * `c` is NULL or a live container; no call on it overlaps or follows this.
  */
-int32_t aotrun_pkg_container_destroy(aotrun_pkg_container* c);
+int32_t aotrun_pkg_container_destroy(aotrun_pkg_container *c);
 
 /**
  * Writes the number of inputs (1).
@@ -51,7 +51,7 @@ int32_t aotrun_pkg_container_destroy(aotrun_pkg_container* c);
  * # Safety
  * `c` is a live container; `out` is writable.
  */
-int32_t aotrun_pkg_container_get_num_inputs(aotrun_pkg_container* c, size_t* out);
+int32_t aotrun_pkg_container_get_num_inputs(aotrun_pkg_container *c, size_t *out);
 
 /**
  * Writes the number of outputs (1).
@@ -59,7 +59,7 @@ int32_t aotrun_pkg_container_get_num_inputs(aotrun_pkg_container* c, size_t* out
  * # Safety
  * `c` is a live container; `out` is writable.
  */
-int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, size_t* out);
+int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container *c, size_t *out);
 
 /**
  * Describes input `index` (0: "x", float32 [-1, 4]).
@@ -68,7 +68,7 @@ int32_t aotrun_pkg_container_get_num_outputs(aotrun_pkg_container* c, size_t* ou
  * `c` is a live container; `out` is a zeroed spec whose struct_size is its
  * capacity in bytes.
  */
-int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out);
+int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container *c, size_t index, aotrun_pkg_tensor_spec *out);
 
 /**
  * Describes output `index` (0: "y", float32 [-1, 4]).
@@ -76,7 +76,7 @@ int32_t aotrun_pkg_container_get_input_spec(aotrun_pkg_container* c, size_t inde
  * # Safety
  * As for aotrun_pkg_container_get_input_spec.
  */
-int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t index, aotrun_pkg_tensor_spec* out);
+int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container *c, size_t index, aotrun_pkg_tensor_spec *out);
 
 /**
  * Output shapes for the given input shapes (y has the shape of x).
@@ -84,7 +84,7 @@ int32_t aotrun_pkg_container_get_output_spec(aotrun_pkg_container* c, size_t ind
  * # Safety
  * `c` is a live container; `args` follows the package ABI.
  */
-int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, const aotrun_pkg_shape_args* args);
+int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container *c, const aotrun_pkg_shape_args *args);
 
 /**
  * Thread-safe run: any number of threads may call it concurrently. Uses
@@ -94,7 +94,7 @@ int32_t aotrun_pkg_container_get_output_shapes(aotrun_pkg_container* c, const ao
  * `c` is a live container; `args` follows the package ABI and its buffers
  * stay valid until the work launched on `args->stream` has completed.
  */
-int32_t aotrun_pkg_container_run(aotrun_pkg_container* c, const aotrun_pkg_run_args* args);
+int32_t aotrun_pkg_container_run(aotrun_pkg_container *c, const aotrun_pkg_run_args *args);
 
 /**
  * Single-threaded run on instance 0: no locks, no events; the caller
@@ -103,10 +103,10 @@ int32_t aotrun_pkg_container_run(aotrun_pkg_container* c, const aotrun_pkg_run_a
  * # Safety
  * As for aotrun_pkg_container_run, and calls on `c` do not overlap.
  */
-int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* args);
+int32_t aotrun_pkg_container_run_single_threaded(aotrun_pkg_container *c, const aotrun_pkg_run_args *args);
 
 #ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+} // extern "C"
+#endif // __cplusplus
 
 #endif /* AOTRUN_RUST_AFFINE_H_ */
