@@ -15,6 +15,7 @@
 #include <aotrun/package_abi.h>
 
 #include "loader/symbols.hpp"
+#include "package/constant_info.hpp"
 
 namespace aotrun {
 
@@ -73,6 +74,14 @@ class PackageCode {
   // Whether specs may report rank -1 ("not stated"): only a bridge whose
   // format does not always declare shapes (.pt2 archives) may.
   virtual bool may_leave_specs_unknown() const { return false; }
+  // The constants the package's model holds itself, when its format keeps
+  // them inside the model (a .pt2), as read at open; nullptr when the
+  // package's constants are its ConstantTable (host-mapped, passed at
+  // container_create). For such a format, the `constants` of
+  // aotrun_pkg_create_args are replacements for some of these (already
+  // checked against this list by the host), applied to the new container
+  // before create returns.
+  virtual const std::vector<ConstantInfo>* model_constants() const { return nullptr; }
 
   // The package's message for its last failure on this thread, never empty.
   std::string last_error() const;
