@@ -185,10 +185,54 @@ PIN(aotrun_runner_stats, async_completed, RS_U64(16));
 PIN(aotrun_runner_stats, async_failed, RS_U64(17));
 PIN(aotrun_runner_stats, submit_blocked_ns, RS_U64(18));
 PIN(aotrun_runner_stats, would_block, RS_U64(19));
-PIN_SIZE(aotrun_runner_stats, RS_U64(20));
 PIN_LP64(aotrun_runner_stats, fallback_reason, 24);
 PIN_LP64(aotrun_runner_stats, would_block, 184);
+PIN_SIZE(aotrun_runner_stats, RS_U64(20));
 PIN_LP64_SIZE(aotrun_runner_stats, 192);
+#ifdef AOTRUN_API_VERSION_1_2
+/* aotrun_constants_state (1.2) */
+#define CS_active PIN_AFTER(0, size_t, uint64_t)
+#define CS_has_inactive PIN_AFTER(CS_active, uint64_t, int)
+#define CS_inactive PIN_AFTER(CS_has_inactive, int, uint64_t)
+#define CS_updates PIN_AFTER(CS_inactive, uint64_t, uint64_t)
+#define CS_swaps PIN_AFTER(CS_updates, uint64_t, uint64_t)
+PIN(aotrun_constants_state, struct_size, 0);
+PIN(aotrun_constants_state, active_generation, CS_active);
+PIN(aotrun_constants_state, has_inactive, CS_has_inactive);
+PIN(aotrun_constants_state, inactive_generation, CS_inactive);
+PIN(aotrun_constants_state, updates, CS_updates);
+PIN(aotrun_constants_state, swaps, CS_swaps);
+PIN_SIZE(aotrun_constants_state, CS_swaps + sizeof(uint64_t));
+PIN_LP64(aotrun_constants_state, inactive_generation, 24);
+PIN_LP64_SIZE(aotrun_constants_state, 48);
+
+/* aotrun_constant_info (1.2) */
+#define CI_name PIN_AFTER(0, size_t, cstr)
+#define CI_original_name PIN_AFTER(CI_name, cstr, cstr)
+#define CI_dtype PIN_AFTER(CI_original_name, cstr, DLDataType)
+#define CI_ndim PIN_AFTER(CI_dtype, DLDataType, int32_t)
+#define CI_shape PIN_AFTER(CI_ndim, int32_t, cshape)
+#define CI_nbytes PIN_AFTER(CI_shape, cshape, uint64_t)
+#define CI_folded PIN_AFTER(CI_nbytes, uint64_t, int)
+PIN(aotrun_constant_info, struct_size, 0);
+PIN(aotrun_constant_info, name, CI_name);
+PIN(aotrun_constant_info, original_name, CI_original_name);
+PIN(aotrun_constant_info, dtype, CI_dtype);
+PIN(aotrun_constant_info, ndim, CI_ndim);
+PIN(aotrun_constant_info, shape, CI_shape);
+PIN(aotrun_constant_info, nbytes, CI_nbytes);
+PIN(aotrun_constant_info, folded, CI_folded);
+PIN_SIZE(aotrun_constant_info, PIN_ROUND(CI_folded + sizeof(int), PIN_ALIGNOF(size_t)));
+PIN_LP64(aotrun_constant_info, dtype, 24);
+PIN_LP64(aotrun_constant_info, shape, 32);
+PIN_LP64(aotrun_constant_info, folded, 48);
+PIN_LP64_SIZE(aotrun_constant_info, 56);
+
+/* aotrun_named_tensor (1.2) */
+PIN(aotrun_named_tensor, name, 0);
+PIN(aotrun_named_tensor, tensor, PIN_AFTER(0, cstr, DLTensor));
+PIN_LP64_SIZE(aotrun_named_tensor, 56);
+#endif
 
 /* The dlopen function table: every slot, in order. Slots of a released
  * version never move; a new version appends after the previous one's last
@@ -260,7 +304,17 @@ PIN(aotrun_api, runner_run_on_cuda_stream, API_SLOT(61)); /* last slot of 1.0 */
 #ifdef AOTRUN_API_VERSION_1_1
 PIN(aotrun_api, package_options_set_pt2_model, API_SLOT(62));
 PIN(aotrun_api, package_options_set_libtorch, API_SLOT(63)); /* last slot of 1.1 */
-PIN_SIZE(aotrun_api, API_SLOT(64));                          /* grows only by appending */
+#endif
+#ifdef AOTRUN_API_VERSION_1_2
+PIN(aotrun_api, package_get_constant, API_SLOT(64));
+PIN(aotrun_api, runner_update_constants, API_SLOT(65));
+PIN(aotrun_api, runner_update_constants_from_file, API_SLOT(66));
+PIN(aotrun_api, runner_swap_constants, API_SLOT(67));
+PIN(aotrun_api, runner_free_inactive_constants, API_SLOT(68));
+PIN(aotrun_api, runner_get_constants_state, API_SLOT(69)); /* last slot of 1.2 */
+PIN_SIZE(aotrun_api, API_SLOT(70));                        /* grows only by appending */
+#elif defined(AOTRUN_API_VERSION_1_1)
+PIN_SIZE(aotrun_api, API_SLOT(64));
 #else
 PIN_SIZE(aotrun_api, API_SLOT(62));
 #endif
@@ -392,6 +446,12 @@ int main(void) {
   expect_size("AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0", AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0, sizeof(aotrun_tensor_info));
   expect_size("AOTRUN_SYMBOL_INFO_STRUCT_SIZE_1_0", AOTRUN_SYMBOL_INFO_STRUCT_SIZE_1_0, sizeof(aotrun_symbol_info));
   expect_size("AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0", AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0, sizeof(aotrun_runner_stats));
+#ifdef AOTRUN_API_VERSION_1_2
+  expect_size("AOTRUN_CONSTANT_INFO_STRUCT_SIZE_1_2", AOTRUN_CONSTANT_INFO_STRUCT_SIZE_1_2,
+              sizeof(aotrun_constant_info));
+  expect_size("AOTRUN_CONSTANTS_STATE_STRUCT_SIZE_1_2", AOTRUN_CONSTANTS_STATE_STRUCT_SIZE_1_2,
+              sizeof(aotrun_constants_state));
+#endif
   expect_size("AOTRUN_PKG_HOST_STRUCT_SIZE_1_0", AOTRUN_PKG_HOST_STRUCT_SIZE_1_0, sizeof(aotrun_pkg_host));
   expect_size("AOTRUN_PKG_CREATE_ARGS_STRUCT_SIZE_1_0", AOTRUN_PKG_CREATE_ARGS_STRUCT_SIZE_1_0,
               sizeof(aotrun_pkg_create_args));

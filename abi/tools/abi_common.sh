@@ -71,7 +71,8 @@ abi_map_symbols() {
         if (w == "") continue
         if (w == "{") { ++depth; continue }
         if (w == "}") { --depth; if (depth == 0) { node = ""; section = "" } continue }
-        if (w == ";") continue
+        # "} AOTRUN_1.0;" names the node inherited: the next name is a new node.
+        if (w == ";") { if (depth == 0) node = ""; continue }
         if (depth == 0) { if (node == "") node = w; continue }
         if (w == "global:" || w == "local:") { section = w; continue }
         if (w ~ /:$/) { section = w; continue }

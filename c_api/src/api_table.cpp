@@ -71,6 +71,13 @@ aotrun_api make_table() {
   // 1.1
   t.package_options_set_pt2_model = &aotrun_package_options_set_pt2_model;
   t.package_options_set_libtorch = &aotrun_package_options_set_libtorch;
+  // 1.2
+  t.package_get_constant = &aotrun_package_get_constant;
+  t.runner_update_constants = &aotrun_runner_update_constants;
+  t.runner_update_constants_from_file = &aotrun_runner_update_constants_from_file;
+  t.runner_swap_constants = &aotrun_runner_swap_constants;
+  t.runner_free_inactive_constants = &aotrun_runner_free_inactive_constants;
+  t.runner_get_constants_state = &aotrun_runner_get_constants_state;
   return t;
 }
 

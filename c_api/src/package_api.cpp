@@ -131,7 +131,7 @@ aotrun_status* aotrun_package_get_info(const aotrun_package* package, aotrun_pac
     i.device = p.device();
     i.num_inputs = p.inputs().size();
     i.num_outputs = p.outputs().size();
-    i.num_constants = p.constants().size();
+    i.num_constants = p.constant_list().size();
     i.constant_bytes = p.constant_bytes();
     i.num_symbols = package->pkg->code().symbols().size();
     i.hashes_verified = p.hashes_verified() ? 1 : 0;
@@ -202,6 +202,29 @@ int aotrun_package_mode_available(const aotrun_package* package, aotrun_mode mod
   const std::string& why = package->pkg->mode_reason(m);
   if (reason != nullptr) *reason = why.c_str();
   return why.empty() ? 1 : 0;
+}
+
+aotrun_status* aotrun_package_get_constant(const aotrun_package* package, size_t index, aotrun_constant_info* info) {
+  return guarded([&] {
+    require(package, "package");
+    require(info, "info");
+    const auto& list = package->pkg->constant_list();
+    if (index >= list.size()) {
+      fail(Code::InvalidArgument, "constant index " + std::to_string(index) + " out of range (package '" +
+                                      package->pkg->name() + "' has " + std::to_string(list.size()) + ")");
+    }
+    const aotrun::ConstantInfo& c = list[index];
+    aotrun_constant_info i{};
+    i.struct_size = sizeof(i);
+    i.name = c.name.c_str();
+    i.original_name = c.original_name.c_str();
+    i.dtype = c.dtype;
+    i.ndim = c.shape_known ? static_cast<int32_t>(c.shape.size()) : -1;
+    i.shape = c.shape_known ? c.shape.data() : nullptr;
+    i.nbytes = c.nbytes;
+    i.folded = c.folded ? 1 : 0;
+    copy_out(i, info);
+  });
 }
 
 }  // extern "C"

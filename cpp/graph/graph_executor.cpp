@@ -59,7 +59,7 @@ GraphExecutor::GraphExecutor(Container& container, const RunnerOptions& options,
                              std::unique_ptr<GraphDevice> device)
     : container_(container), options_(options), counters_(counters), device_(std::move(device)), frozen_(false) {}
 
-GraphExecutor::~GraphExecutor() = default;
+GraphExecutor::~GraphExecutor() { evict(); }
 
 GraphExecutor::Entry* GraphExecutor::find(const DLTensor* inputs, size_t num_inputs) {
   for (auto& e : entries_) {
@@ -141,6 +141,8 @@ bool GraphExecutor::capture(Entry& e) {
   RunnerCounters::add(c.capture_ns, now_ns() - t0);
   RunnerCounters::add(c.graph_pool_bytes, e.bytes + graph_bytes);
   RunnerCounters::add(c.graphs_cached);
+  pool_bytes_ += e.bytes + graph_bytes;
+  ++graphs_;
   return true;
 }
 
@@ -253,9 +255,12 @@ void GraphExecutor::capture_upfront(const std::vector<std::vector<std::vector<in
 
 void GraphExecutor::evict() {
   entries_.clear();
-  auto& c = counters_;
-  c.graph_pool_bytes.store(0);
-  c.graphs_cached.store(0);
+  // A runner has a graph executor per constant set: take back only this
+  // one's share of the totals.
+  counters_.graph_pool_bytes.fetch_sub(pool_bytes_, std::memory_order_relaxed);
+  counters_.graphs_cached.fetch_sub(graphs_, std::memory_order_relaxed);
+  pool_bytes_ = 0;
+  graphs_ = 0;
 }
 
 }  // namespace aotrun

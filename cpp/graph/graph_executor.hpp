@@ -51,6 +51,8 @@ class GraphExecutor {
   std::unique_ptr<GraphDevice> device_;
   std::vector<std::unique_ptr<Entry>> entries_;
   bool frozen_ = false;  // guarded by the runner's serial lock
+  // This executor's share of counters_.graph_pool_bytes / graphs_cached.
+  uint64_t pool_bytes_ = 0, graphs_ = 0;
 };
 
 }  // namespace aotrun

@@ -72,6 +72,7 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
   p->device_ = loaded.device;
   p->code_ = std::move(loaded.code);
   p->constants_ = std::move(loaded.constants);
+  p->list_constants();
   p->hashes_verified_ = loaded.hashes_verified;
   p->timings_.verify_ns = loaded.verify_ns;
   p->timings_.dlopen_ns = loaded.dlopen_ns;
@@ -88,6 +89,26 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
   }
   p->timings_.open_ns = now_ns() - t0;
   return p;
+}
+
+void Package::list_constants() {
+  if (const std::vector<ConstantInfo>* held = code_->model_constants()) {
+    constant_list_ = *held;
+  } else {
+    for (const aotrun_pkg_constant& c : constants_.entries()) {
+      ConstantInfo info;
+      info.name = c.name;
+      info.original_name = c.name;
+      info.dtype = c.tensor.dtype;
+      info.shape.assign(c.tensor.shape, c.tensor.shape + c.tensor.ndim);
+      // The table's tensors were checked against their files: no overflow.
+      uint64_t n = (static_cast<uint64_t>(c.tensor.dtype.bits) * c.tensor.dtype.lanes + 7) / 8;
+      for (int d = 0; d < c.tensor.ndim; ++d) n *= static_cast<uint64_t>(c.tensor.shape[d]);
+      info.nbytes = n;
+      constant_list_.push_back(std::move(info));
+    }
+  }
+  for (const ConstantInfo& c : constant_list_) constant_bytes_ += c.nbytes;
 }
 
 bool Package::mode_available(RunMode mode, std::string* reason) const {

@@ -12,6 +12,7 @@
 
 #include <aotrun/package_abi.h>
 
+#include "package/constant_info.hpp"
 #include "package/constant_table.hpp"
 #include "package/package_code.hpp"
 #include "package/tensor_spec.hpp"
@@ -50,7 +51,14 @@ class Package {
   // False for a .pt2 whose specs are unknown: output shapes exist only after a run.
   bool outputs_known() const { return outputs_.empty() || outputs_[0].known; }
   const std::vector<aotrun_pkg_constant>& constants() const { return constants_.entries(); }
-  uint64_t constant_bytes() const { return constants_.bytes(); }
+  // Every constant of the package, whoever holds it: its ConstantTable, or
+  // (a .pt2) the model library (PackageCode::model_constants). What
+  // aotrun_package_get_constant lists and updates are checked against.
+  const std::vector<ConstantInfo>& constant_list() const { return constant_list_; }
+  uint64_t constant_bytes() const { return constant_bytes_; }
+  // Whether the model holds its own constants: containers are created with
+  // replacements only (package_code.hpp), not with the whole table.
+  bool model_holds_constants() const { return code_->model_constants() != nullptr; }
   bool hashes_verified() const { return hashes_verified_; }
   const LoadTimings& timings() const { return timings_; }
 
@@ -70,12 +78,15 @@ class Package {
 
  private:
   Package() = default;
+  void list_constants();
 
   std::string path_, dir_, name_;
   const char* format_ = "";
   DLDevice device_{kDLCPU, 0};
   std::unique_ptr<PackageCode> code_;
   ConstantTable constants_;
+  std::vector<ConstantInfo> constant_list_;
+  uint64_t constant_bytes_ = 0;
   bool hashes_verified_ = false;
   std::vector<TensorSpec> inputs_, outputs_;
   std::string mode_reasons_[3];

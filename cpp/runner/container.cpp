@@ -10,15 +10,16 @@
 
 namespace aotrun {
 
-Container::Container(const Package& pkg, RunnerDevice& device, DLDevice dl_device, int32_t num_models)
+Container::Container(const Package& pkg, RunnerDevice& device, DLDevice dl_device, int32_t num_models,
+                     const std::vector<aotrun_pkg_constant>& constants)
     : pkg_(pkg), device_(device), dl_device_(dl_device) {
   aotrun_pkg_create_args args{};
   args.struct_size = sizeof(args);
   args.num_models = num_models;
   args.device = dl_device;
   args.host = device.host();
-  args.constants = pkg.constants().data();
-  args.num_constants = pkg.constants().size();
+  args.constants = constants.data();
+  args.num_constants = constants.size();
   args.package_dir = pkg.dir().empty() ? nullptr : pkg.dir().c_str();
   aotrun_pkg_container* c = nullptr;
   const int32_t rc = package_call(pkg.name(), "container_create", [&] { return pkg.code().create(&c, &args); });

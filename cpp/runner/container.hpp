@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <aotrun/package_abi.h>
 #include <dlpack/dlpack.h>
@@ -20,9 +21,12 @@ namespace aotrun {
 class Container {
  public:
   // container_create with `num_models` instances on `device` (whose host
-  // table the package gets). `pkg` and `device` outlive the container.
-  // Throws OUT_OF_MEMORY or PACKAGE with the package's message.
-  Container(const Package& pkg, RunnerDevice& device, DLDevice dl_device, int32_t num_models);
+  // table the package gets) and `constants` (the package's table, or a
+  // constant set's entries; they outlive the container). `pkg` and `device`
+  // outlive the container. Throws OUT_OF_MEMORY or PACKAGE with the
+  // package's message.
+  Container(const Package& pkg, RunnerDevice& device, DLDevice dl_device, int32_t num_models,
+            const std::vector<aotrun_pkg_constant>& constants);
   // Waits for the device's own stream (nothing of the container may still
   // run), then destroys the container; a failure there is logged.
   ~Container();

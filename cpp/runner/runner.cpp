@@ -152,11 +152,16 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   r->backend_ = make_runner_device(*r->pkg_, r->device_);
   r->window_ = std::make_unique<InflightWindow>(
       options.max_inflight > 0 ? options.max_inflight : r->backend_->default_max_inflight(options.num_models));
-  r->container_ = std::make_unique<Container>(*r->pkg_, *r->backend_, r->device_, options.num_models);
+  auto initial = std::make_unique<ConstantSet>();
+  // A package's own constants: its table, or none for a model that holds them.
+  if (!r->pkg_->model_holds_constants()) initial->entries = r->pkg_->constants();
+  initial->container =
+      std::make_unique<Container>(*r->pkg_, *r->backend_, r->device_, options.num_models, initial->entries);
+  ConstantSet& first = *initial;
+  r->slots_ = std::make_unique<ConstantSlots>(std::move(initial));
   if (r->effective_ == RunMode::Graph) {
-    r->graphs_ =
-        std::make_unique<GraphExecutor>(*r->container_, r->options_, r->counters_, r->backend_->make_graph_device());
-    r->graphs_->capture_upfront(options.capture_shapes);
+    std::lock_guard<std::mutex> lock(r->serial_);
+    r->graphs_of(first);  // up-front captures fail the creation, not a run
   }
   return r;
 }
@@ -188,7 +193,8 @@ void Runner::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* s
     fail(Code::InvalidArgument, "shapes holds " + std::to_string(capacity) + " elements; the outputs of package '" +
                                     pkg_->name() + "' need " + std::to_string(need));
   }
-  container_->output_shapes(inputs, num_inputs, shapes, capacity);
+  ConstantSlots::Lease lease(*slots_);
+  lease.set().container->output_shapes(inputs, num_inputs, shapes, capacity);
 }
 
 void Runner::validate_run_inputs(const DLTensor* inputs, size_t num_inputs) const {
@@ -221,7 +227,10 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
     heap.resize(need);
     shapes = heap.data();
   }
-  container_->output_shapes(inputs, num_inputs, shapes, need > kStackDims ? need : kStackDims);
+  {
+    ConstantSlots::Lease lease(*slots_);
+    lease.set().container->output_shapes(inputs, num_inputs, shapes, need > kStackDims ? need : kStackDims);
+  }
   if (cacheable) {
     cache.runner_id = id_;
     cache.valid = false;  // its descriptors belonged to the previous key
@@ -235,24 +244,43 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
 }
 
 void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream) {
+  // Serial modes take the lock before the lease: a run waiting for the lock
+  // must not hold a set that a writer waits to free.
   switch (effective_) {
-    case RunMode::Threaded:
-      container_->call(false, inputs, num_inputs, outputs, num_outputs, stream);
-      if (stream == nullptr) container_->finish_own_stream();
+    case RunMode::Threaded: {
+      ConstantSlots::Lease lease(*slots_);
+      Container& c = *lease.set().container;
+      c.call(false, inputs, num_inputs, outputs, num_outputs, stream);
+      if (stream == nullptr) c.finish_own_stream();
       if (uses_fallback_) RunnerCounters::add(counters_.fallback_runs);
       return;
+    }
     case RunMode::SingleThreaded: {
       std::lock_guard<std::mutex> lock(serial_);
-      container_->call(true, inputs, num_inputs, outputs, num_outputs, stream);
-      if (stream == nullptr) container_->finish_own_stream();
+      ConstantSlots::Lease lease(*slots_);
+      Container& c = *lease.set().container;
+      c.call(true, inputs, num_inputs, outputs, num_outputs, stream);
+      if (stream == nullptr) c.finish_own_stream();
       return;
     }
     case RunMode::Graph: {
       std::lock_guard<std::mutex> lock(serial_);
-      graphs_->run(inputs, num_inputs, outputs, num_outputs, stream);
+      ConstantSlots::Lease lease(*slots_);
+      graphs_of(lease.set()).run(inputs, num_inputs, outputs, num_outputs, stream);
       return;
     }
   }
+}
+
+GraphExecutor& Runner::graphs_of(ConstantSet& set) {
+  if (!set.graphs) {
+    // A set's graphs read its container's constants: each set captures its
+    // own, so a replay never reads another set's weights.
+    set.graphs = std::make_unique<GraphExecutor>(*set.container, options_, counters_, backend_->make_graph_device());
+    set.graphs->capture_upfront(options_.capture_shapes);
+    if (graphs_frozen_) set.graphs->freeze();
+  }
+  return *set.graphs;
 }
 
 void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
@@ -286,9 +314,12 @@ void Runner::run_on_device_stream(void* stream, const DLTensor* inputs, size_t n
 }
 
 void Runner::evict_graphs() {
-  if (!graphs_) return;
+  if (effective_ != RunMode::Graph) return;
+  std::lock_guard<std::mutex> writers(slots_->writer_mutex());
   std::lock_guard<std::mutex> lock(serial_);
-  graphs_->evict();
+  slots_->for_each([](ConstantSet& set) {
+    if (set.graphs) set.graphs->evict();
+  });
 }
 
 }  // namespace aotrun
@@ -296,9 +327,62 @@ void Runner::evict_graphs() {
 namespace aotrun {
 
 void Runner::freeze_graphs() {
-  if (!graphs_) return;
+  if (effective_ != RunMode::Graph) return;
+  std::lock_guard<std::mutex> writers(slots_->writer_mutex());
   std::lock_guard<std::mutex> lock(serial_);
-  graphs_->freeze();
+  graphs_frozen_ = true;
+  slots_->for_each([](ConstantSet& set) {
+    if (set.graphs) set.graphs->freeze();
+  });
+}
+
+void Runner::check_writer_thread(const char* what) const {
+  // Inside a run (a log callback from package code), a writer could wait
+  // for a writer that waits for this very run. Event callbacks hold no run.
+  if (slots_->leased_by_this_thread()) {
+    fail(Code::InvalidArgument, std::string(what) + " of package '" + pkg_->name() +
+                                    "' called from inside one of the runner's own runs: it could wait for itself");
+  }
+}
+
+void Runner::install(ConstantSet next) {
+  auto set = std::make_unique<ConstantSet>(std::move(next));
+  set->generation = next_generation_;
+  set->container = std::make_unique<Container>(*pkg_, *backend_, device_, options_.num_models, set->entries);
+  const uint64_t generation = next_generation_++;
+  slots_->install_inactive(std::move(set));
+  RunnerCounters::add(counters_.constant_updates);
+  counters_.inactive_generation.store(generation);
+}
+
+void Runner::update_constants(const NamedTensor* tensors, size_t count, uint32_t flags) {
+  check_writer_thread("a constant update");
+  std::lock_guard<std::mutex> writers(slots_->writer_mutex());
+  install(build_update(*pkg_, slots_->active(), tensors, count, flags));
+}
+
+void Runner::update_constants_from_file(const std::string& path, uint32_t flags) {
+  check_writer_thread("a constant update");
+  std::lock_guard<std::mutex> writers(slots_->writer_mutex());
+  install(build_update_from_file(*pkg_, slots_->active(), path, flags));
+}
+
+void Runner::swap_constants() {
+  check_writer_thread("a constant swap");
+  std::lock_guard<std::mutex> writers(slots_->writer_mutex());
+  if (!slots_->swap()) {
+    fail(Code::InvalidArgument, "runner of package '" + pkg_->name() +
+                                    "' has no inactive constants to swap in (aotrun_runner_update_constants first)");
+  }
+  RunnerCounters::add(counters_.constant_swaps);
+  counters_.inactive_generation.store(counters_.constant_generation.load());
+  counters_.constant_generation.store(slots_->active().generation);
+}
+
+void Runner::free_inactive_constants() {
+  check_writer_thread("freeing inactive constants");
+  std::lock_guard<std::mutex> writers(slots_->writer_mutex());
+  if (slots_->free_inactive()) counters_.inactive_generation.store(RunnerCounters::kNoSet);
 }
 
 }  // namespace aotrun

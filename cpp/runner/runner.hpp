@@ -19,6 +19,8 @@
 #include "runner/container.hpp"
 #include "runner/options.hpp"
 #include "stats/runner_stats.hpp"
+#include "weights/constant_slots.hpp"
+#include "weights/constant_update.hpp"
 
 namespace aotrun {
 
@@ -87,6 +89,18 @@ class Runner {
   // Graph mode: no capture from now on; shapes without a graph run eagerly.
   void freeze_graphs();
 
+  // Constants (weights), aotrun.h "Updating constants while serving". An
+  // update builds a new set (a new container created with it) as the
+  // inactive one, replacing any inactive set; a swap makes it active (runs in
+  // flight finish on the set they started with); free_inactive releases the
+  // inactive set once no run uses it. Writers are serialised; runs never
+  // wait for them. Throws Error (InvalidArgument from a run's own thread, or
+  // for what build_update refuses; the package's create errors).
+  void update_constants(const NamedTensor* tensors, size_t count, uint32_t flags);
+  void update_constants_from_file(const std::string& path, uint32_t flags);
+  void swap_constants();
+  void free_inactive_constants();
+
  private:
   Runner() = default;
   void settle_mode();
@@ -95,6 +109,10 @@ class Runner {
   void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
   void run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
   cpu::Stream* pick_async_stream();
+  // The graphs of `set`, made on its first graph-mode run (serial lock held).
+  GraphExecutor& graphs_of(ConstantSet& set);
+  void check_writer_thread(const char* what) const;
+  void install(ConstantSet next);
 
   std::shared_ptr<Package> pkg_;
   RunnerOptions options_;
@@ -108,11 +126,13 @@ class Runner {
   RunnerCounters counters_;
   std::mutex serial_;  // single_threaded and graph modes: one call at a time
   std::unique_ptr<InflightWindow> window_;
-  // Destroyed in reverse order: workers (idle by then), graphs, the
-  // container (after the device's stream is drained), the device.
+  // Destroyed in reverse order: workers (idle by then), the constant sets
+  // (each: its graphs, then its container, after the device's stream is
+  // drained), the device.
   std::unique_ptr<RunnerDevice> backend_;
-  std::unique_ptr<Container> container_;
-  std::unique_ptr<GraphExecutor> graphs_;
+  std::unique_ptr<ConstantSlots> slots_;
+  bool graphs_frozen_ = false;    // graph mode; guarded by serial_
+  uint64_t next_generation_ = 1;  // guarded by the slots' writer mutex
   std::once_flag workers_once_;
   std::atomic<size_t> next_worker_{0};
   std::vector<std::unique_ptr<cpu::Stream>> workers_;  // asynchronous runs (host threads, any device)

@@ -16,6 +16,11 @@ struct RunnerCounters {
   // Asynchronous runs.
   std::atomic<uint64_t> inflight{0}, peak_inflight{0}, async_submitted{0}, async_completed{0}, async_failed{0};
   std::atomic<uint64_t> submit_blocked_ns{0}, would_block{0};
+  // Constants (weights): updates installed, swaps, the active and inactive
+  // sets' generations (written by the writers, under their mutex).
+  static constexpr uint64_t kNoSet = UINT64_MAX;
+  std::atomic<uint64_t> constant_updates{0}, constant_swaps{0}, constant_generation{0};
+  std::atomic<uint64_t> inactive_generation{kNoSet};
 
   static void add(std::atomic<uint64_t>& c, uint64_t v = 1) { c.fetch_add(v, std::memory_order_relaxed); }
 };

@@ -59,7 +59,7 @@ extern "C" {
  * ========================================================================= */
 
 #define AOTRUN_VERSION_MAJOR 1
-#define AOTRUN_VERSION_MINOR 1
+#define AOTRUN_VERSION_MINOR 2
 #define AOTRUN_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 #define AOTRUN_MAKE_VERSION(major, minor, patch) \
@@ -590,6 +590,136 @@ AOTRUN_API aotrun_status* aotrun_runner_run_on_cuda_stream(aotrun_runner* runner
                                                            size_t num_outputs);
 
 /* ===========================================================================
+ * Constants (weights): listing them, and updating them while serving
+ * (since 1.2).
+ *
+ * A package's constants are its weights: the tensors of its .safetensors
+ * files (aotrun packages), or those the model library holds (a .pt2, whose
+ * weights are linked into its .so or stored beside it in the archive).
+ *
+ * Updating while serving. A runner has an active set of constants, which
+ * runs use, and at most one inactive set. aotrun_runner_update_constants
+ * builds a new set from named tensors (or a .safetensors file) and makes it
+ * the inactive one; aotrun_runner_swap_constants makes it active, and the
+ * set it replaces becomes the inactive one (so a second swap rolls back);
+ * aotrun_runner_free_inactive_constants releases the inactive set. Each set
+ * has its own container of the package, created with that set's constants:
+ * the package needs no entry point for this, so packages of every ABI
+ * version and .pt2 archives support it. Rules, for every mode:
+ *  - A run uses one set from start to end: all old or all new weights,
+ *    never a mix. A run uses the set that is active when it starts
+ *    executing (for an asynchronous run: when a worker starts it, not when
+ *    it was submitted).
+ *  - A swap does not wait: runs in flight finish on the set they started
+ *    with while later runs use the new one. Runs never wait for updates.
+ *  - An update or a free waits only for the runs still executing on the
+ *    inactive set it replaces or frees (runs that started before the last
+ *    swap); an update does not touch the active set.
+ *  - Graph mode: each set has its own graphs, captured on its own container,
+ *    so no replay reads another set's weights. After a swap to a new set its
+ *    shapes warm up and capture again, like a new runner's (counted in
+ *    graph_warmups and graph_captures; up-front capture shapes are captured
+ *    on its first run); swapping back finds the old set's graphs still valid.
+ *  - aotrun_runner_get_constants_state says which set is active.
+ *  - Memory: an update copies named tensors into memory of the runner's (a
+ *    .safetensors file is mapped instead: its pages are read as runs touch
+ *    them), shares the constants it does not name with the active set, and
+ *    creates a container: until the inactive set is freed, the runner holds
+ *    both. For a .pt2 the model library also keeps its own copy of the
+ *    constants in each container.
+ *  - Update, swap and free are serialised with each other; call them from
+ *    any thread, including an event callback, but not from inside a run of
+ *    the same runner (a log callback during its package code):
+ *    INVALID_ARGUMENT, since the call could wait for itself.
+ * ========================================================================= */
+
+/* One constant of a package (aotrun_package_get_constant). */
+typedef struct aotrun_constant_info {
+  size_t struct_size;
+  const char* name;          /* the name updates use; owned by the package */
+  const char* original_name; /* the model's own name for it (a .pt2's
+                                parameter or buffer name); == name if none */
+  DLDataType dtype;
+  int32_t ndim;         /* -1: the package does not state the shape */
+  const int64_t* shape; /* ndim dims, owned by the package */
+  uint64_t nbytes;      /* size in bytes; 0 when the package cannot say */
+  int folded;           /* 1: computed from other constants when a container
+                           is created (a .pt2's constant folding); it cannot
+                           be updated, and updating the constants it is folded
+                           from recomputes it */
+} aotrun_constant_info;
+
+/* Fills *info for constant `index` (< aotrun_package_info.num_constants; set
+ * info->struct_size first). Strings and shape stay valid while the package
+ * is open. Any thread. Errors: INVALID_ARGUMENT (NULL, index out of range,
+ * struct_size not set). Since 1.2. */
+AOTRUN_API aotrun_status* aotrun_package_get_constant(const aotrun_package* package, size_t index,
+                                                      aotrun_constant_info* info);
+
+/* A new value for one constant: host memory (kDLCPU, kDLCUDAHost or
+ * kDLCUDAManaged), contiguous, of the constant's dtype and shape. Borrowed
+ * for the duration of the call. */
+typedef struct aotrun_named_tensor {
+  const char* name;
+  DLTensor tensor;
+} aotrun_named_tensor;
+
+/* Flags of the update calls. */
+#define AOTRUN_CONSTANTS_FULL_UPDATE       \
+  1u /* every constant that can be updated \
+        must be named (not folded ones) */
+
+/* Builds the runner's inactive set of constants: the active set's, with the
+ * `count` named tensors in place of the constants they name (copied: the
+ * caller may free them when the call returns), and a new container created
+ * with it. Replaces an inactive set the runner had. Runs go on using the
+ * active set meanwhile. Any thread (see the rules above).
+ * Errors: INVALID_ARGUMENT naming the constant (unknown name, folded, given
+ * twice, wrong dtype/shape/size, not host memory, not contiguous, NULL data,
+ * unknown flags, with FULL_UPDATE the constants left out; or called from a
+ * run of this runner); OUT_OF_MEMORY; PACKAGE (the package's container
+ * creation failed; nothing changed). Since 1.2. */
+AOTRUN_API aotrun_status* aotrun_runner_update_constants(aotrun_runner* runner, const aotrun_named_tensor* tensors,
+                                                         size_t count, uint32_t flags);
+
+/* As aotrun_runner_update_constants, with every tensor of a .safetensors
+ * file as the new values; the file is mapped, not copied, and stays mapped
+ * while a set uses it. Errors: as above (the message names the file), and
+ * NOT_FOUND (no such file), LOAD_FAILED (cannot be read or mapped),
+ * INVALID_ARGUMENT (not a valid .safetensors file). Since 1.2. */
+AOTRUN_API aotrun_status* aotrun_runner_update_constants_from_file(aotrun_runner* runner, const char* path,
+                                                                   uint32_t flags);
+
+/* Makes the inactive set active, atomically for every later run; the active
+ * one becomes inactive. Does not wait for runs in flight. Any thread.
+ * Errors: INVALID_ARGUMENT (no inactive set, or called from a run of this
+ * runner). Since 1.2. */
+AOTRUN_API aotrun_status* aotrun_runner_swap_constants(aotrun_runner* runner);
+
+/* Releases the inactive set (its container, copies and mappings) once the
+ * runs still executing on it have finished; OK when there is none. Any
+ * thread. Errors: INVALID_ARGUMENT (called from a run of this runner).
+ * Since 1.2. */
+AOTRUN_API aotrun_status* aotrun_runner_free_inactive_constants(aotrun_runner* runner);
+
+/* Which constant sets a runner has, and what was done to them. Sets are
+ * numbered by generation: 0 is the package's own constants, then 1, 2, ...
+ * in the order the runner's updates built them. */
+typedef struct aotrun_constants_state {
+  size_t struct_size;
+  uint64_t active_generation;   /* the set runs use now */
+  int has_inactive;             /* 1: an inactive set exists (swap would use it) */
+  uint64_t inactive_generation; /* when has_inactive */
+  uint64_t updates;             /* successful update calls */
+  uint64_t swaps;               /* successful swaps */
+} aotrun_constants_state;
+
+/* Snapshot of *state (set state->struct_size first). Any thread, never
+ * waits for updates or runs; while a writer works, fields may come from
+ * either side of it. Errors: INVALID_ARGUMENT. Since 1.2. */
+AOTRUN_API aotrun_status* aotrun_runner_get_constants_state(const aotrun_runner* runner, aotrun_constants_state* state);
+
+/* ===========================================================================
  * Function table for dlopen users (ONNX Runtime's OrtGetApiBase pattern).
  *
  * dlsym one symbol, `aotrun_get_api`, and call it with the API version your
@@ -600,7 +730,8 @@ AOTRUN_API aotrun_status* aotrun_runner_run_on_cuda_stream(aotrun_runner* runner
 
 #define AOTRUN_API_VERSION_1_0 AOTRUN_MAKE_VERSION(1, 0, 0)
 #define AOTRUN_API_VERSION_1_1 AOTRUN_MAKE_VERSION(1, 1, 0)
-#define AOTRUN_API_VERSION AOTRUN_API_VERSION_1_1
+#define AOTRUN_API_VERSION_1_2 AOTRUN_MAKE_VERSION(1, 2, 0)
+#define AOTRUN_API_VERSION AOTRUN_API_VERSION_1_2
 
 typedef struct aotrun_api {
   uint32_t version; /* the version of the table actually returned */
@@ -671,6 +802,13 @@ typedef struct aotrun_api {
   /* 1.1 */
   aotrun_status* (*package_options_set_pt2_model)(aotrun_package_options*, const char*);
   aotrun_status* (*package_options_set_libtorch)(aotrun_package_options*, const char*);
+  /* 1.2 */
+  aotrun_status* (*package_get_constant)(const aotrun_package*, size_t, aotrun_constant_info*);
+  aotrun_status* (*runner_update_constants)(aotrun_runner*, const aotrun_named_tensor*, size_t, uint32_t);
+  aotrun_status* (*runner_update_constants_from_file)(aotrun_runner*, const char*, uint32_t);
+  aotrun_status* (*runner_swap_constants)(aotrun_runner*);
+  aotrun_status* (*runner_free_inactive_constants)(aotrun_runner*);
+  aotrun_status* (*runner_get_constants_state)(const aotrun_runner*, aotrun_constants_state*);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -696,6 +834,9 @@ AOTRUN_API const aotrun_api* aotrun_get_api(uint32_t version);
 #define AOTRUN_SYMBOL_INFO_STRUCT_SIZE_1_0 \
   AOTRUN_ALIGN_UP(offsetof(aotrun_symbol_info, since) + sizeof(uint32_t), sizeof(size_t))
 #define AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0 (offsetof(aotrun_runner_stats, would_block) + sizeof(uint64_t))
+#define AOTRUN_CONSTANTS_STATE_STRUCT_SIZE_1_2 (offsetof(aotrun_constants_state, swaps) + sizeof(uint64_t))
+#define AOTRUN_CONSTANT_INFO_STRUCT_SIZE_1_2 \
+  AOTRUN_ALIGN_UP(offsetof(aotrun_constant_info, folded) + sizeof(int), sizeof(size_t))
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_package_info) == AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0,
                      "aotrun_package_info layout changed");
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_tensor_info) == AOTRUN_TENSOR_INFO_STRUCT_SIZE_1_0,
@@ -704,10 +845,18 @@ AOTRUN_STATIC_ASSERT(sizeof(aotrun_symbol_info) == AOTRUN_SYMBOL_INFO_STRUCT_SIZ
                      "aotrun_symbol_info layout changed");
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_runner_stats) == AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0,
                      "aotrun_runner_stats layout changed");
+AOTRUN_STATIC_ASSERT(sizeof(aotrun_constants_state) == AOTRUN_CONSTANTS_STATE_STRUCT_SIZE_1_2,
+                     "aotrun_constants_state layout changed");
+AOTRUN_STATIC_ASSERT(sizeof(aotrun_constant_info) == AOTRUN_CONSTANT_INFO_STRUCT_SIZE_1_2,
+                     "aotrun_constant_info layout changed");
+AOTRUN_STATIC_ASSERT(sizeof(aotrun_named_tensor) == sizeof(void*) + sizeof(DLTensor),
+                     "aotrun_named_tensor layout changed");
 /* Last slot of each API version. */
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_run_on_cuda_stream) == 62 * sizeof(void*),
                      "aotrun_api 1.0 table changed");
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * sizeof(void*),
                      "aotrun_api 1.1 table changed");
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_get_constants_state) == 70 * sizeof(void*),
+                     "aotrun_api 1.2 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

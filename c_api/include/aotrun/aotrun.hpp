@@ -496,6 +496,19 @@ class Package : public detail::Handle<aotrun_package, aotrun_package_close> {
   bool mode_available(aotrun_mode mode, const char** reason = nullptr) const noexcept {
     return aotrun_package_mode_available(get(), mode, reason) != 0;
   }
+  /* Constant `index` (< info().num_constants), and all of them; strings and
+   * shapes are owned by the package. Since 1.2. */
+  aotrun_constant_info constant(size_t index) const {
+    aotrun_constant_info c{};
+    c.struct_size = sizeof(c);
+    throw_on_error(aotrun_package_get_constant(get(), index, &c));
+    return c;
+  }
+  std::vector<aotrun_constant_info> constants() const {
+    std::vector<aotrun_constant_info> all;
+    for (size_t i = 0, n = info().num_constants; i < n; ++i) all.push_back(constant(i));
+    return all;
+  }
 
  private:
   void open(const std::string& path, const aotrun_package_options* options) {
@@ -812,6 +825,24 @@ class Runner : public detail::Handle<aotrun_runner, aotrun_runner_destroy> {
    * modes. */
   void evict_graphs() { throw_on_error(aotrun_runner_evict_graphs(get())); }
   void freeze_graphs() { throw_on_error(aotrun_runner_freeze_graphs(get())); }
+
+  /* Constants while serving (aotrun.h, "Constants"; since 1.2): build the
+   * inactive set from named tensors (copied) or a .safetensors file
+   * (mapped), make it active, release the inactive one. */
+  void update_constants(const std::vector<aotrun_named_tensor>& tensors, uint32_t flags = 0) {
+    throw_on_error(aotrun_runner_update_constants(get(), tensors.data(), tensors.size(), flags));
+  }
+  void update_constants_from_file(const std::string& path, uint32_t flags = 0) {
+    throw_on_error(aotrun_runner_update_constants_from_file(get(), path.c_str(), flags));
+  }
+  void swap_constants() { throw_on_error(aotrun_runner_swap_constants(get())); }
+  void free_inactive_constants() { throw_on_error(aotrun_runner_free_inactive_constants(get())); }
+  aotrun_constants_state constants_state() const {
+    aotrun_constants_state s{};
+    s.struct_size = sizeof(s);
+    throw_on_error(aotrun_runner_get_constants_state(get(), &s));
+    return s;
+  }
 
   /* Runs on the caller's CPU stream (recorded, if it is capturing), with the
    * mode rules of aotrun_runner_run_on_stream. On a worker stream the run's

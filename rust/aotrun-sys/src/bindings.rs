@@ -4,8 +4,9 @@
 
 pub const DLPACK_VERSION: u32 = 60;
 pub const AOTRUN_VERSION_MAJOR: u32 = 1;
-pub const AOTRUN_VERSION_MINOR: u32 = 1;
+pub const AOTRUN_VERSION_MINOR: u32 = 2;
 pub const AOTRUN_VERSION_PATCH: u32 = 0;
+pub const AOTRUN_CONSTANTS_FULL_UPDATE: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -1829,6 +1830,379 @@ extern "C" {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct aotrun_constant_info {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    pub original_name: *const ::std::os::raw::c_char,
+    pub dtype: DLDataType,
+    pub ndim: i32,
+    pub shape: *const i64,
+    pub nbytes: u64,
+    pub folded: ::std::os::raw::c_int,
+}
+#[test]
+fn bindgen_test_layout_aotrun_constant_info() {
+    assert_eq!(
+        ::std::mem::size_of::<aotrun_constant_info>(),
+        56usize,
+        concat!("Size of: ", stringify!(aotrun_constant_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<aotrun_constant_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(aotrun_constant_info))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_original_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).original_name) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(original_name)
+            )
+        );
+    }
+    test_field_original_name();
+    fn test_field_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(dtype)
+            )
+        );
+    }
+    test_field_dtype();
+    fn test_field_ndim() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ndim) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(ndim)
+            )
+        );
+    }
+    test_field_ndim();
+    fn test_field_shape() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shape) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(shape)
+            )
+        );
+    }
+    test_field_shape();
+    fn test_field_nbytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nbytes) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(nbytes)
+            )
+        );
+    }
+    test_field_nbytes();
+    fn test_field_folded() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constant_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).folded) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constant_info),
+                "::",
+                stringify!(folded)
+            )
+        );
+    }
+    test_field_folded();
+}
+extern "C" {
+    pub fn aotrun_package_get_constant(
+        package: *const aotrun_package,
+        index: usize,
+        info: *mut aotrun_constant_info,
+    ) -> *mut aotrun_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aotrun_named_tensor {
+    pub name: *const ::std::os::raw::c_char,
+    pub tensor: DLTensor,
+}
+#[test]
+fn bindgen_test_layout_aotrun_named_tensor() {
+    assert_eq!(
+        ::std::mem::size_of::<aotrun_named_tensor>(),
+        56usize,
+        concat!("Size of: ", stringify!(aotrun_named_tensor))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<aotrun_named_tensor>(),
+        8usize,
+        concat!("Alignment of ", stringify!(aotrun_named_tensor))
+    );
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_named_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_named_tensor),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_named_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tensor) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_named_tensor),
+                "::",
+                stringify!(tensor)
+            )
+        );
+    }
+    test_field_tensor();
+}
+extern "C" {
+    pub fn aotrun_runner_update_constants(
+        runner: *mut aotrun_runner,
+        tensors: *const aotrun_named_tensor,
+        count: usize,
+        flags: u32,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_runner_update_constants_from_file(
+        runner: *mut aotrun_runner,
+        path: *const ::std::os::raw::c_char,
+        flags: u32,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_runner_swap_constants(runner: *mut aotrun_runner) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_runner_free_inactive_constants(runner: *mut aotrun_runner) -> *mut aotrun_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct aotrun_constants_state {
+    pub struct_size: usize,
+    pub active_generation: u64,
+    pub has_inactive: ::std::os::raw::c_int,
+    pub inactive_generation: u64,
+    pub updates: u64,
+    pub swaps: u64,
+}
+#[test]
+fn bindgen_test_layout_aotrun_constants_state() {
+    assert_eq!(
+        ::std::mem::size_of::<aotrun_constants_state>(),
+        48usize,
+        concat!("Size of: ", stringify!(aotrun_constants_state))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<aotrun_constants_state>(),
+        8usize,
+        concat!("Alignment of ", stringify!(aotrun_constants_state))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constants_state>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constants_state),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_active_generation() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constants_state>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).active_generation) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constants_state),
+                "::",
+                stringify!(active_generation)
+            )
+        );
+    }
+    test_field_active_generation();
+    fn test_field_has_inactive() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constants_state>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).has_inactive) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constants_state),
+                "::",
+                stringify!(has_inactive)
+            )
+        );
+    }
+    test_field_has_inactive();
+    fn test_field_inactive_generation() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constants_state>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).inactive_generation) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constants_state),
+                "::",
+                stringify!(inactive_generation)
+            )
+        );
+    }
+    test_field_inactive_generation();
+    fn test_field_updates() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constants_state>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).updates) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constants_state),
+                "::",
+                stringify!(updates)
+            )
+        );
+    }
+    test_field_updates();
+    fn test_field_swaps() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constants_state>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).swaps) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constants_state),
+                "::",
+                stringify!(swaps)
+            )
+        );
+    }
+    test_field_swaps();
+}
+extern "C" {
+    pub fn aotrun_runner_get_constants_state(
+        runner: *const aotrun_runner,
+        state: *mut aotrun_constants_state,
+    ) -> *mut aotrun_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct aotrun_api {
     pub version: u32,
     pub version_number: ::std::option::Option<unsafe extern "C" fn() -> u32>,
@@ -2126,12 +2500,44 @@ pub struct aotrun_api {
             arg2: *const ::std::os::raw::c_char,
         ) -> *mut aotrun_status,
     >,
+    pub package_get_constant: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const aotrun_package,
+            arg2: usize,
+            arg3: *mut aotrun_constant_info,
+        ) -> *mut aotrun_status,
+    >,
+    pub runner_update_constants: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut aotrun_runner,
+            arg2: *const aotrun_named_tensor,
+            arg3: usize,
+            arg4: u32,
+        ) -> *mut aotrun_status,
+    >,
+    pub runner_update_constants_from_file: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut aotrun_runner,
+            arg2: *const ::std::os::raw::c_char,
+            arg3: u32,
+        ) -> *mut aotrun_status,
+    >,
+    pub runner_swap_constants:
+        ::std::option::Option<unsafe extern "C" fn(arg1: *mut aotrun_runner) -> *mut aotrun_status>,
+    pub runner_free_inactive_constants:
+        ::std::option::Option<unsafe extern "C" fn(arg1: *mut aotrun_runner) -> *mut aotrun_status>,
+    pub runner_get_constants_state: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const aotrun_runner,
+            arg2: *mut aotrun_constants_state,
+        ) -> *mut aotrun_status,
+    >,
 }
 #[test]
 fn bindgen_test_layout_aotrun_api() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_api>(),
-        520usize,
+        568usize,
         concat!("Size of: ", stringify!(aotrun_api))
     );
     assert_eq!(
@@ -3250,6 +3656,109 @@ fn bindgen_test_layout_aotrun_api() {
         );
     }
     test_field_package_options_set_libtorch();
+    fn test_field_package_get_constant() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_get_constant) as usize - ptr as usize
+            },
+            520usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_get_constant)
+            )
+        );
+    }
+    test_field_package_get_constant();
+    fn test_field_runner_update_constants() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).runner_update_constants) as usize - ptr as usize
+            },
+            528usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(runner_update_constants)
+            )
+        );
+    }
+    test_field_runner_update_constants();
+    fn test_field_runner_update_constants_from_file() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).runner_update_constants_from_file) as usize
+                    - ptr as usize
+            },
+            536usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(runner_update_constants_from_file)
+            )
+        );
+    }
+    test_field_runner_update_constants_from_file();
+    fn test_field_runner_swap_constants() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).runner_swap_constants) as usize - ptr as usize
+            },
+            544usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(runner_swap_constants)
+            )
+        );
+    }
+    test_field_runner_swap_constants();
+    fn test_field_runner_free_inactive_constants() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).runner_free_inactive_constants) as usize - ptr as usize
+            },
+            552usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(runner_free_inactive_constants)
+            )
+        );
+    }
+    test_field_runner_free_inactive_constants();
+    fn test_field_runner_get_constants_state() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).runner_get_constants_state) as usize - ptr as usize
+            },
+            560usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(runner_get_constants_state)
+            )
+        );
+    }
+    test_field_runner_get_constants_state();
 }
 extern "C" {
     pub fn aotrun_get_api(version: u32) -> *const aotrun_api;

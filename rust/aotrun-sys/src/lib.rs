@@ -47,9 +47,11 @@ pub const AOTRUN_VERSION: u32 = aotrun_make_version(AOTRUN_VERSION_MAJOR, AOTRUN
 pub const AOTRUN_API_VERSION_1_0: u32 = aotrun_make_version(1, 0, 0);
 /// `AOTRUN_API_VERSION_1_1`.
 pub const AOTRUN_API_VERSION_1_1: u32 = aotrun_make_version(1, 1, 0);
+/// `AOTRUN_API_VERSION_1_2`.
+pub const AOTRUN_API_VERSION_1_2: u32 = aotrun_make_version(1, 2, 0);
 /// `AOTRUN_API_VERSION`: the function table version this header declares
-/// (its last slot is `package_options_set_libtorch`).
-pub const AOTRUN_API_VERSION: u32 = AOTRUN_API_VERSION_1_1;
+/// (its last slot is `runner_get_constants_state`).
+pub const AOTRUN_API_VERSION: u32 = AOTRUN_API_VERSION_1_2;
 
 #[cfg(test)]
 mod tests {
