@@ -32,6 +32,15 @@ constexpr Entry kEntries[] = {
     {"AOTInductorModelContainerGetConstantDataSize", false},
     {"AOTInductorModelContainerGetConstantFromFolded", false},
     {"AOTInductorModelUpdateConstantsFromBlob", false},
+    {"AOTInductorModelContainerGetConstantName", false},
+    {"AOTInductorModelContainerGetConstantOriginalFQN", false},
+    {"AOTInductorModelContainerGetConstantDtype", false},
+    {"AOTInductorModelContainerGetConstantType", false},
+    {"AOTInductorModelContainerUpdateUserManagedConstantBufferPairs", false},
+    {"AOTInductorModelContainerUpdateConstantBufferPairs", false},
+    {"AOTInductorModelContainerUpdateUserManagedConstantBuffer", false},
+    {"AOTInductorModelContainerUpdateConstantBuffer", false},
+    {"AOTInductorModelContainerRunConstantFolding", false},
 };
 
 }  // namespace
@@ -69,6 +78,15 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   fn_.constant_data_size = reinterpret_cast<int32_t (*)(AotiContainerHandle, size_t, size_t*)>(slots[11]);
   fn_.constant_from_folded = reinterpret_cast<int32_t (*)(AotiContainerHandle, size_t, bool*)>(slots[12]);
   fn_.update_constants_from_blob = reinterpret_cast<int32_t (*)(AotiContainerHandle, const uint8_t*)>(slots[13]);
+  fn_.constant_name = reinterpret_cast<AotiFunctions::GetName>(slots[14]);
+  fn_.constant_original_fqn = reinterpret_cast<AotiFunctions::GetName>(slots[15]);
+  fn_.constant_dtype = reinterpret_cast<int32_t (*)(AotiContainerHandle, size_t, int32_t*)>(slots[16]);
+  fn_.constant_type = reinterpret_cast<int32_t (*)(AotiContainerHandle, size_t, int32_t*)>(slots[17]);
+  fn_.update_user_managed_pairs = reinterpret_cast<AotiFunctions::UpdatePairs>(slots[18]);
+  fn_.update_pairs = reinterpret_cast<AotiFunctions::UpdatePairs>(slots[19]);
+  fn_.update_user_managed_map = reinterpret_cast<AotiFunctions::UpdateMap>(slots[20]);
+  fn_.update_map = reinterpret_cast<AotiFunctions::UpdateMap>(slots[21]);
+  fn_.run_constant_folding = reinterpret_cast<int32_t (*)(AotiContainerHandle, bool, void*, void*)>(slots[22]);
   // The blob inductor links into the library (objcopy's symbols for it).
   const auto* start = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_start"));
   const auto* end = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_end"));

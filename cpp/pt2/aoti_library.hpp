@@ -19,6 +19,12 @@ namespace aotrun::pt2 {
 struct AotiContainerOpaque;
 using AotiContainerHandle = AotiContainerOpaque*;
 
+// AOTInductorConstantMapEntry: one constant of the C-safe update forms.
+struct AotiConstantEntry {
+  const char* name;
+  AtenTensorHandle handle;
+};
+
 struct AotiFunctions {
   using Create = int32_t (*)(AotiContainerHandle*, size_t num_models, bool is_cpu, const char* cubin_dir);
   using CreateWithDevice = int32_t (*)(AotiContainerHandle*, size_t num_models, const char* device,
@@ -50,6 +56,24 @@ struct AotiFunctions {
   int32_t (*constant_data_size)(AotiContainerHandle, size_t, size_t*) = nullptr;
   int32_t (*constant_from_folded)(AotiContainerHandle, size_t, bool*) = nullptr;
   int32_t (*update_constants_from_blob)(AotiContainerHandle, const uint8_t*) = nullptr;
+  // Listing constants (every release from 2.6): name, original FQN, torch
+  // dtype code, ConstantType.
+  GetName constant_name = nullptr;
+  GetName constant_original_fqn = nullptr;
+  int32_t (*constant_dtype)(AotiContainerHandle, size_t, int32_t*) = nullptr;
+  int32_t (*constant_type)(AotiContainerHandle, size_t, int32_t*) = nullptr;
+  // Replacing constants (constant_update.hpp says which release has which).
+  // The *Pairs forms take a C array; the others a std::unordered_map<
+  // std::string, AtenTensorHandle>* (only usable where the model's C++ ABI
+  // is provably ours).
+  using UpdatePairs = int32_t (*)(AotiContainerHandle, const AotiConstantEntry*, size_t, bool use_inactive,
+                                  bool validate_full_update);
+  using UpdateMap = int32_t (*)(AotiContainerHandle, void* map, bool use_inactive, bool validate_full_update);
+  UpdatePairs update_user_managed_pairs = nullptr;  // 2.10+
+  UpdatePairs update_pairs = nullptr;               // 2.13+ (copies)
+  UpdateMap update_user_managed_map = nullptr;      // 2.8+
+  UpdateMap update_map = nullptr;                   // every release (copies)
+  int32_t (*run_constant_folding)(AotiContainerHandle, bool use_inactive, void* stream, void* proxy) = nullptr;
 };
 
 class AotiLibrary {
