@@ -15,6 +15,8 @@
 #include "log/log.hpp"
 #include "package/tensor_spec.hpp"
 #include "pt2/aoti_library.hpp"
+#include "pt2/constant_list.hpp"
+#include "pt2/constant_update.hpp"
 #include "pt2/cuda_requirements.hpp"
 #include "pt2/link_check.hpp"
 #include "pt2/model_constants.hpp"
@@ -76,7 +78,15 @@ struct Bridge {
   const TorchShim* shim = nullptr;
   std::string name;
 
-  std::mutex mu;                   // guards everything below
+  UpdatePlan update_plan;  // how this release takes replacement constants (read at open)
+
+  std::mutex mu;  // guards everything below
+  // The model's constants, read from the first container (package open
+  // creates one). Never changed once constants_ready is set.
+  std::atomic<bool> constants_ready{false};
+  std::vector<Pt2Constant> constants_list;
+  std::vector<ConstantInfo> constants_infos;  // what model_constants() hands out
+  bool has_folded = false;
   std::string sources;             // the model's C++ sources, until settle_specs parses them
   std::vector<InputCheck> checks;  // empty when the sources carry none
   std::string no_checks_reason;
@@ -92,6 +102,9 @@ struct Container {
   Bridge* b = nullptr;
   AotiContainerHandle h = nullptr;
   const aotrun_pkg_host* host = nullptr;
+  // Tensor handles the model's container uses without owning them (its
+  // user-managed constants): deleted after the container.
+  std::vector<AtenTensorHandle> kept;
   // Launch contexts released by finished runs, for the next runs (shared
   // with every context made here, which may outlive the container).
   std::shared_ptr<WorkPool> pool;
@@ -152,6 +165,25 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   for (size_t i = 0; i < n_out && ok; ++i) ok = describe_output(*b.shim, outs[i], &(*out)[i], why);
   delete_handles(*b.shim, outs.data(), n_out);
   return ok;
+}
+
+// Reads the model's constants and its way of replacing them, once (before
+// settle_specs, which drops the sources).
+void settle_constants(Bridge& b, AotiContainerHandle h) {
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.constants_ready) return;
+  b.constants_list = read_constants(*b.lib, h, *b.shim, b.sources);
+  for (const auto& c : b.constants_list) {
+    b.constants_infos.push_back(c.info);
+    b.has_folded = b.has_folded || c.info.folded;
+  }
+  b.constants_ready.store(true, std::memory_order_release);
+}
+
+// Deletes a container's kept handles (after the container itself).
+void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept) {
+  delete_handles(shim, kept->data(), kept->size());
+  kept->clear();
 }
 
 // Fills b.inputs / b.outputs once, from the checks and two probes (the
@@ -260,18 +292,29 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
                                                             : "AOTInductorModelContainerCreate"));
     }
     try {
+      settle_constants(*b, c->h);
       b->constants->provide(*b->lib, c->h, b->name);  // before anything runs it
+      if (args->num_constants > 0) {
+        if (args->constants == nullptr) fail(Code::InvalidArgument, "create: constants is NULL");
+        // The host keeps the given tensors alive for the container's
+        // lifetime; the handles made over them are kept as long.
+        const std::vector<AotiConstantEntry> entries =
+            wrap_replacements(*b->shim, b->constants_list, args->constants, args->num_constants, &c->kept);
+        apply_constant_updates(*b->lib, c->h, b->update_plan, entries, b->has_folded);
+        if (!b->update_plan.keeps_tensors()) release_kept(*b->shim, &c->kept);  // copied
+      }
       settle_specs(*b, c->h);
     } catch (...) {
       f.destroy(c->h);
+      release_kept(*b->shim, &c->kept);
       throw;
     }
     *out = reinterpret_cast<aotrun_pkg_container*>(c.release());
     return AOTRUN_PKG_OK;
   } catch (const Error& e) {
-    return fail_with(e.code() == Code::BadPackage    ? AOTRUN_PKG_ERR_INVALID_ARGUMENT
-                     : e.code() == Code::Unsupported ? AOTRUN_PKG_ERR_UNSUPPORTED
-                                                     : AOTRUN_PKG_ERR_RUNTIME,
+    return fail_with(e.code() == Code::BadPackage || e.code() == Code::InvalidArgument ? AOTRUN_PKG_ERR_INVALID_ARGUMENT
+                     : e.code() == Code::Unsupported                                   ? AOTRUN_PKG_ERR_UNSUPPORTED
+                                                                                       : AOTRUN_PKG_ERR_RUNTIME,
                      e.what());
   } catch (const std::bad_alloc&) {
     return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "create: out of memory");
@@ -286,6 +329,7 @@ int32_t bridge_destroy(aotrun_pkg_container* pc) {
   if (c == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "destroy: not a .pt2 container");
   const int32_t rc = bridge_guard("destroy", [&] {
     c->b->lib->fn().destroy(c->h);
+    release_kept(*c->b->shim, &c->kept);
     return AOTRUN_PKG_OK;
   });
   c->magic = 0;
@@ -686,6 +730,10 @@ class Pt2Code final : public PackageCode {
   std::string run_symbol() const override { return AotiLibrary::kRun; }
   std::string run_single_threaded_symbol() const override { return AotiLibrary::kRunSingleThreaded; }
   bool may_leave_specs_unknown() const override { return true; }
+  // Filled by the first create (package open makes a metadata container).
+  const std::vector<ConstantInfo>* model_constants() const override {
+    return bridge_->constants_ready.load(std::memory_order_acquire) ? &bridge_->constants_infos : nullptr;
+  }
 
  private:
   std::unique_ptr<Bridge> bridge_;  // every container of this code points into it
@@ -731,6 +779,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   const std::string so = extract_model(*zip, model, *b->dir);
   check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
   b->lib = std::make_unique<AotiLibrary>(so);
+  b->update_plan = plan_constant_updates(*b->lib, so);
   b->constants = std::make_unique<ModelConstants>(model, b->dir->path());
 
   return std::make_unique<Pt2Code>(path, std::move(b));

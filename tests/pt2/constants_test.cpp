@@ -1,0 +1,317 @@
+// A .pt2's constants through the bridge (white-box: the PackageCode that
+// open_pt2 returns, as the runner uses it): the list read at open
+// (model_constants) against the models' known parameters, and containers
+// created with replacement constants, whose outputs are checked against a
+// computation from the replaced weights. Every fixture release of the corpus
+// (compat/aoti/fixtures/torch-*/mlp.pt2); skipped without libtorch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/cpu/host_services.hpp"
+#include "package/package_code.hpp"
+#include "pt2/aoti_bridge.hpp"
+#include "util/error.hpp"
+
+namespace aotrun::pt2 {
+namespace {
+
+const std::string kFixtures = AOTRUN_PT2_FIXTURES;
+
+#define REQUIRE_LIBTORCH()                                                                         \
+  do {                                                                                             \
+    const char* lt = std::getenv("AOTRUN_LIBTORCH");                                               \
+    if (lt == nullptr || *lt == '\0')                                                              \
+      GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
+  } while (0)
+
+// An inline CPU host, as the runner's metadata container gets.
+aotrun_pkg_host* test_host() {
+  static cpu::Stream stream(cpu::Stream::Kind::Inline);
+  static cpu::HostContext ctx = [] {
+    cpu::HostContext c;
+    c.default_stream = &stream;
+    c.package_name = "constants_test";
+    return c;
+  }();
+  static aotrun_pkg_host host = cpu::make_host_services(&ctx);
+  return &host;
+}
+
+std::unique_ptr<PackageCode> open(const std::string& path) {
+  return open_pt2(path, "mlp", Pt2Options{"model", ""});
+}
+
+struct Created {
+  int32_t rc = 0;
+  std::string message;
+  aotrun_pkg_container* c = nullptr;
+};
+
+Created create(const PackageCode& code, const std::vector<aotrun_pkg_constant>& constants, int32_t models = 1) {
+  aotrun_pkg_create_args a{};
+  a.struct_size = sizeof(a);
+  a.num_models = models;
+  a.device = DLDevice{kDLCPU, 0};
+  a.host = test_host();
+  a.constants = constants.empty() ? nullptr : constants.data();
+  a.num_constants = constants.size();
+  Created r;
+  r.rc = code.create(&r.c, &a);
+  if (r.rc != AOTRUN_PKG_OK) r.message = code.fn().get_last_error();
+  return r;
+}
+
+void destroy(const PackageCode& code, aotrun_pkg_container* c) {
+  if (c == nullptr) return;
+  EXPECT_EQ(code.fn().destroy(c), AOTRUN_PKG_OK) << code.fn().get_last_error();
+}
+
+// Runs the mlp on `x` [4, 64]; returns its [4, 16] output.
+std::vector<float> run_mlp(const PackageCode& code, aotrun_pkg_container* c, std::vector<float> x) {
+  int64_t in_shape[2] = {4, 64}, out_shape[2] = {4, 16};
+  std::vector<float> y(64, std::nanf(""));
+  DLTensor in{}, out{};
+  in.data = x.data();
+  in.device = out.device = DLDevice{kDLCPU, 0};
+  in.ndim = out.ndim = 2;
+  in.dtype = out.dtype = DLDataType{kDLFloat, 32, 1};
+  in.shape = in_shape;
+  out.data = y.data();
+  out.shape = out_shape;
+  aotrun_pkg_run_args a{};
+  a.struct_size = sizeof(a);
+  a.inputs = &in;
+  a.num_inputs = 1;
+  a.outputs = &out;
+  a.num_outputs = 1;
+  EXPECT_EQ(code.fn().run(c, &a), AOTRUN_PKG_OK) << code.fn().get_last_error();
+  return y;
+}
+
+std::vector<float> load_f32_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (all.size() < 10) return {};
+  const size_t hlen = static_cast<unsigned char>(all[8]) | (static_cast<unsigned char>(all[9]) << 8);
+  std::vector<float> v((all.size() - 10 - hlen) / 4);
+  std::memcpy(v.data(), all.data() + 10 + hlen, v.size() * 4);
+  return v;
+}
+
+// A deterministic weight set and the mlp's forward pass over it, in plain C++.
+struct MlpWeights {
+  std::vector<float> w1 = std::vector<float>(128 * 64), b1 = std::vector<float>(128),
+                     w2 = std::vector<float>(16 * 128), b2 = std::vector<float>(16);
+  explicit MlpWeights(float seed) {
+    int k = 0;
+    for (auto* v : {&w1, &b1, &w2, &b2}) {
+      for (float& f : *v) f = std::sin(seed + 0.37f * static_cast<float>(k++)) * 0.1f;
+    }
+  }
+  std::vector<float> forward(const std::vector<float>& x) const {
+    std::vector<float> y(64);
+    for (int r = 0; r < 4; ++r) {
+      float h[128];
+      for (int j = 0; j < 128; ++j) {
+        double s = b1[j];
+        for (int i = 0; i < 64; ++i) s += double(w1[j * 64 + i]) * x[r * 64 + i];
+        h[j] = s > 0 ? static_cast<float>(s) : 0.f;
+      }
+      for (int o = 0; o < 16; ++o) {
+        double s = b2[o];
+        for (int j = 0; j < 128; ++j) s += double(w2[o * 128 + j]) * h[j];
+        y[r * 16 + o] = static_cast<float>(s);
+      }
+    }
+    return y;
+  }
+};
+
+// Host-side tensors for named constants (kept alive by the test, as the
+// runner keeps its own for a container's lifetime).
+struct Given {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<aotrun_pkg_constant> list;
+  void add(const char* name, std::vector<float>& data, std::vector<int64_t> shape) {
+    shapes.push_back(std::move(shape));
+    aotrun_pkg_constant c{};
+    c.name = name;
+    c.tensor.data = data.data();
+    c.tensor.device = DLDevice{kDLCPU, 0};
+    c.tensor.dtype = DLDataType{kDLFloat, 32, 1};
+    list.push_back(c);
+  }
+  const std::vector<aotrun_pkg_constant>& done() {
+    for (size_t i = 0; i < list.size(); ++i) {
+      list[i].tensor.ndim = static_cast<int32_t>(shapes[i].size());
+      list[i].tensor.shape = shapes[i].data();
+    }
+    return list;
+  }
+};
+
+// The internal name of the constant whose original FQN is `fqn`.
+std::string internal_name(const PackageCode& code, const std::string& fqn) {
+  for (const auto& c : *code.model_constants()) {
+    if (c.original_name == fqn) return c.name;
+  }
+  return "";
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+  EXPECT_LE(worst, 1e-5) << what;
+}
+
+std::vector<std::string> releases() {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(kFixtures.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.rfind("torch-", 0) == 0) out.push_back(n.substr(6));
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int minor_of(const std::string& release) { return std::atoi(release.c_str() + release.find('.') + 1); }
+
+class Release : public testing::TestWithParam<std::string> {};
+
+TEST_P(Release, ListsTheMlpsParameters) {
+  REQUIRE_LIBTORCH();
+  auto code = open(kFixtures + "/torch-" + GetParam() + "/mlp.pt2");
+  Created m = create(*code, {});
+  ASSERT_EQ(m.rc, AOTRUN_PKG_OK) << m.message;
+  destroy(*code, m.c);
+  const std::vector<ConstantInfo>* list = code->model_constants();
+  ASSERT_NE(list, nullptr);
+  struct Want {
+    const char* fqn;
+    std::vector<int64_t> shape;
+    uint64_t bytes;
+  };
+  const Want want[] = {{"net.0.weight", {128, 64}, 32768},
+                       {"net.0.bias", {128}, 512},
+                       {"net.2.weight", {16, 128}, 8192},
+                       {"net.2.bias", {16}, 64}};
+  ASSERT_EQ(list->size(), 4u);
+  for (const Want& w : want) {
+    const ConstantInfo* found = nullptr;
+    for (const auto& c : *list) found = c.original_name == w.fqn ? &c : found;
+    ASSERT_NE(found, nullptr) << w.fqn;
+    EXPECT_EQ(found->dtype.code, kDLFloat);
+    EXPECT_EQ(found->dtype.bits, 32);
+    EXPECT_TRUE(found->shape_known) << w.fqn;
+    EXPECT_EQ(found->shape, w.shape) << w.fqn;
+    EXPECT_EQ(found->nbytes, w.bytes) << w.fqn;
+    EXPECT_FALSE(found->folded);
+    EXPECT_NE(found->name, "");
+  }
+}
+
+TEST_P(Release, ReplacedWeightsGiveTheirOutputsAndLeaveOtherContainersAlone) {
+  REQUIRE_LIBTORCH();
+  const std::string dir = kFixtures + "/torch-" + GetParam();
+  auto code = open(dir + "/mlp.pt2");
+  Created plain = create(*code, {});
+  ASSERT_EQ(plain.rc, AOTRUN_PKG_OK) << plain.message;
+  const std::string n[4] = {internal_name(*code, "net.0.weight"), internal_name(*code, "net.0.bias"),
+                            internal_name(*code, "net.2.weight"), internal_name(*code, "net.2.bias")};
+  MlpWeights w(1.5f);
+  Given g;
+  g.add(n[0].c_str(), w.w1, {128, 64});
+  g.add(n[1].c_str(), w.b1, {128});
+  g.add(n[2].c_str(), w.w2, {16, 128});
+  g.add(n[3].c_str(), w.b2, {16});
+  Created replaced = create(*code, g.done(), 2);
+  if (minor_of(GetParam()) < 7) {
+    // torch 2.6: only the std::unordered_map forms, with the old string ABI.
+    EXPECT_EQ(replaced.rc, AOTRUN_PKG_ERR_UNSUPPORTED);
+    EXPECT_NE(replaced.message.find("pre-C++11 std::string"), std::string::npos) << replaced.message;
+    destroy(*code, plain.c);
+    return;
+  }
+  ASSERT_EQ(replaced.rc, AOTRUN_PKG_OK) << replaced.message;
+  const std::vector<float> x = load_f32_npy(dir + "/mlp.in0.npy");
+  ASSERT_EQ(x.size(), 256u);
+  expect_close(run_mlp(*code, replaced.c, x), w.forward(x), "replaced weights");
+  // The container made before is untouched: still the exported weights.
+  expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "original container");
+
+  // A partial replacement: W2 = 0 and b2 = v makes every output row v,
+  // whatever the first layer's (original) weights are.
+  std::vector<float> zeros(16 * 128, 0.f), v(16);
+  for (int i = 0; i < 16; ++i) v[i] = 0.25f * static_cast<float>(i) - 1.f;
+  Given p;
+  p.add(n[2].c_str(), zeros, {16, 128});
+  p.add(n[3].c_str(), v, {16});
+  Created partial = create(*code, p.done());
+  ASSERT_EQ(partial.rc, AOTRUN_PKG_OK) << partial.message;
+  std::vector<float> want(64);
+  for (int r = 0; r < 4; ++r) std::copy(v.begin(), v.end(), want.begin() + r * 16);
+  expect_close(run_mlp(*code, partial.c, x), want, "partial replacement");
+  destroy(*code, partial.c);
+  destroy(*code, replaced.c);
+  // After the replaced container is gone, the first still runs as exported.
+  expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "original container, later");
+  destroy(*code, plain.c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Release, testing::ValuesIn(releases()), [](const auto& i) {
+  std::string s = "torch_" + i.param;
+  for (char& ch : s) ch = ch == '.' ? '_' : ch;
+  return s;
+});
+
+TEST(Pt2Constants, BadReplacementsAreRefusedNamingTheConstant) {
+  REQUIRE_LIBTORCH();
+  auto code = open(kFixtures + "/torch-2.15.0/mlp.pt2");
+  ASSERT_EQ(create(*code, {}).rc, AOTRUN_PKG_OK);  // reads the list (leaks one container: fine in a test)
+  const std::string w2 = internal_name(*code, "net.2.weight");
+  std::vector<float> data(16 * 128);
+  struct Case {
+    const char* name;
+    std::vector<int64_t> shape;
+    DLDataType dtype;
+    int32_t rc;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"no_such_weight", {16, 128}, {kDLFloat, 32, 1}, AOTRUN_PKG_ERR_INVALID_ARGUMENT, "has no constant of that name"},
+      {w2.c_str(), {128, 16}, {kDLFloat, 32, 1}, AOTRUN_PKG_ERR_INVALID_ARGUMENT, "has shape [128, 16], the model's is [16, 128]"},
+      {w2.c_str(), {16, 128}, {kDLInt, 32, 1}, AOTRUN_PKG_ERR_INVALID_ARGUMENT, "another dtype"},
+  };
+  for (const Case& k : cases) {
+    Given g;
+    g.add(k.name, data, k.shape);
+    g.list[0].tensor.dtype = k.dtype;
+    Created r = create(*code, g.done());
+    EXPECT_EQ(r.rc, k.rc) << k.name;
+    EXPECT_NE(r.message.find(k.says), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find(k.name), std::string::npos) << r.message;
+  }
+  Given twice;
+  twice.add(w2.c_str(), data, {16, 128});
+  twice.add(w2.c_str(), data, {16, 128});
+  Created r = create(*code, twice.done());
+  EXPECT_EQ(r.rc, AOTRUN_PKG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("given twice"), std::string::npos) << r.message;
+}
+
+}  // namespace
+}  // namespace aotrun::pt2
