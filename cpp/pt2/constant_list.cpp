@@ -58,8 +58,8 @@ std::vector<Pt2Constant> read_constants(const AotiLibrary& lib, AotiContainerHan
     int32_t dt = -1;
     if (f.constant_dtype != nullptr && f.constant_dtype(h, i, &dt) == 0) {
       if (!shim.dlpack_dtype(dt, &info.dtype)) {
-        fail(Code::BadPackage, "constant '" + info.name + "' has torch dtype " + std::to_string(dt) +
-                                   ", which aotrun cannot represent");
+        fail(Code::BadPackage,
+             "constant '" + info.name + "' has torch dtype " + std::to_string(dt) + ", which aotrun cannot represent");
       }
       c.torch_dtype = dt;
     }

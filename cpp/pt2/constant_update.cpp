@@ -82,16 +82,16 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
     }
     const DLTensor& t = g.tensor;
     if (t.device.device_type != kDLCPU) fail(Code::InvalidArgument, what + " is not in CPU memory");
-    if (t.dtype.code != c.info.dtype.code || t.dtype.bits != c.info.dtype.bits ||
-        t.dtype.lanes != c.info.dtype.lanes) {
+    if (t.dtype.code != c.info.dtype.code || t.dtype.bits != c.info.dtype.bits || t.dtype.lanes != c.info.dtype.lanes) {
       fail(Code::InvalidArgument, what + " has another dtype than the model's");
     }
     if (t.ndim < 0 || t.ndim > 32 || (t.ndim > 0 && t.shape == nullptr)) {
       fail(Code::InvalidArgument, what + " has an invalid rank");
     }
     if (!c.info.shape_known) {
-      fail(Code::Unsupported, what + ": the model's shape and layout of it are unknown (the archive carries no "
-                                     "model source stating them), so a replacement cannot be laid out for it");
+      fail(Code::Unsupported, what +
+                                  ": the model's shape and layout of it are unknown (the archive carries no "
+                                  "model source stating them), so a replacement cannot be laid out for it");
     }
     const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
     if (shape != c.info.shape) {
@@ -110,8 +110,8 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
     uint64_t bytes = 0;
     if (!storage_extent(c.info.shape, c.stride, 0, item_bytes(c.info.dtype), &bytes) ||
         (c.size_known && bytes != c.info.nbytes)) {
-      fail(Code::InvalidArgument, what + ": its size differs from the model's (" + std::to_string(c.info.nbytes) +
-                                      " bytes)");
+      fail(Code::InvalidArgument,
+           what + ": its size differs from the model's (" + std::to_string(c.info.nbytes) + " bytes)");
     }
     if (t.data == nullptr && bytes > 0) fail(Code::InvalidArgument, what + " has no data");
     DLTensor view = t;
@@ -186,8 +186,7 @@ void apply_constant_updates(const AotiLibrary& lib, AotiContainerHandle h, const
   }
   // Folded constants are computed from the others: recompute them now rather
   // than on the first run.
-  if (refold && f.run_constant_folding != nullptr &&
-      f.run_constant_folding(h, false, nullptr, nullptr) != 0) {
+  if (refold && f.run_constant_folding != nullptr && f.run_constant_folding(h, false, nullptr, nullptr) != 0) {
     fail(Code::Package, lib.failure("AOTInductorModelContainerRunConstantFolding"));
   }
 }

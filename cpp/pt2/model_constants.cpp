@@ -69,7 +69,13 @@ int64_t needed_bytes(const AotiLibrary& lib, AotiContainerHandle h) {
 
 }  // namespace
 
-ModelConstants::ModelConstants(const Pt2Model& model, const std::string& extracted_dir) {
+ModelConstants::ModelConstants(const Pt2Model& model, const std::string& extracted_dir, const AotiLibrary& lib) {
+  // A linked blob that is only a size stub: the weights are appended to the
+  // library file, which the model maps from its own path (USE_MMAP_SELF).
+  struct stat st {};
+  self_mapped_ = lib.in_library_constant_bytes() == 8 && lib.in_library_size_stub() > 0 &&
+                 ::stat(lib.path().c_str(), &st) == 0 &&
+                 static_cast<uint64_t>(st.st_size) >= lib.in_library_size_stub();
   for (const auto& e : model.files) {
     const std::string file = e.name.substr(e.name.find_last_of('/') + 1);
     if (ends_with(file, "_weights.blob")) blob_path_ = extracted_dir + "/" + file;
@@ -112,11 +118,7 @@ void ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
   // A library whose linked blob is only a size stub maps its weights from
   // the end of its own file (USE_MMAP_SELF): present when the file is long
   // enough to hold them.
-  struct stat st {};
-  if (linked == 8 && lib.in_library_size_stub() >= static_cast<uint64_t>(need) &&
-      ::stat(lib.path().c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) >= lib.in_library_size_stub()) {
-    return;
-  }
+  if (self_mapped_ && lib.in_library_size_stub() >= static_cast<uint64_t>(need)) return;
   if (pickled_) {
     fail(Code::Unsupported, lacks +
                                 " but pickled beside it (package_constants_on_disk_format=\"pickle_weights\"), "

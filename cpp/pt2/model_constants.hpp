@@ -24,7 +24,8 @@ class ModelConstants {
   // library (package_constants_on_disk_format="binary_blob", extracted into
   // `extracted_dir`), a weights_config.json (format "pickle_weights", whose
   // pickled tensors only PyTorch's Python loader reads), or neither.
-  ModelConstants(const Pt2Model& model, const std::string& extracted_dir);
+  // `lib` is the model's library, loaded from `extracted_dir`.
+  ModelConstants(const Pt2Model& model, const std::string& extracted_dir, const AotiLibrary& lib);
   ~ModelConstants();
   ModelConstants(const ModelConstants&) = delete;
   ModelConstants& operator=(const ModelConstants&) = delete;
@@ -37,12 +38,18 @@ class ModelConstants {
   // report (no GetConstantDataSize) are trusted to be in the library.
   void provide(const AotiLibrary& lib, AotiContainerHandle h, const std::string& name) const;
 
+  // Whether the model opens its own library file again for each container
+  // (weights appended to the .so, which it maps by its path): the extracted
+  // files must then stay until the package is closed.
+  bool library_reads_itself() const { return self_mapped_; }
+
   // "in the library", "binary blob <file> (N bytes)", ...: for messages.
   std::string describe() const;
 
  private:
   std::string blob_path_;  // "" when the archive has no binary blob
   bool pickled_ = false;   // weights_config.json present
+  bool self_mapped_ = false;
   std::unique_ptr<MappedBlob> blob_;
 };
 

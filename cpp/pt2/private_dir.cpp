@@ -36,7 +36,9 @@ PrivateDir::PrivateDir(const std::string& base) {
   }
 }
 
-PrivateDir::~PrivateDir() {
+PrivateDir::~PrivateDir() { remove(); }
+
+void PrivateDir::remove() {
   if (fd_ < 0) return;
   // Only plain files are ever created inside (ZipArchive::extract).
   const int dup = ::dup(fd_);
@@ -51,6 +53,7 @@ PrivateDir::~PrivateDir() {
     ::close(dup);
   }
   ::close(fd_);
+  fd_ = -1;
   ::rmdir(path_.c_str());
 }
 

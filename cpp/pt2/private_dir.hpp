@@ -13,13 +13,18 @@ class PrivateDir {
   // Creates <base>/aotrun-pt2-XXXXXX; `base` "" means $AOTRUN_TMPDIR, else
   // $TMPDIR, else /tmp. Throws Error(LOAD_FAILED) naming the base on failure.
   explicit PrivateDir(const std::string& base = "");
-  // Removes the files directly inside it, then the directory (best effort).
+  // remove().
   ~PrivateDir();
   PrivateDir(const PrivateDir&) = delete;
   PrivateDir& operator=(const PrivateDir&) = delete;
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }  // O_DIRECTORY descriptor, for openat
+  // Removes the files directly inside it, then the directory (best effort;
+  // once). A process killed later then leaves nothing behind: call it as
+  // soon as nothing needs the files by name any more (a loaded library and
+  // mapped files stay usable once unlinked). path() keeps the old name.
+  void remove();
 
  private:
   std::string path_;

@@ -8,9 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <csignal>
 #include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -47,9 +51,7 @@ aotrun_pkg_host* test_host() {
   return &host;
 }
 
-std::unique_ptr<PackageCode> open(const std::string& path) {
-  return open_pt2(path, "mlp", Pt2Options{"model", ""});
-}
+std::unique_ptr<PackageCode> open(const std::string& path) { return open_pt2(path, "mlp", Pt2Options{"model", ""}); }
 
 struct Created {
   int32_t rc = 0;
@@ -110,8 +112,8 @@ std::vector<float> load_f32_npy(const std::string& path) {
 
 // A deterministic weight set and the mlp's forward pass over it, in plain C++.
 struct MlpWeights {
-  std::vector<float> w1 = std::vector<float>(128 * 64), b1 = std::vector<float>(128),
-                     w2 = std::vector<float>(16 * 128), b2 = std::vector<float>(16);
+  std::vector<float> w1 = std::vector<float>(128 * 64), b1 = std::vector<float>(128), w2 = std::vector<float>(16 * 128),
+                     b2 = std::vector<float>(16);
   explicit MlpWeights(float seed) {
     int k = 0;
     for (auto* v : {&w1, &b1, &w2, &b2}) {
@@ -293,7 +295,11 @@ TEST(Pt2Constants, BadReplacementsAreRefusedNamingTheConstant) {
   };
   const Case cases[] = {
       {"no_such_weight", {16, 128}, {kDLFloat, 32, 1}, AOTRUN_PKG_ERR_INVALID_ARGUMENT, "has no constant of that name"},
-      {w2.c_str(), {128, 16}, {kDLFloat, 32, 1}, AOTRUN_PKG_ERR_INVALID_ARGUMENT, "has shape [128, 16], the model's is [16, 128]"},
+      {w2.c_str(),
+       {128, 16},
+       {kDLFloat, 32, 1},
+       AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+       "has shape [128, 16], the model's is [16, 128]"},
       {w2.c_str(), {16, 128}, {kDLInt, 32, 1}, AOTRUN_PKG_ERR_INVALID_ARGUMENT, "another dtype"},
   };
   for (const Case& k : cases) {
@@ -311,6 +317,68 @@ TEST(Pt2Constants, BadReplacementsAreRefusedNamingTheConstant) {
   Created r = create(*code, twice.done());
   EXPECT_EQ(r.rc, AOTRUN_PKG_ERR_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("given twice"), std::string::npos) << r.message;
+}
+
+// Child mode of the test below, before gtest starts: open the archive named by
+// AOTRUN_TEST_OPEN_AND_WAIT (its extraction goes under $AOTRUN_TMPDIR), create
+// a container, say so on stdout, and wait to be killed.
+const bool kChild = [] {
+  const char* path = std::getenv("AOTRUN_TEST_OPEN_AND_WAIT");
+  if (path == nullptr) return false;
+  try {
+    auto code = open(path);
+    Created c = create(*code, {});
+    std::printf(c.rc == AOTRUN_PKG_OK ? "opened\n" : "create failed\n");
+  } catch (const std::exception& e) {
+    std::printf("open failed: %s\n", e.what());
+  }
+  std::fflush(stdout);
+  for (;;) ::pause();
+}();
+
+bool empty_dir(const std::string& dir, std::string* first) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool empty = true;
+  while (const dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      *first = e->d_name;
+    }
+  }
+  ::closedir(d);
+  return empty;
+}
+
+TEST(Pt2PrivateDir, NothingIsLeftBehindWhenAProcessIsKilledAfterOpen) {
+  REQUIRE_LIBTORCH();
+  char base[] = "/tmp/aotrun-pt2-kill-XXXXXX";
+  ASSERT_NE(::mkdtemp(base), nullptr);
+  for (const char* archive : {"/torch-2.15.0/mlp.pt2", "/torch-2.6.0/mlp.pt2"}) {
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::dup2(out[1], 1);
+      ::setenv("AOTRUN_TEST_OPEN_AND_WAIT", (kFixtures + archive).c_str(), 1);
+      ::setenv("AOTRUN_TMPDIR", base, 1);
+      ::execl("/proc/self/exe", "pt2_constants_tests", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    char line[256] = {};
+    const ssize_t n = ::read(out[0], line, sizeof line - 1);  // blocks until the child has opened
+    ::close(out[0]);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_GT(n, 0);
+    EXPECT_EQ(std::string(line), "opened\n") << archive;
+    std::string left;
+    EXPECT_TRUE(empty_dir(base, &left)) << archive << ": '" << left << "' left in " << base;
+  }
+  ::rmdir(base);
 }
 
 }  // namespace
