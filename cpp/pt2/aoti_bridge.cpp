@@ -105,6 +105,9 @@ struct Container {
   // Tensor handles the model's container uses without owning them (its
   // user-managed constants): deleted after the container.
   std::vector<AtenTensorHandle> kept;
+  // This container's view of the weights blob its kept handles point into
+  // (none when the constants are elsewhere or were copied).
+  std::unique_ptr<BlobMapping> weights;
   // Launch contexts released by finished runs, for the next runs (shared
   // with every context made here, which may outlive the container).
   std::shared_ptr<WorkPool> pool;
@@ -293,14 +296,20 @@ int32_t bridge_create(void* binding, aotrun_pkg_container** out, const aotrun_pk
     }
     try {
       settle_constants(*b, c->h);
-      b->constants->provide(*b->lib, c->h, b->name);  // before anything runs it
+      // The host keeps the replacement tensors alive for the container's
+      // lifetime; the handles made over them are kept as long.
+      std::vector<AotiConstantEntry> entries;
       if (args->num_constants > 0) {
         if (args->constants == nullptr) fail(Code::InvalidArgument, "create: constants is NULL");
-        // The host keeps the given tensors alive for the container's
-        // lifetime; the handles made over them are kept as long.
-        const std::vector<AotiConstantEntry> entries =
-            wrap_replacements(*b->shim, b->constants_list, args->constants, args->num_constants, &c->kept);
-        apply_constant_updates(*b->lib, c->h, b->update_plan, entries, b->has_folded);
+        entries = wrap_replacements(*b->shim, b->constants_list, args->constants, args->num_constants, &c->kept);
+      }
+      // Before anything runs it: the model's own constants (with the
+      // replacements, when they come from a mapped blob), then the rest.
+      const bool merged = b->constants->provide(*b->lib, c->h, *b->shim, b->constants_list, b->update_plan, entries,
+                                                &c->weights, &c->kept);
+      if (!entries.empty()) {
+        apply_constant_updates(*b->lib, c->h, b->update_plan, merged ? std::vector<AotiConstantEntry>{} : entries,
+                               b->has_folded);
         if (!b->update_plan.keeps_tensors()) release_kept(*b->shim, &c->kept);  // copied
       }
       settle_specs(*b, c->h);
@@ -776,11 +785,13 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   b->shim = &torch_shim(options.libtorch);
   b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();
-  const std::string so = extract_model(*zip, model, *b->dir);
+  // A weights blob stored uncompressed is mapped from the archive itself:
+  // open time does not grow with the weights.
+  const std::string so = extract_model(*zip, model, *b->dir, ModelConstants::blob_in_place(path, model));
   check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
   b->lib = std::make_unique<AotiLibrary>(so);
   b->update_plan = plan_constant_updates(*b->lib, so);
-  b->constants = std::make_unique<ModelConstants>(model, b->dir->path(), *b->lib);
+  b->constants = std::make_unique<ModelConstants>(path, model, b->dir->path(), *b->lib);
   // The library is loaded and a weights blob mapped: nothing reads the
   // extracted files by name any more (unless the model maps its own file),
   // so they go now, and a process killed later leaves no directory behind.

@@ -122,7 +122,7 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
     std::string why;
     if (!wrap_input(shim, view, &h, &why)) fail(Code::InvalidArgument, what + ": " + why);
     made->push_back(h);
-    out.push_back({it->first.c_str(), h});
+    out.push_back({c.info.name.c_str(), h});  // the list outlives the call; `index` does not
   }
   return out;
 }

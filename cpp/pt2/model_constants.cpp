@@ -6,41 +6,56 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
+#include <unistd.h>
 
+#include "pt2/zip_stored.hpp"
 #include "util/checked_math.hpp"
 #include "util/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aotrun::pt2 {
 
-// The extracted blob, mapped read-only once per opened archive; the model
-// copies it into each container's own buffers.
-class MappedBlob {
+// A weights blob: a file (the archive itself, or the extracted copy) and
+// where the blob lies in it. The descriptor stays open, so the file may be
+// unlinked; every container maps its own view.
+class BlobFile {
  public:
-  explicit MappedBlob(const std::string& path) {
-    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  BlobFile(const std::string& path, uint64_t offset, uint64_t size, bool whole_file)
+      : path_(path), offset_(offset), size_(size) {
+    fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0) {
+    if (!fd_ || ::fstat(fd_.get(), &st) != 0) {
       fail(Code::LoadFailed, "cannot open the weights blob '" + path + "': " + std::strerror(errno));
     }
-    size_ = static_cast<uint64_t>(st.st_size);
-    if (size_ == 0) return;
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (p == MAP_FAILED) fail(Code::LoadFailed, "cannot map the weights blob '" + path + "': " + std::strerror(errno));
-    data_ = static_cast<const uint8_t*>(p);
+    if (whole_file) size_ = static_cast<uint64_t>(st.st_size);
   }
-  ~MappedBlob() {
-    if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
-  }
-  MappedBlob(const MappedBlob&) = delete;
-  MappedBlob& operator=(const MappedBlob&) = delete;
-  const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  std::unique_ptr<BlobMapping> map() const {
+    if (size_ == 0) return std::make_unique<BlobMapping>(nullptr, 0, nullptr);
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t start = offset_ / page * page;
+    const size_t length = static_cast<size_t>(offset_ - start + size_);
+    // Writable but private: a model writing a constant changes its own copy
+    // of that page, never the file or another container's view.
+    void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd_.get(), static_cast<off_t>(start));
+    if (p == MAP_FAILED) {
+      fail(Code::LoadFailed, "cannot map the weights blob '" + path_ + "': " + std::strerror(errno));
+    }
+    return std::make_unique<BlobMapping>(p, length, static_cast<const uint8_t*>(p) + (offset_ - start));
+  }
 
  private:
-  const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;
+  std::string path_;
+  uint64_t offset_;
+  uint64_t size_;
+  UniqueFd fd_;
 };
+
+BlobMapping::~BlobMapping() {
+  if (base_ != nullptr) ::munmap(base_, length_);
+}
 
 namespace {
 
@@ -69,7 +84,23 @@ int64_t needed_bytes(const AotiLibrary& lib, AotiContainerHandle h) {
 
 }  // namespace
 
-ModelConstants::ModelConstants(const Pt2Model& model, const std::string& extracted_dir, const AotiLibrary& lib) {
+const ZipEntry* blob_entry(const Pt2Model& model) {
+  for (const auto& e : model.files) {
+    if (ends_with(e.name.substr(e.name.find_last_of('/') + 1), "_weights.blob")) return &e;
+  }
+  return nullptr;
+}
+
+std::string ModelConstants::blob_in_place(const std::string& archive, const Pt2Model& model) {
+  const ZipEntry* e = blob_entry(model);
+  if (e == nullptr) return "";
+  const UniqueFd fd(::open(archive.c_str(), O_RDONLY | O_CLOEXEC));
+  uint64_t offset = 0;
+  return fd && stored_entry_offset(fd.get(), e->name, e->size, &offset) ? e->name : "";
+}
+
+ModelConstants::ModelConstants(const std::string& archive, const Pt2Model& model, const std::string& extracted_dir,
+                               const AotiLibrary& lib) {
   // A linked blob that is only a size stub: the weights are appended to the
   // library file, which the model maps from its own path (USE_MMAP_SELF).
   struct stat st {};
@@ -77,48 +108,94 @@ ModelConstants::ModelConstants(const Pt2Model& model, const std::string& extract
                  ::stat(lib.path().c_str(), &st) == 0 &&
                  static_cast<uint64_t>(st.st_size) >= lib.in_library_size_stub();
   for (const auto& e : model.files) {
-    const std::string file = e.name.substr(e.name.find_last_of('/') + 1);
-    if (ends_with(file, "_weights.blob")) blob_path_ = extracted_dir + "/" + file;
-    if (file == "weights_config.json") pickled_ = true;
+    if (e.name.substr(e.name.find_last_of('/') + 1) == "weights_config.json") pickled_ = true;
   }
-  if (!blob_path_.empty()) blob_ = std::make_unique<MappedBlob>(blob_path_);
+  const ZipEntry* e = blob_entry(model);
+  if (e == nullptr) return;
+  uint64_t offset = 0;
+  const UniqueFd fd(::open(archive.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd && stored_entry_offset(fd.get(), e->name, e->size, &offset)) {
+    blob_ = std::make_unique<BlobFile>(archive, offset, e->size, false);
+  } else {
+    const std::string file = extracted_dir + "/" + e->name.substr(e->name.find_last_of('/') + 1);
+    blob_ = std::make_unique<BlobFile>(file, 0, 0, true);
+  }
 }
 
 ModelConstants::~ModelConstants() = default;
 
 std::string ModelConstants::describe() const {
-  if (blob_) return "binary blob '" + blob_path_ + "' (" + std::to_string(blob_->size()) + " bytes)";
+  if (blob_) return "binary blob '" + blob_->path() + "' (" + std::to_string(blob_->size()) + " bytes)";
   if (pickled_) return "pickled weights (data/weights, weights_config.json)";
   return "in the library";
 }
 
-void ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, const std::string& name) const {
+bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+                             const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
+                             const std::vector<AotiConstantEntry>& replacements, std::unique_ptr<BlobMapping>* mapping,
+                             std::vector<AtenTensorHandle>* kept) const {
   const int64_t need = needed_bytes(lib, h);
-  if (need <= 0) return;  // no constants, or a release that cannot say: as before
+  if (need <= 0) return false;  // no constants, or a release that cannot say: as before
   const int64_t linked = lib.in_library_constant_bytes();
-  if (linked >= need) return;  // linked into the library (the default)
-  (void)name;
+  if (linked >= need) return false;  // linked into the library (the default)
   const std::string lacks = "the model's constants (" + std::to_string(need) + " bytes) are not in its library";
   if (blob_) {
     // The model reads need bytes from the pointer it is given: never less.
     if (blob_->size() < static_cast<uint64_t>(need)) {
-      fail(Code::BadPackage, lacks + ", and its weights blob '" + blob_path_ + "' holds only " +
+      fail(Code::BadPackage, lacks + ", and its weights blob '" + blob_->path() + "' holds only " +
                                  std::to_string(blob_->size()) + " bytes");
     }
+    std::unique_ptr<BlobMapping> view = blob_->map();
+    // The blob holds the unfolded constants back to back, in the model's
+    // order (AOTInductor's load_constants reads it so). Where every one's
+    // layout is known and the release takes user-managed constants, the
+    // model gets tensors over this view: nothing is copied, and only the
+    // pages a run touches are read.
+    bool in_place = plan.keeps_tensors();
+    for (const auto& c : list) in_place = in_place && (c.info.folded || (c.info.shape_known && c.size_known));
+    if (in_place) {
+      // One update with everything: a second user-managed update of the
+      // same constants is not honoured by every release.
+      std::vector<AotiConstantEntry> entries = replacements;
+      std::set<std::string> replaced;
+      for (const auto& r : replacements) replaced.insert(r.name);
+      kept->reserve(kept->size() + list.size());
+      uint64_t at = 0;
+      for (const auto& c : list) {
+        if (c.info.folded) continue;
+        if (replaced.count(c.info.name) != 0) {
+          at += c.info.nbytes;
+          continue;
+        }
+        AtenTensorHandle t = nullptr;
+        if (shim.create_tensor_from_blob(
+                const_cast<uint8_t*>(view->data()) + at, static_cast<int64_t>(c.info.shape.size()), c.info.shape.data(),
+                c.stride.data(), c.storage_offset, c.torch_dtype, shim.device_type_cpu, 0, &t) != 0) {
+          fail(Code::Package, lacks + "; making a tensor over constant '" + c.info.name + "' in '" + blob_->path() +
+                                  "' failed (aoti_torch_create_tensor_from_blob)");
+        }
+        kept->push_back(t);
+        entries.push_back({c.info.name.c_str(), t});
+        at += c.info.nbytes;
+      }
+      apply_constant_updates(lib, h, plan, entries, false);
+      *mapping = std::move(view);
+      return true;
+    }
     if (lib.fn().update_constants_from_blob == nullptr) {
-      fail(Code::Unsupported, lacks + " but in '" + blob_path_ +
+      fail(Code::Unsupported, lacks + " but in '" + blob_->path() +
                                   "', and the model exports no AOTInductorModelUpdateConstantsFromBlob to load it");
     }
-    if (lib.fn().update_constants_from_blob(h, blob_->data()) != 0) {
-      fail(Code::Package, lacks + "; loading them from '" + blob_path_ +
+    if (lib.fn().update_constants_from_blob(h, view->data()) != 0) {  // copies
+      fail(Code::Package, lacks + "; loading them from '" + blob_->path() +
                               "' failed: " + lib.failure("AOTInductorModelUpdateConstantsFromBlob"));
     }
-    return;
+    return false;
   }
   // A library whose linked blob is only a size stub maps its weights from
   // the end of its own file (USE_MMAP_SELF): present when the file is long
   // enough to hold them.
-  if (self_mapped_ && lib.in_library_size_stub() >= static_cast<uint64_t>(need)) return;
+  if (self_mapped_ && lib.in_library_size_stub() >= static_cast<uint64_t>(need)) return false;
   if (pickled_) {
     fail(Code::Unsupported, lacks +
                                 " but pickled beside it (package_constants_on_disk_format=\"pickle_weights\"), "

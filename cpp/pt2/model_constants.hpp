@@ -10,33 +10,71 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "pt2/aoti_library.hpp"
+#include "pt2/constant_list.hpp"
+#include "pt2/constant_update.hpp"
 #include "pt2/pt2_archive.hpp"
 
 namespace aotrun::pt2 {
 
-class MappedBlob;
+class BlobFile;
+
+// One container's private view of a weights blob (MAP_PRIVATE, copy on
+// write: pages are shared with every other view until written, and a model
+// that writes a constant changes only its own). Unmapped when destroyed.
+class BlobMapping {
+ public:
+  BlobMapping(void* base, size_t length, const uint8_t* data) : base_(base), length_(length), data_(data) {}
+  ~BlobMapping();
+  BlobMapping(const BlobMapping&) = delete;
+  BlobMapping& operator=(const BlobMapping&) = delete;
+  const uint8_t* data() const { return data_; }
+
+ private:
+  void* base_;
+  size_t length_;
+  const uint8_t* data_;
+};
 
 class ModelConstants {
  public:
-  // Reads the archive's layout at open: a "<model>_weights.blob" beside the
-  // library (package_constants_on_disk_format="binary_blob", extracted into
+  // The archive entry of a "<model>_weights.blob" that can be mapped where it
+  // lies in the archive (stored uncompressed, as torch writes it), so it need
+  // not be extracted; "" when there is none.
+  static std::string blob_in_place(const std::string& archive, const Pt2Model& model);
+
+  // Reads the archive's layout at open: a "<model>_weights.blob"
+  // (package_constants_on_disk_format="binary_blob"; mapped from the archive
+  // when blob_in_place names it, else from its extracted copy in
   // `extracted_dir`), a weights_config.json (format "pickle_weights", whose
-  // pickled tensors only PyTorch's Python loader reads), or neither.
-  // `lib` is the model's library, loaded from `extracted_dir`.
-  ModelConstants(const Pt2Model& model, const std::string& extracted_dir, const AotiLibrary& lib);
+  // pickled tensors only PyTorch's Python loader reads), or neither. `lib`
+  // is the model's library, loaded from `extracted_dir`. The blob is opened
+  // here: its file may be unlinked afterwards.
+  ModelConstants(const std::string& archive, const Pt2Model& model, const std::string& extracted_dir,
+                 const AotiLibrary& lib);
   ~ModelConstants();
   ModelConstants(const ModelConstants&) = delete;
   ModelConstants& operator=(const ModelConstants&) = delete;
 
   // For a container just created, before anything runs it: nothing when the
-  // constants are in the library (or the model maps them itself), the blob
-  // loaded when the archive has one, else an Error naming the layout
-  // (the caller prefixes the package's name): UNSUPPORTED (pickled weights), BAD_PACKAGE (constants nowhere,
+  // constants are in the library (or the model maps them itself); with a
+  // blob, its constants pointed into a private mapping of it (user-managed
+  // constants: no copy; the mapping goes to *mapping and the handles to
+  // *kept, both to outlive the container) where the release takes them and
+  // `list` gives every layout, else the blob copied in
+  // (AOTInductorModelUpdateConstantsFromBlob). Otherwise an Error naming the
+  // layout: UNSUPPORTED (pickled weights), BAD_PACKAGE (constants nowhere,
   // or a blob shorter than the model needs). Constants the release cannot
   // report (no GetConstantDataSize) are trusted to be in the library.
-  void provide(const AotiLibrary& lib, AotiContainerHandle h, const std::string& name) const;
+  // `replacements` (the host's, already wrapped) are handed over in the same
+  // update as the mapped constants, which they take the place of; returns
+  // true when it did so (else the caller applies them itself).
+  bool provide(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+               const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
+               const std::vector<AotiConstantEntry>& replacements, std::unique_ptr<BlobMapping>* mapping,
+               std::vector<AtenTensorHandle>* kept) const;
 
   // Whether the model opens its own library file again for each container
   // (weights appended to the .so, which it maps by its path): the extracted
@@ -47,10 +85,9 @@ class ModelConstants {
   std::string describe() const;
 
  private:
-  std::string blob_path_;  // "" when the archive has no binary blob
-  bool pickled_ = false;   // weights_config.json present
+  bool pickled_ = false;  // weights_config.json present
   bool self_mapped_ = false;
-  std::unique_ptr<MappedBlob> blob_;
+  std::unique_ptr<BlobFile> blob_;
 };
 
 }  // namespace aotrun::pt2

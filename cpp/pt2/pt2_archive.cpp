@@ -100,9 +100,11 @@ Pt2Model find_model(const ZipArchive& zip, const std::string& name) {
   return m;
 }
 
-std::string extract_model(const ZipArchive& zip, const Pt2Model& model, const PrivateDir& dir) {
+std::string extract_model(const ZipArchive& zip, const Pt2Model& model, const PrivateDir& dir,
+                          const std::string& skip) {
   std::string library;
   for (const auto& e : model.files) {
+    if (!skip.empty() && e.name == skip) continue;
     const std::string file = e.name.substr(e.name.find_last_of('/') + 1);
     const bool is_library = e.index == model.library.index;
     zip.extract(e, dir.fd(), file, is_library ? 0500 : 0400);

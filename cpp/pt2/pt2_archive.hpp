@@ -34,8 +34,10 @@ std::vector<std::string> list_models(const ZipArchive& zip);
 // when `name` is not among the models (the message lists those it holds).
 Pt2Model find_model(const ZipArchive& zip, const std::string& name);
 
-// Extracts every file of `model` into `dir` (files are flat, 0400; the .so
+// Extracts every file of `model` but the entry named `skip` ("" = none; a
+// weights blob read in place) into `dir` (files are flat, 0400; the .so
 // 0500) and returns the path of the extracted .so.
-std::string extract_model(const ZipArchive& zip, const Pt2Model& model, const PrivateDir& dir);
+std::string extract_model(const ZipArchive& zip, const Pt2Model& model, const PrivateDir& dir,
+                          const std::string& skip = "");
 
 }  // namespace aotrun::pt2

@@ -319,6 +319,35 @@ TEST(Pt2Constants, BadReplacementsAreRefusedNamingTheConstant) {
   EXPECT_NE(r.message.find("given twice"), std::string::npos) << r.message;
 }
 
+// The external-constants fixture (binary blob, torch 2.15): its weights are
+// mapped from the archive and pointed to, not copied; it runs as eager
+// PyTorch did, and takes replacements like any other.
+TEST(Pt2Constants, BinaryBlobWeightsRunInPlaceAndCanBeReplaced) {
+  REQUIRE_LIBTORCH();
+  const std::string dir = std::string(AOTRUN_PT2_EXTERNAL) + "/torch-2.15.0";
+  auto code = open(dir + "/mlp_blob.pt2");
+  Created plain = create(*code, {});
+  ASSERT_EQ(plain.rc, AOTRUN_PKG_OK) << plain.message;
+  ASSERT_NE(code->model_constants(), nullptr);
+  ASSERT_EQ(code->model_constants()->size(), 4u);
+  EXPECT_EQ(internal_name(*code, "l1.weight"), "l1_weight");
+  const std::vector<float> x = load_f32_npy(dir + "/input.arg4_1.npy");
+  ASSERT_EQ(x.size(), 256u);
+  expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/reference/output0.npy"), "blob weights");
+  MlpWeights w(0.5f);
+  Given g;
+  g.add("l1_weight", w.w1, {128, 64});
+  g.add("l1_bias", w.b1, {128});
+  g.add("l2_weight", w.w2, {16, 128});
+  g.add("l2_bias", w.b2, {16});
+  Created replaced = create(*code, g.done());
+  ASSERT_EQ(replaced.rc, AOTRUN_PKG_OK) << replaced.message;
+  expect_close(run_mlp(*code, replaced.c, x), w.forward(x), "replaced blob weights");
+  expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/reference/output0.npy"), "blob weights, later");
+  destroy(*code, replaced.c);
+  destroy(*code, plain.c);
+}
+
 // Child mode of the test below, before gtest starts: open the archive named by
 // AOTRUN_TEST_OPEN_AND_WAIT (its extraction goes under $AOTRUN_TMPDIR), create
 // a container, say so on stdout, and wait to be killed.
