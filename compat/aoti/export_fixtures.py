@@ -115,6 +115,25 @@ class ConvNet(nn.Module):
         return self.net(x)
 
 
+class ConvNetCL(nn.Module):
+    """Compiled for channels_last: inductor records the input's strides in its
+    input checks and indexes the input as NHWC in its own kernel (the
+    per-channel affine, fused before the convolution; a convolution alone
+    is an extern call that reads any strides), and the first output comes
+    back channels_last (not row-major contiguous)."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.tensor([0.5, -1.0, 2.0]).reshape(1, 3, 1, 1))
+        self.shift = nn.Parameter(torch.tensor([0.1, 0.2, -0.3]).reshape(1, 3, 1, 1))
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(torch.tanh(x * self.scale + self.shift)))
+        return y, self.head(y.mean(dim=(2, 3)))
+
+
 class TwoIO(nn.Module):
     def __init__(self):
         super().__init__()
@@ -205,9 +224,13 @@ class MultiDyn(nn.Module):
 # normal) or a dict(shape=..., dtype="int64", high=N) (uniform in [0, N)).
 # "dynamic": dim name -> where it is and its range (torch.export.Dim);
 # "extra": further input sets (variants) for other sizes of the dynamic dims.
+# "memory_format": "channels_last" puts the weights and the example inputs in
+# that layout (the .npy files stay row-major: logical values, C order).
 FIXTURES = [
     dict(name="mlp", key=1, cls=MLP, inputs=[(4, 64)]),
     dict(name="convnet", key=2, cls=ConvNet, inputs=[(2, 3, 16, 16)]),
+    # Weights and input in channels_last (memory_format="channels_last").
+    dict(name="convnet_cl", key=10, cls=ConvNetCL, inputs=[(2, 3, 8, 8)], memory_format="channels_last"),
     dict(name="dyn_mlp", key=3, cls=MLP, inputs=[(8, 64)],
          dynamic={"batch": dict(input=0, dim=0, min=1, max=64)},
          extra={"b3": [(3, 64)]}),
@@ -229,6 +252,8 @@ FIXTURES = [
 def build_model(spec) -> nn.Module:
     model = spec["cls"]()
     (spec.get("init") or _init_params)(model, _rng(spec["key"], 0))
+    if spec.get("memory_format") == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
     return model.eval()
 
 
@@ -240,7 +265,10 @@ def _make_input(rng: np.random.Generator, desc) -> torch.Tensor:
 
 
 def make_inputs(spec, shapes, stream) -> list[torch.Tensor]:
-    return [_make_input(_rng(spec["key"], *stream, i), shape) for i, shape in enumerate(shapes)]
+    inputs = [_make_input(_rng(spec["key"], *stream, i), shape) for i, shape in enumerate(shapes)]
+    if spec.get("memory_format") == "channels_last":
+        inputs = [t.to(memory_format=torch.channels_last) for t in inputs]
+    return inputs
 
 
 def _with_shape(desc, shape):
@@ -563,6 +591,8 @@ def main() -> int:
         }
         if "dynamic" in spec:
             info["dynamic"] = spec["dynamic"]
+        if "memory_format" in spec:
+            info["memory_format"] = spec["memory_format"]
         try:
             info["facts"] = package_facts(pkg)
         except Exception as e:  # binutils missing, ...
