@@ -4,6 +4,7 @@
 
 #include "device/cpu/stream.hpp"
 #include "log/log.hpp"
+#include "runner/validate.hpp"
 
 namespace aotrun {
 namespace {
@@ -76,7 +77,8 @@ void AsyncEvent::set_callback(EventCallback fn, void* user) {
 
 void AsyncEvent::keep_descriptors(const DLTensor* in, size_t nin, const DLTensor* out, size_t nout) {
   size_t dims = 0;
-  for (size_t i = 0; i < nin; ++i) dims += static_cast<size_t>(in[i].ndim);
+  // An input may come in its spec's strides (validated); those are kept too.
+  for (size_t i = 0; i < nin; ++i) dims += static_cast<size_t>(in[i].ndim) * (in[i].strides != nullptr ? 2 : 1);
   for (size_t i = 0; i < nout; ++i) dims += static_cast<size_t>(out[i].ndim);
   dims_.resize(dims);
   inputs_.assign(in, in + nin);
@@ -85,8 +87,14 @@ void AsyncEvent::keep_descriptors(const DLTensor* in, size_t nin, const DLTensor
   auto fix = [&d](DLTensor& t) {
     for (int k = 0; k < t.ndim; ++k) d[k] = t.shape[k];
     t.shape = d;
-    t.strides = nullptr;  // validated compact
     d += t.ndim;
+    if (t.strides != nullptr && !is_compact(t)) {
+      for (int k = 0; k < t.ndim; ++k) d[k] = t.strides[k];
+      t.strides = d;
+      d += t.ndim;
+    } else {
+      t.strides = nullptr;  // compact
+    }
   };
   for (auto& t : inputs_) fix(t);
   for (auto& t : outputs_) fix(t);

@@ -12,7 +12,8 @@ namespace aotrun {
 
 struct GraphExecutor::Entry {
   GraphDevice& device;
-  std::vector<int64_t> key;  // per input: ndim, then its dims
+  std::vector<int64_t> key;      // per input: ndim, then its dims, then 1 if in its spec's strides (not compact)
+  std::vector<int64_t> strides;  // behind the static inputs given in their spec's strides
   int32_t warmups = 0;
   bool failed = false;
   std::shared_ptr<void> graph;
@@ -35,8 +36,8 @@ std::string key_string(const std::vector<int64_t>& key) {
   std::string s;
   for (size_t i = 0; i < key.size();) {
     const int nd = static_cast<int>(key[i]);
-    s += (s.empty() ? "" : ", ") + shape_string(&key[i + 1], nd);
-    i += 1 + static_cast<size_t>(nd);
+    s += (s.empty() ? "" : ", ") + shape_string(&key[i + 1], nd) + (key[i + 1 + nd] ? " (strided)" : "");
+    i += 2 + static_cast<size_t>(nd);
   }
   return s;
 }
@@ -67,8 +68,9 @@ GraphExecutor::Entry* GraphExecutor::find(const DLTensor* inputs, size_t num_inp
     bool match = true;
     for (size_t i = 0; i < num_inputs && match; ++i) {
       const int nd = inputs[i].ndim;
-      match = e->key[pos] == nd && std::equal(inputs[i].shape, inputs[i].shape + nd, e->key.begin() + pos + 1);
-      pos += 1 + static_cast<size_t>(nd);
+      match = e->key[pos] == nd && std::equal(inputs[i].shape, inputs[i].shape + nd, e->key.begin() + pos + 1) &&
+              e->key[pos + 1 + static_cast<size_t>(nd)] == (is_compact(inputs[i]) ? 0 : 1);
+      pos += 2 + static_cast<size_t>(nd);
     }
     if (match) return e.get();
   }
@@ -82,6 +84,12 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
   for (size_t i = 0; i < num_inputs; ++i) {
     e->key.push_back(inputs[i].ndim);
     e->key.insert(e->key.end(), inputs[i].shape, inputs[i].shape + inputs[i].ndim);
+    // An input in the layout its model was compiled for (validated) is
+    // copied in as it is, so its static buffer has that layout too: the
+    // same bytes as compact, in another order.
+    const bool strided = !is_compact(inputs[i]);
+    e->key.push_back(strided ? 1 : 0);
+    if (strided) e->strides.insert(e->strides.end(), inputs[i].strides, inputs[i].strides + inputs[i].ndim);
     in_dims += static_cast<size_t>(inputs[i].ndim);
   }
   const size_t out_dims = total_output_dims(pkg);
@@ -109,8 +117,13 @@ GraphExecutor::Entry* GraphExecutor::add(const DLTensor* inputs, size_t num_inpu
     return t;
   };
   d = e->dims.data();
+  const int64_t* strides = e->strides.data();  // not resized below
   for (size_t i = 0; i < num_inputs; ++i) {
     e->in.push_back(make(pkg.inputs()[i], d));
+    if (!is_compact(inputs[i])) {
+      e->in.back().strides = const_cast<int64_t*>(strides);
+      strides += inputs[i].ndim;
+    }
     e->copy_in.push_back(Copy{e->in.back().data, nullptr, bytes_of(e->in.back())});
     d += inputs[i].ndim;
   }

@@ -82,6 +82,13 @@ class PackageCode {
   // checked against this list by the host), applied to the new container
   // before create returns.
   virtual const std::vector<ConstantInfo>* model_constants() const { return nullptr; }
+  // The strides input `index` must have when not row-major (a .pt2 model
+  // compiled for channels_last), read once the first container exists;
+  // empty: row-major only, the package ABI's rule.
+  virtual std::vector<int64_t> input_layout(size_t index) const {
+    (void)index;
+    return {};
+  }
 
   // The package's message for its last failure on this thread, never empty.
   std::string last_error() const;

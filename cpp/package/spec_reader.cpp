@@ -121,6 +121,14 @@ PackageSpecs read_specs(const PackageCode& code, const std::string& name, DLDevi
       t.dtype = s.dtype;
       t.known = !unknown;
       if (!unknown) t.shape.assign(s.shape, s.shape + s.ndim);
+      if (input && !unknown) {
+        t.strides = code.input_layout(i);
+        if (!t.strides.empty() && t.strides.size() != t.shape.size()) {
+          fail(Code::BadPackage, "package '" + name + "' states " + std::to_string(t.strides.size()) +
+                                     " strides for input " + std::to_string(i) + " of rank " +
+                                     std::to_string(t.shape.size()));
+        }
+      }
       out->push_back(std::move(t));
     }
   };

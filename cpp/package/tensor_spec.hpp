@@ -23,6 +23,10 @@ struct TensorSpec {
   DLDataType dtype{};
   std::vector<int64_t> shape;  // -1 = dynamic
   bool known = true;           // false: dtype and rank unknown (a .pt2 without input checks)
+  // An input's layout: empty = compact row-major; else the strides its model
+  // was compiled for (a .pt2 compiled for channels_last), which the runner
+  // accepts besides row-major (PackageCode::input_layout).
+  std::vector<int64_t> strides;
 };
 
 }  // namespace aotrun

@@ -18,6 +18,7 @@
 #include "pt2/constant_list.hpp"
 #include "pt2/constant_update.hpp"
 #include "pt2/cuda_requirements.hpp"
+#include "pt2/input_layout.hpp"
 #include "pt2/link_check.hpp"
 #include "pt2/model_constants.hpp"
 #include "pt2/pt2_archive.hpp"
@@ -89,6 +90,8 @@ struct Bridge {
   bool has_folded = false;
   std::string sources;             // the model's C++ sources, until settle_specs parses them
   std::vector<InputCheck> checks;  // empty when the sources carry none
+  // Per input: the strides the model was compiled for; empty = row-major.
+  std::vector<std::vector<int64_t>> layouts;
   std::string no_checks_reason;
   bool specs_ready = false;
   std::vector<TensorSpec> inputs, outputs;                      // the storage the ABI specs point into
@@ -127,6 +130,8 @@ Container* as_container(aotrun_pkg_container* c) {
 // from any thread.
 bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
            const std::vector<std::vector<int64_t>>& shapes, std::vector<OutputMeta>* out, std::string* why) {
+  // Zeros read the same in any layout; the handles still carry the one the
+  // model expects (its checks, when on, compare them).
   const size_t n_in = dtypes.size();
   std::vector<std::vector<char>> storage(n_in);
   std::vector<AtenTensorHandle> in(n_in, nullptr);
@@ -151,7 +156,8 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
     t.ndim = static_cast<int>(shapes[i].size());
     t.dtype = dtypes[i];
     t.shape = const_cast<int64_t*>(shapes[i].data());
-    if (!wrap_input(*b.shim, t, &in[i], why)) {
+    const int64_t* layout = i < b.layouts.size() && !b.layouts[i].empty() ? b.layouts[i].data() : nullptr;
+    if (!wrap_input(*b.shim, t, &in[i], why, layout)) {
       delete_handles(*b.shim, in.data(), i);
       return false;
     }
@@ -222,6 +228,18 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
     }
     inputs[i].shape = c.dims;
   }
+  // The layout each input was compiled for: a model given other strides
+  // computes wrong numbers without an error, so one aotrun cannot provide
+  // is refused here.
+  std::vector<std::vector<int64_t>> layouts(n_in);
+  for (size_t i = 0; known && i < n_in; ++i) {
+    std::string bad;
+    if (!layout_from_checks(b.checks[i], &layouts[i], &bad)) {
+      fail(Code::Unsupported,
+           "package '" + b.name + "': input " + std::to_string(i) + " ('" + inputs[i].name + "'): " + bad);
+    }
+  }
+  b.layouts = std::move(layouts);
   if (known) {
     // Probe sizes: each dynamic dim at its lower bound (at least 1), then +1.
     std::vector<DLDataType> dtypes;
@@ -442,6 +460,12 @@ struct Work {
   std::vector<DLTensor> tensors;  // inputs, then outputs
   size_t n_in = 0;
   std::vector<int64_t> dims;  // every shape, concatenated
+  // Per input of a model compiled for a layout other than row-major
+  // (Bridge::layouts): whether the caller's tensor is row-major and is
+  // converted into `scratch` (kept, so a steady stream of runs allocates
+  // nothing) before each run, or already has the model's strides.
+  std::vector<uint8_t> convert;
+  std::vector<std::vector<char>> scratch;
 
   // Input views, one per input. Making a tensor over the caller's memory and
   // destroying it again (the model steals its input handles) costs ~2,000
@@ -554,20 +578,38 @@ bool view_matches(const TorchShim& shim, const View& v, const DLTensor& t) {
 // The handle the model gets for input i: a new reference to the kept view
 // when `use_views`, else (or when libtorch cannot make references) a fresh
 // tensor over the caller's memory.
-bool input_handle(const TorchShim& shim, Work& w, size_t i, bool use_views, AtenTensorHandle* out, std::string* why) {
-  const DLTensor& t = w.tensors[i];
+bool input_handle(const TorchShim& shim, Work& w, size_t i, bool use_views, std::vector<char>* own,
+                  AtenTensorHandle* out, std::string* why) {
+  DLTensor t = w.tensors[i];
+  const std::vector<int64_t>& want = w.c->b->layouts[i];
+  const int64_t* layout = want.empty() ? nullptr : want.data();
+  if (layout != nullptr && w.convert[i]) {
+    // Row-major in, the model's layout out: into the Work's scratch, or
+    // `own` when a concurrent replay holds the Work's buffers.
+    std::vector<char>& buf = use_views ? w.scratch[i] : *own;
+    uint64_t bytes = 0;
+    if (!checked_numel(t.shape, t.ndim, &bytes) || !checked_mul<uint64_t>(bytes, item_bytes(t.dtype), &bytes)) {
+      *why = "shape is too large to address";
+      return false;
+    }
+    if (buf.size() < bytes) buf.resize(static_cast<size_t>(bytes));
+    if (bytes != 0) {
+      to_strided(buf.data(), static_cast<const char*>(t.data), t.shape, layout, t.ndim, item_bytes(t.dtype));
+      t.data = buf.data();
+    }
+  }
   if (use_views && shim.new_tensor_handle != nullptr) {
     View& v = w.views[i];
     if (view_matches(shim, v, t) && shim.new_tensor_handle(v.h, out) == 0) return true;
     if (v.h != nullptr) (void)shim.delete_tensor_object(v.h);
     v.h = nullptr;
-    if (!wrap_input(shim, t, &v.h, why)) return false;
+    if (!wrap_input(shim, t, &v.h, why, layout)) return false;
     v.data = t.data;
     v.dtype = t.dtype;
     v.shape.assign(t.shape, t.shape + t.ndim);  // allocates only when the rank grows
     if (shim.new_tensor_handle(v.h, out) == 0) return true;
   }
-  return wrap_input(shim, t, out, why);
+  return wrap_input(shim, t, out, why, layout);
 }
 
 int32_t run_work_impl(void* p) {
@@ -585,16 +627,33 @@ int32_t run_work_impl(void* p) {
   AtenTensorHandle* in = heap.empty() ? stack : heap.data();
   AtenTensorHandle* out = in + w->n_in;
   std::string why;
+  // The Work's views and scratch buffers are this run's unless a concurrent
+  // replay of the same Work holds them. Released once the handles are made
+  // (they are the model's then), or after the run when the model reads a
+  // scratch buffer.
+  struct Busy {
+    std::atomic<bool>* flag;
+    void release() {
+      if (flag != nullptr) flag->store(false, std::memory_order_release);
+      flag = nullptr;
+    }
+    ~Busy() { release(); }
+  };
   const bool use_views = !w->views_busy.exchange(true, std::memory_order_acquire);
+  Busy busy{use_views ? &w->views_busy : nullptr};
   if (use_views && w->views.size() != w->n_in) w->fit_views(w->n_in);  // once per Work and input count
+  if (use_views && w->scratch.size() != w->n_in) w->scratch.resize(w->n_in);
+  // Converted inputs of a concurrent replay: alive until the model has run.
+  std::vector<std::vector<char>> own(use_views ? 0 : w->n_in);
+  bool converted = false;
   for (size_t i = 0; i < w->n_in; ++i) {
-    if (!input_handle(shim, *w, i, use_views, &in[i], &why)) {
+    converted |= w->convert[i] != 0;
+    if (!input_handle(shim, *w, i, use_views, use_views ? nullptr : &own[i], &in[i], &why)) {
       delete_handles(shim, in, i);
-      if (use_views) w->views_busy.store(false, std::memory_order_release);
       return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": " + why);
     }
   }
-  if (use_views) w->views_busy.store(false, std::memory_order_release);  // the handles made are the model's now
+  if (!converted) busy.release();
   const AotiFunctions& f = b.lib->fn();
   const auto run = w->single_threaded ? f.run_single_threaded : f.run;
   // On failure the inputs may or may not have been stolen; leaking them is
@@ -659,6 +718,20 @@ int32_t run_common_impl(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, 
                            AotiLibrary::kRunSingleThreaded + " (single_threaded or graph mode)");
     }
   }
+  // Validated by the runner: a row-major tensor (converted before the run)
+  // or exactly the layout the model was compiled for.
+  for (size_t i = 0; i < a->num_inputs; ++i) {
+    const DLTensor& t = a->inputs[i];
+    if (t.strides == nullptr || row_major(t.shape, t.strides, t.ndim)) continue;
+    const std::vector<int64_t>* want = i < b.layouts.size() && !b.layouts[i].empty() ? &b.layouts[i] : nullptr;
+    if (want != nullptr && want->size() == static_cast<size_t>(t.ndim) && same_layout(t.shape, t.strides, *want)) {
+      continue;
+    }
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                     "input " + std::to_string(i) + " ('" + b.inputs[i].name + "') has strides " +
+                         dims_text(t.strides, static_cast<size_t>(t.ndim)) + ", expected row-major" +
+                         (want ? " or " + dims_text(want->data(), want->size()) : std::string()));
+  }
   Work* w = c->pool->take();
   if (w == nullptr) {
     w = new (std::nothrow) Work();
@@ -678,6 +751,11 @@ int32_t run_common_impl(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, 
     // resized below, the tensors point into it.
     if (w->dims.size() < total) w->dims.resize(total);
     if (w->tensors.size() != n) w->tensors.resize(n);
+    w->convert.assign(a->num_inputs, 0);  // no allocation once sized
+    for (size_t i = 0; i < a->num_inputs && !b.layouts.empty(); ++i) {
+      const DLTensor& t = a->inputs[i];
+      w->convert[i] = !b.layouts[i].empty() && (t.strides == nullptr || row_major(t.shape, t.strides, t.ndim));
+    }
     int64_t* at = w->dims.data();
     for (size_t i = 0; i < n; ++i) {
       const DLTensor& t = i < a->num_inputs ? a->inputs[i] : a->outputs[i - a->num_inputs];
@@ -742,6 +820,11 @@ class Pt2Code final : public PackageCode {
   // Filled by the first create (package open makes a metadata container).
   const std::vector<ConstantInfo>* model_constants() const override {
     return bridge_->constants_ready.load(std::memory_order_acquire) ? &bridge_->constants_infos : nullptr;
+  }
+  std::vector<int64_t> input_layout(size_t index) const override {
+    // Settled by the first container (the host's metadata container).
+    std::lock_guard<std::mutex> lock(bridge_->mu);
+    return index < bridge_->layouts.size() ? bridge_->layouts[index] : std::vector<int64_t>();
   }
 
  private:

@@ -1,5 +1,6 @@
 #include "pt2/tensor_convert.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -34,18 +35,49 @@ void strided_copy(char* dst, const char* src, const int64_t* sizes, const int64_
 
 }  // namespace
 
+void to_strided(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank, size_t item) {
+  if (rank == 0) {
+    std::memcpy(dst, src, item);
+    return;
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (sizes[d] == 0) return;
+  }
+  // The source in order; the destination offset follows the index like an
+  // odometer (no multiplication per element). Runs of the innermost dim are
+  // strided by strides[rank - 1] elements.
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  const int last = rank - 1;
+  const int64_t step = strides[last] * static_cast<int64_t>(item);
+  int64_t off = 0;  // bytes into dst of idx
+  for (;;) {
+    char* out = dst + off;
+    for (int64_t k = 0; k < sizes[last]; ++k, src += item, out += step) std::memcpy(out, src, item);
+    int d = last - 1;
+    for (; d >= 0; --d) {
+      off += strides[d] * static_cast<int64_t>(item);
+      if (++idx[static_cast<size_t>(d)] < sizes[d]) break;
+      off -= sizes[d] * strides[d] * static_cast<int64_t>(item);
+      idx[static_cast<size_t>(d)] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 size_t item_bytes(DLDataType t) { return (static_cast<size_t>(t.bits) * t.lanes + 7) / 8; }
 
-bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why) {
+bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why,
+                const int64_t* layout) {
   const int32_t dtype = shim.torch_dtype(t.dtype);
   if (dtype < 0) {
     *why = "dtype (code " + std::to_string(t.dtype.code) + ", " + std::to_string(t.dtype.bits) +
            " bits) has no torch equivalent";
     return false;
   }
-  // Compact row-major strides: the runner refuses anything else. The
-  // runner bounds the byte size, but a stride product must not overflow
-  // (signed) whatever reaches here.
+  // Row-major unless the model was compiled for another layout (then the
+  // data is in that layout: the runner accepted it so or the bridge
+  // converted it). The runner bounds the byte size, but a stride product
+  // must not overflow (signed) whatever reaches here.
   if (t.ndim < 0 || t.ndim > 32) {
     *why = "rank " + std::to_string(t.ndim) + " is outside 0..32";
     return false;
@@ -59,6 +91,7 @@ bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out,
       return false;
     }
   }
+  if (layout != nullptr) std::copy(layout, layout + t.ndim, strides);
   if (shim.create_tensor_from_blob(t.data, t.ndim, t.shape, strides, 0, dtype, shim.device_type_cpu, 0, out) != 0) {
     *why = "aoti_torch_create_tensor_from_blob failed";
     return false;

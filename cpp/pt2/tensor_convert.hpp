@@ -16,9 +16,17 @@ namespace aotrun::pt2 {
 // Bytes of one element of `t`.
 size_t item_bytes(DLDataType t);
 
-// A new handle viewing `t` (CPU, byte_offset already folded into data).
-// Returns false with *why on an unsupported dtype or a shim failure.
-bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why);
+// A new handle viewing `t` (CPU, byte_offset already folded into data) with
+// `strides` (t.ndim of them: the layout the model was compiled for), or
+// row-major when NULL. Returns false with *why on an unsupported dtype or a
+// shim failure.
+bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why,
+                const int64_t* strides = nullptr);
+
+// Writes row-major `src` of `sizes` into `dst` laid out with `strides` (a
+// dense permutation of the dims, as layout_from_checks accepts: the same
+// bytes in another order).
+void to_strided(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank, size_t item);
 
 // What an output handle holds.
 struct OutputMeta {

@@ -52,6 +52,7 @@ void grow(InputCheck* c, size_t rank) {
     c->dims.resize(rank, -1);
     c->min_dims.resize(rank, 0);
     c->max_dims.resize(rank, -1);
+    c->strides.resize(rank, -1);
   }
 }
 
@@ -94,6 +95,7 @@ bool parse_input_checks(const std::string& source, size_t num_inputs, std::vecto
       c.max_dims[static_cast<size_t>(d)] = v;
     } else if (eat(source, &p, "unmatched stride value at ") && read_int(source, &p, &d) && d < int64_t(kMaxRank)) {
       grow(&c, static_cast<size_t>(d) + 1);
+      if (value_after(source, p, "expected: ", &v)) c.strides[static_cast<size_t>(d)] = v;
     }
   }
   for (size_t i = 0; i < num_inputs; ++i) {

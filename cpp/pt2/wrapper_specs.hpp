@@ -9,7 +9,8 @@
 //   "input_handles[I]: unmatched dim value at D, "   << "expected: V, "
 //   "input_handles[I]: dim value is too small at D, " << "expected it to be >= L, "
 //   "input_handles[I]: dim value is too large at D, " << "expected to be <= U, "
-//   "input_handles[I]: unmatched stride value at S, "
+//   "input_handles[I]: unmatched stride value at S, " << "expected: V, "
+// (strides that depend on a dynamic dim are not checked, so not stated)
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@ struct InputCheck {
   std::vector<int64_t> dims;      // per dim: the static value, or -1
   std::vector<int64_t> min_dims;  // per dim: lower bound (0 = none)
   std::vector<int64_t> max_dims;  // per dim: upper bound (-1 = none)
+  std::vector<int64_t> strides;   // per dim: the stride compiled for, or -1 (not stated: symbolic)
 };
 
 // Parses the checks of inputs 0..num_inputs-1 out of `source` (the

@@ -20,19 +20,6 @@ std::string operator+(const Name& n, const char* s) { return n.str() + s; }
 
 bool same_dtype(DLDataType a, DLDataType b) { return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes; }
 
-// Row-major with no gaps. Shapes are non-negative here (check_input_shape /
-// validate_outputs); the stride product is overflow-checked anyway, since an
-// empty tensor may have huge other dims.
-bool is_compact(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  int64_t expect = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
-    if (__builtin_mul_overflow(expect, t.shape[d], &expect)) return false;
-  }
-  return true;
-}
-
 void check_device(const DLTensor& t, DLDevice device, const Name& what) {
   const int32_t type = device_type_of(t.device), want = device_type_of(device);
   if (type != want || t.device.device_id != device.device_id) {
@@ -53,10 +40,29 @@ uint64_t check_extent(const DLTensor& t, const Name& what) {
   return bytes;
 }
 
-// `bytes` is check_extent's answer for `t`.
-void check_layout(const DLTensor& t, uint64_t bytes, const Name& what) {
-  if (!is_compact(t))
+// Whether `t` has exactly the strides `layout` (an input's spec: the layout
+// its model was compiled for), dims of size 1 aside (their stride is never
+// used). Such a layout is dense: the same bytes as compact, in another order.
+bool has_layout(const DLTensor& t, const std::vector<int64_t>& layout) {
+  if (layout.empty() || t.strides == nullptr || layout.size() != static_cast<size_t>(t.ndim)) return false;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] != 1 && t.strides[d] != layout[static_cast<size_t>(d)]) return false;
+  }
+  return true;
+}
+
+// `bytes` is check_extent's answer for `t`; `layout` the strides an input
+// may have besides compact (its spec's; empty: none).
+void check_layout(const DLTensor& t, uint64_t bytes, const Name& what, const std::vector<int64_t>& layout = {}) {
+  if (!is_compact(t) && !has_layout(t, layout)) {
+    if (!layout.empty()) {
+      fail(Code::InvalidArgument, what + " has strides " + shape_string(t.strides, t.ndim) +
+                                      "; its model was compiled for strides " +
+                                      shape_string(layout.data(), int(layout.size())) +
+                                      " (give those, or a compact row-major tensor, which is converted)");
+    }
     fail(Code::InvalidArgument, what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
+  }
   if (t.data == nullptr && numel(t) != 0) fail(Code::InvalidArgument, what + " has a NULL data pointer");
   if (t.data == nullptr) return;  // empty: the offset is never applied
   // data + byte_offset + the tensor's bytes must stay inside the address
@@ -101,6 +107,19 @@ void check_input_shape(const TensorSpec& spec, const DLTensor& t, const Name& wh
 }
 
 }  // namespace
+
+// Shapes are non-negative here (check_input_shape / validate_outputs); the
+// stride product is overflow-checked anyway, since an empty tensor may have
+// huge other dims.
+bool is_compact(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expect = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
+    if (__builtin_mul_overflow(expect, t.shape[d], &expect)) return false;
+  }
+  return true;
+}
 
 std::string dtype_name(DLDataType t) {
   const char* base = nullptr;
@@ -196,7 +215,7 @@ void validate_inputs(const Package& pkg, const DLTensor* inputs, size_t num_inpu
     check_input_shape(pkg.inputs()[i], inputs[i], what);
     const uint64_t bytes = check_extent(inputs[i], what);
     check_device(inputs[i], device, what);
-    check_layout(inputs[i], bytes, what);
+    check_layout(inputs[i], bytes, what, pkg.inputs()[i].strides);
   }
 }
 

@@ -38,5 +38,8 @@ bool checked_bytes(const DLTensor& t, uint64_t* bytes);
 uint64_t numel(const DLTensor& t);
 size_t element_bytes(DLDataType t);
 size_t total_output_dims(const Package& pkg);
+// Row-major with no gaps (strides NULL, or matching on every dim of size
+// other than 1). Inputs may also have their spec's strides (TensorSpec).
+bool is_compact(const DLTensor& t);
 
 }  // namespace aotrun

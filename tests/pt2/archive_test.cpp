@@ -20,6 +20,8 @@
 #include "pt2/aoti_bridge.hpp"
 #include "pt2/pt2_archive.hpp"
 #include "pt2/private_dir.hpp"
+#include "pt2/tensor_convert.hpp"
+#include "pt2/input_layout.hpp"
 #include "pt2/wrapper_specs.hpp"
 #include "pt2/zip_archive.hpp"
 #include "util/error.hpp"
@@ -340,6 +342,72 @@ std::vector<File> cuda_archive(const char* device) {
 // A CUDA archive says which piece it lacks, before anything is extracted:
 // a libtorch with CUDA (LOAD_FAILED naming libtorch_cuda.so and the fix),
 // then a device (DEVICE with CUDA's reason).
+// Strides the checks state: row-major ones (also beside dynamic dims, whose
+// strides are not stated) leave the layout row-major; channels_last ones are
+// the layout; a non-row-major layout that depends on a dynamic dim, or one
+// with gaps, is refused (aotrun could not provide it).
+TEST(Pt2WrapperSpecs, ReadsTheStridesAnInputWasCompiledFor) {
+  const std::string src = R"(
+    int32_t arg6_1_expected_dtype = aoti_torch_dtype_float32();
+        ss << "input_handles[0]: unmatched dtype, "
+    if (2 != arg6_1_size[0]) {
+        ss << "input_handles[0]: unmatched dim value at 0, "
+           << "expected: 2, " << "but got: " << arg6_1_size[0]
+        ss << "input_handles[0]: unmatched dim value at 1, "
+           << "expected: 3, " << "but got: " << arg6_1_size[1]
+        ss << "input_handles[0]: unmatched dim value at 2, "
+           << "expected: 8, " << "but got: " << arg6_1_size[2]
+        ss << "input_handles[0]: unmatched dim value at 3, "
+           << "expected: 8, " << "but got: " << arg6_1_size[3]
+        ss << "input_handles[0]: unmatched stride value at 0, "
+           << "expected: 192, " << "but got: " << arg6_1_stride[0]
+        ss << "input_handles[0]: unmatched stride value at 1, "
+           << "expected: 1, " << "but got: " << arg6_1_stride[1]
+        ss << "input_handles[0]: unmatched stride value at 2, "
+           << "expected: 24, " << "but got: " << arg6_1_stride[2]
+        ss << "input_handles[0]: unmatched stride value at 3, "
+           << "expected: 3, " << "but got: " << arg6_1_stride[3]
+  )";
+  std::vector<InputCheck> c;
+  std::string why;
+  ASSERT_TRUE(parse_input_checks(src, 1, &c, &why)) << why;
+  EXPECT_EQ(c[0].strides, (std::vector<int64_t>{192, 1, 24, 3}));
+  std::vector<int64_t> layout;
+  ASSERT_TRUE(layout_from_checks(c[0], &layout, &why)) << why;
+  EXPECT_EQ(layout, (std::vector<int64_t>{192, 1, 24, 3}));
+
+  InputCheck k;  // [B, T, 16] row-major, B and T dynamic: strides of dims 1 and 2 stated
+  k.dims = {-1, -1, 16};
+  k.strides = {-1, 16, 1};
+  ASSERT_TRUE(layout_from_checks(k, &layout, &why)) << why;
+  EXPECT_TRUE(layout.empty());
+  k.dims = {-1, 3, 8, 8};  // channels_last with a dynamic batch: every stride is static
+  k.strides = {192, 1, 24, 3};
+  ASSERT_TRUE(layout_from_checks(k, &layout, &why)) << why;
+  EXPECT_EQ(layout, k.strides);
+  k.dims = {2, 3, -1, 8};  // channels_last with a dynamic height: strides 0 and 2 unknown
+  k.strides = {-1, 1, -1, 3};
+  EXPECT_FALSE(layout_from_checks(k, &layout, &why));
+  EXPECT_NE(why.find("depends on a dynamic dim"), std::string::npos) << why;
+  k.dims = {2, 3, 8, 8};  // a gap between rows
+  k.strides = {400, 1, 40, 3};
+  EXPECT_FALSE(layout_from_checks(k, &layout, &why));
+  EXPECT_NE(why.find("not a dense layout"), std::string::npos) << why;
+
+  // Row-major in, the model's layout out: element (n, c, h, w) lands at
+  // n*192 + c + h*24 + w*3.
+  std::vector<float> src_v(2 * 3 * 8 * 8), dst(src_v.size(), -1.f);
+  for (size_t i = 0; i < src_v.size(); ++i) src_v[i] = static_cast<float>(i);
+  const int64_t sizes[] = {2, 3, 8, 8}, strides[] = {192, 1, 24, 3};
+  to_strided(reinterpret_cast<char*>(dst.data()), reinterpret_cast<const char*>(src_v.data()), sizes, strides, 4, 4);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t ch = 0; ch < 3; ++ch)
+      for (int64_t h = 0; h < 8; ++h)
+        for (int64_t w = 0; w < 8; ++w)
+          ASSERT_EQ(dst[static_cast<size_t>(n * 192 + ch + h * 24 + w * 3)],
+                    static_cast<float>(((n * 3 + ch) * 8 + h) * 8 + w));
+}
+
 TEST(Pt2Archive, CudaModelNamesWhatItNeedsBeforeExtracting) {
   TempZip z(cuda_archive("cuda"), "cuda");
   const char* saved = std::getenv("AOTRUN_LIBTORCH");

@@ -167,6 +167,10 @@ struct CorpusCase {
   std::vector<std::string> inputs, outputs;
   std::map<std::string, std::pair<double, double>> tol;  // dtype -> (rtol, atol)
   aotrun_mode mode = AOTRUN_MODE_THREADED;
+  // Where the specs come from: the archive's wrapper source carries input
+  // checks (the manifest's facts), so every input's spec must be known.
+  bool input_checks = false;
+  std::vector<std::pair<size_t, size_t>> dynamic;  // (input, dim) declared dynamic at export
 };
 
 // gtest prints a parameter in test listings and failures: the case, readably.
@@ -267,6 +271,12 @@ std::vector<CorpusCase> corpus_cases() {
         c.model = model;
         c.set = set;
         c.tol = tol;
+        const auto facts = info.find("facts");
+        c.input_checks = facts != info.end() && facts->is_object() && facts->value("input_checks_in_wrapper", false);
+        const nlohmann::json dynamic = info.value("dynamic", nlohmann::json::object());
+        for (const auto& [dim_name, d] : dynamic.items()) {
+          if (d.is_object()) c.dynamic.emplace_back(d.value("input", 0), d.value("dim", 0));
+        }
         for (const auto& f : files["inputs"]) c.inputs.push_back(f["file"]);
         for (const auto& f : files["outputs"]) c.outputs.push_back(f["file"]);
         for (aotrun_mode mode : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
@@ -333,6 +343,26 @@ TEST_P(Corpus, MatchesEagerPyTorch) {
     in.push_back(npy(c.dir, f));
     ASSERT_NE(in.back(), nullptr);
     in_dl.push_back(in.back()->dl);
+  }
+  // The specs, from the archive's input checks where it has them (every
+  // release from 2.7; no release's archive states them anywhere else, see
+  // compat/aoti/README.md), else unknown (2.6): dtype, rank and every static
+  // dim as exported, -1 exactly for the dims declared dynamic.
+  for (size_t i = 0; i < in.size(); ++i) {
+    aotrun_tensor_info ti{};
+    ti.struct_size = sizeof(ti);
+    AOTRUN_ASSERT_OK(aotrun_package_get_input(pkg.get(), i, &ti));
+    if (!c.input_checks) {
+      EXPECT_EQ(ti.ndim, -1) << "input " << i << ": no checks in the archive, yet a spec";
+      continue;
+    }
+    ASSERT_EQ(ti.ndim, static_cast<int32_t>(in[i]->shape.size())) << "input " << i << " spec from the checks";
+    EXPECT_EQ(ti.dtype.code, in[i]->dtype.code) << "input " << i;
+    EXPECT_EQ(ti.dtype.bits, in[i]->dtype.bits) << "input " << i;
+    for (size_t d = 0; d < in[i]->shape.size(); ++d) {
+      const bool dyn = std::find(c.dynamic.begin(), c.dynamic.end(), std::make_pair(i, d)) != c.dynamic.end();
+      EXPECT_EQ(ti.shape[d], dyn ? -1 : in[i]->shape[d]) << "input " << i << " dim " << d;
+    }
   }
   for (const auto& f : c.outputs) {
     want.push_back(npy(c.dir, f));
@@ -553,6 +583,119 @@ TEST(Pt2, CallerCaptureRecordsSingleThreadedAndRefusesThreaded) {
   EXPECT_EQ(close(*y, *data.want[0]), "");
   aotrun_graph_free(g);
   aotrun_stream_free(s);
+}
+
+// convnet_cl was compiled for a channels_last input (strides [192, 1, 24, 3]
+// for [2, 3, 8, 8]): inductor's own kernel indexes it as NHWC. Before the
+// layout was honoured, a row-major input computed wrong numbers in every
+// mode (720 of 1024 elements of output 0 off, max |diff| 1.12) with no
+// error. Now a row-major input is converted, a channels_last DLPack tensor
+// is passed as it is, and both equal eager PyTorch in every mode, with
+// run_alloc and async too; output 0 comes back channels_last from the model
+// and is copied into the caller's row-major tensor.
+struct ChannelsLast {
+  std::unique_ptr<Npy> row_major;
+  std::vector<float> nhwc;
+  int64_t strides[4] = {192, 1, 24, 3};
+  DLTensor dl{};
+  explicit ChannelsLast(const std::string& dir) : row_major(npy(dir, "convnet_cl.in0.npy")) {
+    const auto& s = row_major->shape;  // [2, 3, 8, 8]
+    nhwc.resize(row_major->count());
+    for (int64_t n = 0; n < s[0]; ++n)
+      for (int64_t c = 0; c < s[1]; ++c)
+        for (int64_t h = 0; h < s[2]; ++h)
+          for (int64_t w = 0; w < s[3]; ++w)
+            nhwc[static_cast<size_t>(n * strides[0] + c * strides[1] + h * strides[2] + w * strides[3])] =
+                row_major->f()[((n * s[1] + c) * s[2] + h) * s[3] + w];
+    dl = row_major->dl;
+    dl.data = nhwc.data();
+    dl.strides = strides;
+  }
+};
+
+TEST(Pt2Layout, ChannelsLastModelMatchesEagerFromRowMajorAndChannelsLastInputsInEveryMode) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/convnet_cl.pt2");
+  ASSERT_NE(pkg.get(), nullptr);
+  const Case c{"convnet_cl", "convnet_cl", 1, 2};
+  Loaded data(kNew, c);
+  ChannelsLast cl(kNew);
+  for (aotrun_mode mode : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
+    SCOPED_TRACE(mode_name(mode));
+    Runner r(pkg, RunnerOptions().mode(mode));
+    // Alternating layouts: graph mode keeps one captured graph per layout.
+    for (int run = 0; run < 6; ++run) {
+      SCOPED_TRACE(run);
+      data.in_dl[0] = run % 2 == 0 ? data.in[0]->dl : cl.dl;
+      data.run_and_compare(r.get());
+    }
+    data.in_dl[0] = cl.dl;
+    DLManagedTensor* out[2] = {};
+    AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.get(), data.in_dl.data(), 1, out, 2));
+    for (size_t i = 0; i < 2; ++i) {
+      ASSERT_NE(out[i], nullptr);
+      Npy got;
+      got.shape.assign(out[i]->dl_tensor.shape, out[i]->dl_tensor.shape + out[i]->dl_tensor.ndim);
+      const char* p = static_cast<const char*>(out[i]->dl_tensor.data);
+      got.bytes.assign(p, p + data.want[i]->bytes.size());
+      EXPECT_EQ(close(got, *data.want[i]), "") << "run_alloc output " << i;
+      out[i]->deleter(out[i]);
+    }
+  }
+  // Async: the kept descriptors keep the strides until the run.
+  Runner r(pkg, RunnerOptions().max_inflight(4));
+  constexpr int kRuns = 8;
+  std::vector<std::unique_ptr<Npy>> outs;
+  for (int i = 0; i < 2 * kRuns; ++i) outs.push_back(Npy::zeros_like(*data.want[static_cast<size_t>(i % 2)]));
+  std::vector<aotrun_event*> events(kRuns, nullptr);
+  for (int i = 0; i < kRuns; ++i) {
+    DLTensor in = i % 2 == 0 ? data.in[0]->dl : cl.dl;
+    DLTensor o[2] = {outs[static_cast<size_t>(2 * i)]->dl, outs[static_cast<size_t>(2 * i + 1)]->dl};
+    AOTRUN_ASSERT_OK(aotrun_runner_run_async(r.get(), &in, 1, o, 2, &events[static_cast<size_t>(i)]));
+  }
+  for (auto* e : events) {
+    AOTRUN_EXPECT_OK(aotrun_event_wait(e));
+    aotrun_event_free(e);
+  }
+  for (size_t i = 0; i < outs.size(); ++i) EXPECT_EQ(close(*outs[i], *data.want[i % 2]), "") << "async " << i;
+}
+
+TEST(Pt2Layout, OtherStridesAreRefusedNamingTheInputAndTheExpectedOnes) {
+  REQUIRE_LIBTORCH();
+  Package pkg(kNew + "/convnet_cl.pt2");
+  ASSERT_NE(pkg.get(), nullptr);
+  const Case c{"convnet_cl", "convnet_cl", 1, 2};
+  Loaded data(kNew, c);
+  ChannelsLast cl(kNew);
+  std::vector<std::unique_ptr<Npy>> got;
+  std::vector<DLTensor> out_dl;
+  for (auto& w : data.want) {
+    got.push_back(Npy::zeros_like(*w));
+    out_dl.push_back(got.back()->dl);
+  }
+  for (aotrun_mode mode : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
+    Runner r(pkg, RunnerOptions().mode(mode));
+    DLTensor odd = cl.dl;
+    int64_t hw_swapped[4] = {192, 1, 3, 24};  // channels_last with H and W transposed
+    odd.strides = hw_swapped;
+    Outcome o = outcome(aotrun_runner_run(r.get(), &odd, 1, out_dl.data(), 2));
+    EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+    EXPECT_NE(o.message.find("input 0 ('"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("strides [192, 1, 3, 24]"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("compiled for strides [192, 1, 24, 3]"), std::string::npos) << o.message;
+    // The runner stays usable.
+    data.in_dl[0] = cl.dl;
+    data.run_and_compare(r.get());
+  }
+  // A model compiled for row-major inputs still takes only those.
+  Package mlp(kNew + "/mlp.pt2");
+  Runner r(mlp, RunnerOptions());
+  Tensor x({4, 64}), y({4, 16});
+  int64_t column_major[2] = {1, 4};
+  x.dl.strides = column_major;
+  Outcome o = outcome(aotrun_runner_run(r.get(), &x.dl, 1, &y.dl, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+  EXPECT_NE(o.message.find("not contiguous"), std::string::npos) << o.message;
 }
 
 TEST(Pt2, BadInputsAreRefusedWithTheReason) {

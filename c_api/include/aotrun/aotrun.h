@@ -21,7 +21,9 @@
  *     Fields are only ever appended.
  *   - Tensors are DLPack DLTensor. Input and output tensors must be on the
  *     runner's device, compact row-major (strides NULL or matching), and are
- *     owned by the caller.
+ *     owned by the caller. An input of a .pt2 model compiled for another
+ *     layout (channels_last) may also have exactly those strides; a
+ *     row-major one is converted (docs/PT2.md).
  *   - No C++ exception crosses this API; an internal failure becomes
  *     AOTRUN_ERR_INTERNAL.
  *   - Thread safety is stated per object: "any thread" means any thread may
