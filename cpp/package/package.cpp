@@ -72,7 +72,6 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
   p->device_ = loaded.device;
   p->code_ = std::move(loaded.code);
   p->constants_ = std::move(loaded.constants);
-  p->list_constants();
   p->hashes_verified_ = loaded.hashes_verified;
   p->timings_.verify_ns = loaded.verify_ns;
   p->timings_.dlopen_ns = loaded.dlopen_ns;
@@ -82,6 +81,9 @@ std::shared_ptr<Package> Package::open(const std::string& path, const PackageOpt
   PackageSpecs specs = read_specs(*p->code_, p->name_, p->device_, p->constants_, p->dir_);
   p->inputs_ = std::move(specs.inputs);
   p->outputs_ = std::move(specs.outputs);
+  // After the specs: a format whose model holds its constants reads them
+  // from the metadata container read_specs created.
+  p->list_constants();
   p->timings_.metadata_ns = now_ns() - t;
 
   for (RunMode m : {RunMode::Threaded, RunMode::SingleThreaded, RunMode::Graph}) {
