@@ -1,0 +1,136 @@
+#include "specs.hpp"
+
+#include "dtypes.hpp"
+#include "errors.hpp"
+
+namespace aotrun_triton {
+namespace {
+
+Spec to_spec(const aotrun_tensor_info& t) {
+  Spec s;
+  s.name = t.name;
+  s.ndim = t.ndim;
+  if (t.ndim >= 0) {
+    s.dtype = to_triton(t.dtype);
+    s.shape.assign(t.shape, t.shape + t.ndim);
+  }
+  return s;
+}
+
+nlohmann::json tensor_json(const Spec& s, bool batching, const char* kind) {
+  if (s.ndim < 0) {
+    invalid(std::string("model configuration: the package does not state the dtype and rank of ") + kind + " '" +
+            s.name + "'; write it in config.pbtxt");
+  }
+  if (s.dtype == TRITONSERVER_TYPE_INVALID) {
+    invalid(std::string("model configuration: ") + kind + " '" + s.name + "' has a dtype Triton cannot carry");
+  }
+  nlohmann::json dims = nlohmann::json::array();
+  for (size_t i = batching ? 1 : 0; i < s.shape.size(); ++i) dims.push_back(s.shape[i]);
+  return {{"name", s.name}, {"data_type", config_name(s.dtype)}, {"dims", dims}};
+}
+
+bool has_tensors(const nlohmann::json& config, const char* key) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_array() && !it->empty();
+}
+
+}  // namespace
+
+bool PackageSpecs::batchable() const {
+  auto dynamic_first = [](const Spec& s) { return s.ndim >= 1 && s.shape[0] == -1; };
+  for (const Spec& s : inputs)
+    if (!dynamic_first(s)) return false;
+  for (const Spec& s : outputs)
+    if (!dynamic_first(s)) return false;
+  return !inputs.empty();
+}
+
+PackageSpecs read_specs(const aotrun::cxx::Package& package) {
+  PackageSpecs p;
+  for (const aotrun_tensor_info& t : package.inputs()) p.inputs.push_back(to_spec(t));
+  for (const aotrun_tensor_info& t : package.outputs()) p.outputs.push_back(to_spec(t));
+  return p;
+}
+
+bool autocomplete(nlohmann::json& config, const PackageSpecs& specs, int32_t default_max_batch) {
+  bool changed = false;
+  int32_t max_batch = config.value("max_batch_size", 0);
+  // Only a configuration that states no tensors gets batching switched on:
+  // one that lists them with max_batch_size 0 asked for none.
+  if (max_batch == 0 && specs.batchable() && !has_tensors(config, "input") && !has_tensors(config, "output")) {
+    max_batch = default_max_batch;
+    config["max_batch_size"] = max_batch;
+    if (!config.contains("dynamic_batching") && !config.contains("sequence_batching") &&
+        !config.contains("ensemble_scheduling")) {
+      config["dynamic_batching"] = nlohmann::json::object();
+    }
+    changed = true;
+  }
+  const bool batching = max_batch > 0;
+  if (!has_tensors(config, "input")) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Spec& s : specs.inputs) a.push_back(tensor_json(s, batching, "input"));
+    config["input"] = a;
+    changed = true;
+  }
+  if (!has_tensors(config, "output")) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Spec& s : specs.outputs) a.push_back(tensor_json(s, batching, "output"));
+    config["output"] = a;
+    changed = true;
+  }
+  return changed;
+}
+
+std::string shape_string(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::vector<TensorConfig> match_config(const std::vector<TensorConfig>& configured, const std::vector<Spec>& specs,
+                                       int32_t max_batch_size, const char* kind) {
+  const std::string where = std::string("model configuration: ") + kind + " '";
+  for (const TensorConfig& c : configured) {
+    bool known = false;
+    for (const Spec& s : specs) known = known || s.name == c.name;
+    if (!known) {
+      std::string names;
+      for (const Spec& s : specs) names += (names.empty() ? "" : ", ") + s.name;
+      invalid(where + c.name + "' is not in the package (its " + kind + "s: " + names + ")");
+    }
+  }
+  std::vector<TensorConfig> ordered;
+  for (const Spec& s : specs) {
+    const TensorConfig* c = nullptr;
+    for (const TensorConfig& t : configured)
+      if (t.name == s.name) c = &t;
+    if (c == nullptr) invalid(where + s.name + "' of the package is missing from the configuration");
+    if (s.ndim >= 0) {
+      if (c->dtype != s.dtype) {
+        invalid(where + s.name + "': data_type " + config_name(c->dtype) + " but the package has " +
+                config_name(s.dtype));
+      }
+      std::vector<int64_t> full = c->dims;
+      if (max_batch_size > 0) {
+        if (s.ndim < 1 || s.shape[0] != -1) {
+          invalid(where + s.name + "': max_batch_size " + std::to_string(max_batch_size) +
+                  " needs a dynamic first dimension, but the package's shape is " + shape_string(s.shape));
+        }
+        full.insert(full.begin(), -1);
+      }
+      bool fits = full.size() == s.shape.size();
+      for (size_t i = 0; fits && i < full.size(); ++i) fits = s.shape[i] == -1 || s.shape[i] == full[i];
+      if (!fits) {
+        invalid(where + s.name + "': dims " + shape_string(c->dims) +
+                (max_batch_size > 0 ? " (with the batch dimension first)" : "") + " do not fit the package's shape " +
+                shape_string(s.shape));
+      }
+    }
+    ordered.push_back(*c);
+  }
+  return ordered;
+}
+
+}  // namespace aotrun_triton
