@@ -4,7 +4,7 @@
 # touched (and no network is needed).
 set -euo pipefail
 
-pkgs=(cmake g++ clang make pkg-config python3 git
+pkgs=(cmake g++ clang make pkg-config python3 python3-venv git
       libgtest-dev libgmock-dev libbenchmark-dev
       libdlpack-dev libopenblas-dev nlohmann-json3-dev libzip-dev
       libssl-dev libcli11-dev clang-format-14

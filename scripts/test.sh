@@ -19,6 +19,16 @@ if [ "${AOTRUN_SKIP_LIBTORCH:-0}" != 1 ]; then
   libtorch_dir=$(bash scripts/fetch-libtorch.sh | tail -1)
 fi
 
+# The Triton backend test's server and clients (backends/triton): PyPI's
+# nvidia-pytriton (tritonserver 2.51) and tritonclient in a private venv
+# (scripts/fetch-triton.sh; ~370 MB, cached under ~/.cache/aotrun, so only
+# the first run on a machine downloads). AOTRUN_SKIP_TRITON=1 skips it, and
+# that test then skips, saying so.
+if [ "${AOTRUN_SKIP_TRITON:-0}" != 1 ]; then
+  echo "=== Triton Inference Server for the backend test ==="
+  bash scripts/fetch-triton.sh >/dev/null
+fi
+
 echo "=== main build + ctest ==="
 cmake --preset default >/dev/null
 cmake --build --preset default -j"$JOBS"
