@@ -110,7 +110,7 @@ def backend_dir(tmp, build, venv):
     return d
 
 
-def overhead(harness, server, build, runs=300):
+def overhead(harness, server, build, runs=600):
     import numpy as np
     import tritonclient.http as httpclient
     sys.path.insert(0, HERE)
@@ -131,7 +131,7 @@ def overhead(harness, server, build, runs=300):
                                   os.path.join(build, "packages", "mlp"), "single_threaded")
     for _ in range(10):
         direct(x)
-    backend_ns, direct_ns, client_ns, infer_ns = [], [], [], []
+    backend_ns, direct_ns, client_ns, infer_ns, in_ns, out_ns = [], [], [], [], [], []
     # Alternate blocks of backend and direct runs so that the machine's load
     # (shared cores) falls on both alike.
     for _ in range(runs // 50):
@@ -145,6 +145,8 @@ def overhead(harness, server, build, runs=300):
         total = sum(after[k][1] - before[k][1] for k in after)
         backend_ns.append(total / n)
         infer_ns.append((after["compute_infer"][1] - before["compute_infer"][1]) / n)
+        in_ns.append((after["compute_input"][1] - before["compute_input"][1]) / n)
+        out_ns.append((after["compute_output"][1] - before["compute_output"][1]) / n)
         t = time.perf_counter_ns()
         for _ in range(50):
             direct(x)
@@ -153,6 +155,7 @@ def overhead(harness, server, build, runs=300):
     c.close()
     med = statistics.median
     return {"backend_exec_us": med(backend_ns) / 1e3, "backend_infer_us": med(infer_ns) / 1e3,
+            "backend_input_us": med(in_ns) / 1e3, "backend_output_us": med(out_ns) / 1e3,
             "direct_us": med(direct_ns) / 1e3, "client_us": med(client_ns) / 1e3,
             "overhead": med(backend_ns) / med(direct_ns) - 1}
 
@@ -185,10 +188,10 @@ def main():
                           (model, clients, r["rps"], r["p50_ms"], r["p99_ms"]), flush=True)
         results["overhead"] = overhead(harness, server, a.build)
         o = results["overhead"]
-        print("batch 16: backend execution %.0f us (aotrun run inside it %.0f us), direct aotrun %.0f us: "
-              "overhead %+.1f%%; client round trip %.0f us" % (o["backend_exec_us"], o["backend_infer_us"],
-                                                               o["direct_us"], 100 * o["overhead"],
-                                                               o["client_us"]))
+        print("batch 16: backend execution %.0f us (input %.0f + aotrun run %.0f + output and response %.0f), "
+              "direct aotrun %.0f us: overhead %+.1f%%; client round trip %.0f us" %
+              (o["backend_exec_us"], o["backend_input_us"], o["backend_infer_us"], o["backend_output_us"],
+               o["direct_us"], 100 * o["overhead"], o["client_us"]))
     except BaseException:
         print(server.log_tail(40), file=sys.stderr)
         raise
