@@ -13,8 +13,8 @@ using aotrun::capi::require;
 
 extern "C" {
 
-aotrun_status* aotrun_runner_update_constants(aotrun_runner* runner, const aotrun_named_tensor* tensors,
-                                              size_t count, uint32_t flags) {
+aotrun_status* aotrun_runner_update_constants(aotrun_runner* runner, const aotrun_named_tensor* tensors, size_t count,
+                                              uint32_t flags) {
   return guarded([&] {
     require(runner, "runner");
     if (count > 0) require(tensors, "tensors");

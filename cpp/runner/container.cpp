@@ -11,7 +11,7 @@
 namespace aotrun {
 
 Container::Container(const Package& pkg, RunnerDevice& device, DLDevice dl_device, int32_t num_models,
-                     const std::vector<aotrun_pkg_constant>& constants)
+                     const std::vector<aotrun_pkg_constant>& constants, Code unsupported)
     : pkg_(pkg), device_(device), dl_device_(dl_device) {
   aotrun_pkg_create_args args{};
   args.struct_size = sizeof(args);
@@ -24,7 +24,9 @@ Container::Container(const Package& pkg, RunnerDevice& device, DLDevice dl_devic
   aotrun_pkg_container* c = nullptr;
   const int32_t rc = package_call(pkg.name(), "container_create", [&] { return pkg.code().create(&c, &args); });
   if (rc != AOTRUN_PKG_OK || c == nullptr) {
-    fail(rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::Package,
+    fail(rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY ? Code::OutOfMemory
+         : rc == AOTRUN_PKG_ERR_UNSUPPORTED ? unsupported
+                                            : Code::Package,
          pkg.package_error("container_create", rc));
   }
   c_ = c;

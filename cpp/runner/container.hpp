@@ -15,6 +15,7 @@
 
 #include "device/runner_device.hpp"
 #include "package/package.hpp"
+#include "util/error.hpp"
 
 namespace aotrun {
 
@@ -23,10 +24,11 @@ class Container {
   // container_create with `num_models` instances on `device` (whose host
   // table the package gets) and `constants` (the package's table, or a
   // constant set's entries; they outlive the container). `pkg` and `device`
-  // outlive the container. Throws OUT_OF_MEMORY or PACKAGE with the
-  // package's message.
+  // outlive the container. Throws OUT_OF_MEMORY, or PACKAGE with the
+  // package's message (`unsupported` instead when the package answers
+  // AOTRUN_PKG_ERR_UNSUPPORTED).
   Container(const Package& pkg, RunnerDevice& device, DLDevice dl_device, int32_t num_models,
-            const std::vector<aotrun_pkg_constant>& constants);
+            const std::vector<aotrun_pkg_constant>& constants, Code unsupported = Code::Package);
   // Waits for the device's own stream (nothing of the container may still
   // run), then destroys the container; a failure there is logged.
   ~Container();

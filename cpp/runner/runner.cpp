@@ -348,7 +348,15 @@ void Runner::check_writer_thread(const char* what) const {
 void Runner::install(ConstantSet next) {
   auto set = std::make_unique<ConstantSet>(std::move(next));
   set->generation = next_generation_;
-  set->container = std::make_unique<Container>(*pkg_, *backend_, device_, options_.num_models, set->entries);
+  // A package that cannot take these constants (a .pt2 whose release has
+  // no way to replace them) answers UNSUPPORTED: a limit of the package for
+  // this request, not a broken package.
+  try {
+    set->container =
+        std::make_unique<Container>(*pkg_, *backend_, device_, options_.num_models, set->entries, Code::Unsupported);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string("constant update: ") + e.what());
+  }
   const uint64_t generation = next_generation_++;
   slots_->install_inactive(std::move(set));
   RunnerCounters::add(counters_.constant_updates);

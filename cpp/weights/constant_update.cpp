@@ -42,8 +42,9 @@ bool compact(const DLTensor& t) {
 uint64_t check_replacement(const Package& pkg, const ConstantInfo& info, const DLTensor& t) {
   const std::string what = "constant '" + info.name + "' of package '" + pkg.name() + "'";
   if (info.folded) {
-    fail(Code::InvalidArgument, what + " is folded (computed from other constants when the model is loaded); "
-                                       "update the constants it is folded from instead");
+    fail(Code::InvalidArgument, what +
+                                    " is folded (computed from other constants when the model is loaded); "
+                                    "update the constants it is folded from instead");
   }
   if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr)) {
     fail(Code::InvalidArgument, "the new value of " + what + " has no valid shape");
@@ -60,8 +61,8 @@ uint64_t check_replacement(const Package& pkg, const ConstantInfo& info, const D
   }
   uint64_t bytes = 0;
   if (!checked_bytes(t, &bytes)) {
-    fail(Code::InvalidArgument, "the new value of " + what + " has shape " + shape_string(t.shape, t.ndim) +
-                                    ", too large to address");
+    fail(Code::InvalidArgument,
+         "the new value of " + what + " has shape " + shape_string(t.shape, t.ndim) + ", too large to address");
   }
   if (info.nbytes != 0 && bytes != info.nbytes) {
     fail(Code::InvalidArgument, "the new value of " + what + " holds " + std::to_string(bytes) +
@@ -73,8 +74,8 @@ uint64_t check_replacement(const Package& pkg, const ConstantInfo& info, const D
                                     "; updates are read from host memory (kDLCPU, kDLCUDAHost, kDLCUDAManaged)");
   }
   if (!compact(t)) {
-    fail(Code::InvalidArgument, "the new value of " + what + " is not contiguous (strides " +
-                                    shape_string(t.strides, t.ndim) + ")");
+    fail(Code::InvalidArgument,
+         "the new value of " + what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
   }
   if (bytes > 0 && t.data == nullptr) fail(Code::InvalidArgument, "the new value of " + what + " has NULL data");
   return bytes;
@@ -92,11 +93,12 @@ struct OwnedConstant {
 ConstantSet build_update(const Package& pkg, const ConstantSet& active, const NamedTensor* tensors, size_t count,
                          uint32_t flags, ConstantStorage shared) {
   if ((flags & ~kUpdateFull) != 0) {
-    fail(Code::InvalidArgument, "unknown constant-update flags 0x" + [&] {
-      char b[16];
-      std::snprintf(b, sizeof b, "%x", flags & ~kUpdateFull);
-      return std::string(b);
-    }());
+    fail(
+        Code::InvalidArgument, "unknown constant-update flags 0x" + [&] {
+          char b[16];
+          std::snprintf(b, sizeof b, "%x", flags & ~kUpdateFull);
+          return std::string(b);
+        }());
   }
   if (count > 0 && tensors == nullptr) fail(Code::InvalidArgument, "tensors is NULL");
   const std::vector<ConstantInfo>& list = pkg.constant_list();
@@ -168,7 +170,8 @@ ConstantSet build_update(const Package& pkg, const ConstantSet& active, const Na
         fail(Code::OutOfMemory,
              "cannot allocate " + std::to_string(sizes[i]) + " bytes for the new value of constant '" + o.name + "'");
       }
-      next.storage.push_back(ConstantStorage(copy, [](const void* p) { aligned_free(const_cast<void*>(p), kCopyAlign); }));
+      next.storage.push_back(
+          ConstantStorage(copy, [](const void* p) { aligned_free(const_cast<void*>(p), kCopyAlign); }));
       if (sizes[i] > 0) std::memcpy(copy, static_cast<const char*>(src.data) + src.byte_offset, sizes[i]);
       c.tensor.data = copy;
     }

@@ -176,15 +176,16 @@ TEST(Constants, UpdateFromSafetensorsFileIsMappedAndChecked) {
   ax::Package pkg(pkg_path("weight_id"));
   ax::Runner r = make_runner(pkg, AOTRUN_MODE_SINGLE_THREADED);
   const std::string good = temp_path("seven.safetensors");
-  ASSERT_TRUE(aotrun_test::write_safetensors(good, {{"w", {kW}, std::vector<float>(kW, 7.f)},
-                                                    {"b", {4}, std::vector<float>(4, 7000.f)}}));
+  ASSERT_TRUE(aotrun_test::write_safetensors(
+      good, {{"w", {kW}, std::vector<float>(kW, 7.f)}, {"b", {4}, std::vector<float>(4, 7000.f)}}));
   r.update_constants_from_file(good, AOTRUN_CONSTANTS_FULL_UPDATE);
   ::unlink(good.c_str());  // mapped: the set keeps the pages
   r.swap_constants();
   EXPECT_EQ(run_set(r), 7);
 
   std::string msg;
-  EXPECT_EQ(code_of([&] { r.update_constants_from_file(temp_path("absent.safetensors")); }, &msg), AOTRUN_ERR_NOT_FOUND);
+  EXPECT_EQ(code_of([&] { r.update_constants_from_file(temp_path("absent.safetensors")); }, &msg),
+            AOTRUN_ERR_NOT_FOUND);
   const std::string stranger = temp_path("stranger.safetensors");
   ASSERT_TRUE(aotrun_test::write_safetensors(stranger, {{"v", {4}, std::vector<float>(4, 1.f)}}));
   EXPECT_EQ(code_of([&] { r.update_constants_from_file(stranger); }, &msg), AOTRUN_ERR_INVALID_ARGUMENT);
@@ -218,10 +219,18 @@ TEST(Constants, EveryBadUpdateIsRefusedNamingTheConstantAndChangesNothing) {
       {"unknown name", [](auto& t) { t[0].name = "fc9.weight"; }, 0, "no constant 'fc9.weight'"},
       {"NULL name", [](auto& t) { t[0].name = nullptr; }, 0, "name is NULL"},
       {"twice", [](auto& t) { t[1].name = "w"; }, 0, "given twice"},
-      {"dtype", [](auto& t) { t[0].tensor.dtype = DLDataType{kDLFloat, 16, 1}; }, 0, "float16"},
+      {"dtype",
+       [](auto& t) {
+         t[0].tensor.dtype = DLDataType{kDLFloat, 16, 1};
+       },
+       0, "float16"},
       {"shape", [&](auto& t) { t[0].tensor.shape = short_shape.data(); }, 0, "has shape [4095]"},
       {"rank", [&](auto& t) { t[0].tensor.shape = two_d.data(), t[0].tensor.ndim = 2; }, 0, "constant 'w'"},
-      {"device", [](auto& t) { t[0].tensor.device = DLDevice{kDLCUDA, 0}; }, 0, "host memory"},
+      {"device",
+       [](auto& t) {
+         t[0].tensor.device = DLDevice{kDLCUDA, 0};
+       },
+       0, "host memory"},
       {"strides", [&](auto& t) { t[1].tensor.strides = strides.data(); }, 0, "not contiguous"},
       {"NULL data", [](auto& t) { t[1].tensor.data = nullptr; }, 0, "NULL data"},
       {"flags", [](auto&) {}, 0x80, "flags"},
@@ -259,9 +268,8 @@ TEST(Constants, SwapFromAnEventCallbackIsAllowed) {
   Tensor x({4, 4}), y({4, 4});
   ax::Event ev = r.run_async(x.dl, y.dl);
   std::atomic<int> code{-1};
-  ev.on_complete([&](aotrun_code, const char*) {
-    code = aotrun_test::outcome(aotrun_runner_swap_constants(r.get())).code;
-  });
+  ev.on_complete(
+      [&](aotrun_code, const char*) { code = aotrun_test::outcome(aotrun_runner_swap_constants(r.get())).code; });
   r.wait_all();
   for (int i = 0; i < 1000 && code.load() < 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(code.load(), AOTRUN_OK);
