@@ -61,6 +61,8 @@ pub fn empty_slot() -> ! {
     unsafe { std::hint::unreachable_unchecked() }
 }
 
+mod constant_info;
+pub mod constants;
 mod dtype;
 mod error;
 pub mod future;
@@ -72,6 +74,8 @@ pub mod scope;
 pub mod stream;
 mod tensor;
 
+pub use constant_info::ConstantInfo;
+pub use constants::{ConstantsControl, ConstantsState, Staged, Swapped, Update};
 pub use dtype::{DataType, Device, DeviceType, Element};
 pub use error::{Error, ErrorCode, Result};
 pub use future::{block_on, RunBuffers, RunError, RunFuture};

@@ -59,6 +59,7 @@ use std::sync::Arc;
 
 use aotrun_sys as sys;
 
+use crate::constants::{state_of, ConstantsControl, ConstantsState};
 use crate::dtype::Device;
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::future::{RunFuture, SlotWaiters};
@@ -272,12 +273,43 @@ impl<'p> RunnerBuilder<'p> {
 
     /// A runner in single_threaded mode (`&mut self` runs).
     pub fn single_threaded(&self) -> Result<SerialRunner> {
-        Ok(SerialRunner { inner: self.build(Mode::SingleThreaded)?, _not_sync: PhantomData })
+        self.serial(Mode::SingleThreaded)
     }
 
     /// A runner in graph mode (`&mut self` runs).
     pub fn graph(&self) -> Result<SerialRunner> {
-        Ok(SerialRunner { inner: self.build(Mode::Graph)?, _not_sync: PhantomData })
+        self.serial(Mode::Graph)
+    }
+
+    /// A threaded runner and the one [`ConstantsControl`] that updates its
+    /// constants while it serves (see [`crate::constants`] for why the right
+    /// to update is a separate value).
+    pub fn threaded_with_constants(&self) -> Result<(ThreadedRunner, ConstantsControl)> {
+        let runner = self.threaded()?;
+        let control = ConstantsControl::new(runner.inner.clone());
+        Ok((runner, control))
+    }
+
+    /// A single_threaded runner and its [`ConstantsControl`]; see
+    /// [`threaded_with_constants`](Self::threaded_with_constants).
+    pub fn single_threaded_with_constants(&self) -> Result<(SerialRunner, ConstantsControl)> {
+        self.serial_with_constants(Mode::SingleThreaded)
+    }
+
+    /// A graph-mode runner and its [`ConstantsControl`]; each constant set
+    /// captures its own graphs (aotrun.h).
+    pub fn graph_with_constants(&self) -> Result<(SerialRunner, ConstantsControl)> {
+        self.serial_with_constants(Mode::Graph)
+    }
+
+    fn serial(&self, mode: Mode) -> Result<SerialRunner> {
+        Ok(SerialRunner { inner: Arc::new(self.build(mode)?), _not_sync: PhantomData })
+    }
+
+    fn serial_with_constants(&self, mode: Mode) -> Result<(SerialRunner, ConstantsControl)> {
+        let runner = self.serial(mode)?;
+        let control = ConstantsControl::new(runner.inner.clone());
+        Ok((runner, control))
     }
 
     fn build(&self, mode: Mode) -> Result<RawRunner> {
@@ -335,9 +367,11 @@ pub(crate) struct RawRunner {
     pub(crate) waiters: Arc<SlotWaiters>,
 }
 
-// Shared through an Arc only by ThreadedRunner (any thread, concurrently) and
-// by its RunFutures (which only submit runs: any thread). Destroyed by the
-// last owner, so no call overlaps the destroy.
+// Shared through an Arc by ThreadedRunner (any thread, concurrently), its
+// RunFutures (which only submit runs: any thread) and a ConstantsControl
+// (update, swap, free: any thread, concurrently with runs). A SerialRunner
+// shares it only with its ConstantsControl. Destroyed by the last owner, so
+// no call overlaps the destroy.
 unsafe impl Send for RawRunner {}
 unsafe impl Sync for RawRunner {}
 
@@ -477,7 +511,8 @@ unsafe impl Sync for ThreadedRunner {}
 /// A runner in single_threaded or graph mode: `Send`, not `Sync`; runs
 /// through `&mut self`. See the [module docs](self) for why.
 pub struct SerialRunner {
-    inner: RawRunner,
+    // An Arc only so that its ConstantsControl can keep the C runner alive.
+    inner: Arc<RawRunner>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -501,6 +536,12 @@ macro_rules! common_runner_methods {
         /// Snapshot of the counters, including why a fallback happened.
         pub fn stats(&self) -> Result<RunnerStats> {
             self.inner.stats()
+        }
+
+        /// Which constant sets the runner has (updated through its
+        /// [`ConstantsControl`]); never waits.
+        pub fn constants_state(&self) -> Result<ConstantsState> {
+            state_of(&self.inner)
         }
 
         /// The C handle, for calls this crate does not wrap. It stays owned by

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod safetensors;
+
 /// `AOTRUN_PACKAGES_DIR` (set by ctest to <build>/packages). Tests that call
 /// this are `#[cfg_attr(not(aotrun_packages), ignore = ..)]`: build.rs sets
 /// the cfg when the variable is set, so without it they show as ignored,
