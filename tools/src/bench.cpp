@@ -50,6 +50,9 @@ const char kHelp[] =
     "  --warmup W          unmeasured calls per thread first (default 10)\n"
     "  --iters I           measured calls per thread\n"
     "  --duration S        measure for S seconds instead (default 2)\n"
+    "  --weights FILE      run with the constants (weights) of this .safetensors\n"
+    "                      file (see 'aotrun run --help')\n"
+    "  --partial-weights   --weights FILE may name only some constants\n"
     "  --json              print one JSON object instead of text\n"
     "  --no-verify         skip checking the manifest's sha256 hashes\n"
     "  --log LEVEL         library log level: error, warn, info, debug, off\n"
@@ -127,6 +130,7 @@ int bench_main(int argc, char** argv, int begin) {
   specs.push_back({"input", true, true});
   specs.push_back({"strict", false, false});
   specs.push_back({"json", false, false});
+  add_weights_options(specs);
   const Args args = Args::parse("bench", specs, argc, argv, begin);
   if (args.has("help")) {
     std::cout << kHelp;
@@ -149,6 +153,7 @@ int bench_main(int argc, char** argv, int begin) {
   config.runner.max_inflight = static_cast<int32_t>(args.get_int("inflight", 0, 1, 65536));
   config.depth = static_cast<int>(args.get_int("depth", 0, 1, 65536));
   config.runner.strict = args.has("strict");
+  config.runner.weights = weights_option(args);
   config.runner.num_models = static_cast<int32_t>(args.get_int("num-models", config.loop.threads, 1, 1024));
   config.loop.warmup = static_cast<int>(args.get_int("warmup", 10, 0, INT32_MAX));
   if (args.has("iters")) config.loop.iters = static_cast<uint64_t>(args.get_int("iters", 0, 1, INT64_MAX));

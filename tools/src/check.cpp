@@ -44,6 +44,9 @@ const char kHelp[] =
     "                      1.3e-6 atol 1e-5, float64 1e-7/1e-7, float16 1e-3/1e-5,\n"
     "                      bfloat16 1.6e-2/1e-5, integers and bool exact).\n"
     "                      --rtol 0 --atol 0 compares bit for bit\n"
+    "  --weights FILE      every runner uses the constants (weights) of this\n"
+    "                      .safetensors file (see 'aotrun run --help')\n"
+    "  --partial-weights   --weights FILE may name only some constants\n"
     "  --json              print one JSON object instead of text\n"
     "  --no-verify         skip checking the manifest's sha256 hashes\n"
     "  --log LEVEL         library log level: error, warn, info, debug, off\n"
@@ -65,6 +68,7 @@ int check_main(int argc, char** argv, int begin) {
   }
   specs.push_back({"input", true, true});
   specs.push_back({"json", false, false});
+  add_weights_options(specs);
   const Args args = Args::parse("check", specs, argc, argv, begin);
   if (args.has("help")) {
     std::cout << kHelp;
@@ -79,6 +83,7 @@ int check_main(int argc, char** argv, int begin) {
   const int runs = static_cast<int>(args.get_int("runs", 3, 1, 1000));
   RunnerConfig base;
   base.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
+  base.weights = weights_option(args);
   base.strict = true;  // a mode that would fall back is skipped, never compared with itself
   const aotrun_mode async_mode = mode_option(args, "async-mode");
   const std::optional<std::string> reference_dir =

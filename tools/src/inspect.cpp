@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "constants_report.h"
 #include "pt2_facts.h"
 #include "describe.h"
 #include "error.h"
@@ -27,12 +28,16 @@ const char kHelp[] =
     "release that made it where the archive names one).\n"
     "\n"
     "Options:\n"
+    "  --constants     list every constant (default: the first 20)\n"
     "  --json          print one JSON object instead of text\n"
     "  --no-verify     skip checking the manifest's sha256 hashes\n"
     "  --log LEVEL     library log level: error, warn, info, debug, off\n"
     "  -h, --help      show this help\n"
     "\n"
     "Exit status: 0 success, 1 the package failed to open, 2 usage error.\n";
+
+// Constants the table shows without --constants: a .pt2 may have thousands.
+constexpr size_t kConstantsShown = 20;
 
 constexpr aotrun_mode kModes[] = {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH};
 
@@ -62,9 +67,6 @@ std::string abi_text(const aotrun_package_info& info) {
 
 // AOTInductor's entry points have no aotrun ABI version: since is 0.
 std::string since_text(uint32_t since) { return since == 0 ? "-" : abi_version_string(since); }
-
-// A .pt2 whose weights are compiled into the model library reports none.
-bool constants_in_library(const aotrun_package_info& info) { return is_pt2(info) && info.num_constants == 0; }
 
 std::string pairs_text(const std::vector<std::pair<std::string, std::string>>& pairs) {
   std::string out;
@@ -114,8 +116,10 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   j["inputs"] = inputs;
   j["outputs"] = outputs;
   j["constants"] = {{"count", info.num_constants}, {"bytes", info.constant_bytes}};
+  j["constants"]["list"] = constants_json(package);
   if (is_pt2(info)) {
-    j["constants"]["in_model_library"] = constants_in_library(info);
+    // Libraries before the .pt2 constant listing reported none.
+    j["constants"]["in_model_library"] = info.num_constants == 0;
     const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
     nlohmann::ordered_json pt2;
     pt2["abi"] = abi_text(info);
@@ -143,7 +147,7 @@ void tensor_rows(Table& table, const std::vector<TensorSpec>& specs) {
   }
 }
 
-void inspect_text(const Package& package, std::ostream& out) {
+void inspect_text(const Package& package, size_t constants_limit, std::ostream& out) {
   const aotrun_package_info info = package.info();
   Table head;
   head.add({"name", info.name != nullptr ? info.name : ""});
@@ -161,11 +165,7 @@ void inspect_text(const Package& package, std::ostream& out) {
     }
   }
   head.add({"device", device_name(info.device)});
-  if (constants_in_library(info)) {
-    head.add({"constants", "inside the model library (the archive's .so; not counted)"});
-  } else {
-    head.add({"constants", std::to_string(info.num_constants) + " (" + bytes_text(info.constant_bytes) + ")"});
-  }
+  head.add({"constants", constants_summary(info)});
   head.add({"hashes", info.hashes_verified != 0 ? "verified" : "not verified"});
   head.add({"load", load_text(info)});
   head.print(out);
@@ -181,6 +181,8 @@ void inspect_text(const Package& package, std::ostream& out) {
   Table out_table(2);
   tensor_rows(out_table, outputs);
   out_table.print(out);
+
+  print_constants(package, constants_limit, out);
 
   out << "\nsymbols\n";
   Table sym_table(2);
@@ -204,6 +206,7 @@ void inspect_text(const Package& package, std::ostream& out) {
 int inspect_main(int argc, char** argv, int begin) {
   auto specs = common_options();
   specs.push_back({"json", false, false});
+  specs.push_back({"constants", false, false});
   const Args args = Args::parse("inspect", specs, argc, argv, begin);
   if (args.has("help")) {
     std::cout << kHelp;
@@ -216,7 +219,7 @@ int inspect_main(int argc, char** argv, int begin) {
   if (args.has("json")) {
     std::cout << inspect_json(package).dump(2) << '\n';
   } else {
-    inspect_text(package, std::cout);
+    inspect_text(package, args.has("constants") ? SIZE_MAX : kConstantsShown, std::cout);
   }
   return kExitOk;
 }

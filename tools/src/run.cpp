@@ -15,6 +15,7 @@
 #include "report.h"
 #include "table.h"
 #include "tensor_files.h"
+#include "weights.h"
 
 namespace aotrun_cli {
 
@@ -35,6 +36,11 @@ const char kHelp[] =
     "  --batch N             size of dynamic dimensions of random inputs (default 1)\n"
     "  --num-models N        model instances in the runner (default 1)\n"
     "  --input NAME=FILE     read input NAME from a .npy file (repeatable)\n"
+    "  --weights FILE        run with the constants (weights) of a .safetensors\n"
+    "                        file instead of the package's: the runner's constants\n"
+    "                        are updated from it and swapped in before the run;\n"
+    "                        it must name every constant that can be updated\n"
+    "  --partial-weights     --weights FILE may name only some constants\n"
     "  --seed S              seed of the random inputs (default 0)\n"
     "  --output-dir DIR      write each output to DIR/<name>.npy\n"
     "  --save-inputs DIR     write the inputs used to DIR/<name>.npy\n"
@@ -64,6 +70,7 @@ struct RunReport {
   std::vector<std::string> input_sources;
   std::vector<std::string> input_files;   // written with --save-inputs
   std::vector<std::string> output_files;  // written with --output-dir
+  std::string weights;                    // --weights FILE, or empty
 };
 
 void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const std::vector<HostTensor>& outputs,
@@ -76,6 +83,7 @@ void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const
             "; fallback: " + (r.stats.fallback_reason != nullptr ? r.stats.fallback_reason : "") + ")";
   }
   head.add({"mode", mode});
+  if (!r.weights.empty()) head.add({"weights", r.weights});
   head.add({"run", duration_text(r.run_ns)});
   head.print(out);
 
@@ -124,6 +132,7 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
                   {"abi_version", abi_version_string(r.info.abi_version)},
                   {"device", device_type_name(r.info.device.device_type)}};
   j["mode"] = aotrun_mode_name(r.effective);
+  j["weights"] = r.weights.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.weights);
   j["stats"] = stats_json(r.stats);
   j["run_ns"] = r.run_ns;
   j["batch"] = r.batch;
@@ -166,6 +175,7 @@ int run_main(int argc, char** argv, int begin) {
   specs.push_back({"input", true, true});
   specs.push_back({"strict", false, false});
   specs.push_back({"json", false, false});
+  add_weights_options(specs);
   const Args args = Args::parse("run", specs, argc, argv, begin);
   if (args.has("help")) {
     std::cout << kHelp;
@@ -177,6 +187,7 @@ int run_main(int argc, char** argv, int begin) {
   config.mode = mode_option(args);
   config.strict = args.has("strict");
   config.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
+  config.weights = weights_option(args);
   InputPlan plan;
   plan.files = parse_input_options("run", args.all("input"));
   if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
@@ -186,6 +197,7 @@ int run_main(int argc, char** argv, int begin) {
   const Package package = open_package(path, !args.has("no-verify"));
   RunReport report;
   report.info = package.info();
+  report.weights = config.weights.path;
   const std::vector<TensorSpec> input_specs = package_inputs(package);
   const std::vector<TensorSpec> output_specs = package_outputs(package);
   BuiltInputs built = build_inputs(input_specs, plan);

@@ -28,7 +28,9 @@ Runner create_runner(const Package& package, const RunnerConfig& config) {
   aotrun::cxx::RunnerOptions options;
   options.mode(config.mode).num_models(config.num_models).strict(config.strict);
   if (config.max_inflight > 0) options.max_inflight(config.max_inflight);
-  return Runner(package, options);
+  Runner runner(package, options);
+  apply_weights(runner, config.weights);
+  return runner;
 }
 
 std::vector<TensorSpec> package_inputs(const Package& package) { return copy_specs(package.inputs()); }

@@ -12,6 +12,8 @@
 
 #include <aotrun/aotrun.hpp>
 
+#include "weights.h"
+
 namespace aotrun_cli {
 
 using Package = aotrun::cxx::Package;
@@ -26,6 +28,7 @@ struct RunnerConfig {
   int32_t num_models = 1;
   bool strict = false;
   int32_t max_inflight = 0;  // asynchronous window; 0 = the library's default
+  WeightsOption weights;     // --weights: swapped in before the runner is returned
 };
 Runner create_runner(const Package& package, const RunnerConfig& config);
 

@@ -125,6 +125,28 @@ def safetensors_totals(path):
     return count, nbytes
 
 
+def safetensors_write_f32(path, tensors):
+    """Writes float32 tensors {name: (shape, values)} as a .safetensors file."""
+    header, offset = {}, 0
+    for name, (shape, values) in tensors.items():
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + 4 * len(values)]}
+        offset += 4 * len(values)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for _, values in tensors.values():
+            f.write(struct.pack("<%df" % len(values), *values))
+
+
+def weight_id_set(path, s, names=("w", "b")):
+    """weight_id's weights for set s (every w = s, every b = 1000 s): its
+    output is then y = x + 1001 s."""
+    all_ = {"w": ([4096], [float(s)] * 4096), "b": ([4], [1000.0 * s] * 4)}
+    safetensors_write_f32(path, {n: all_[n] for n in names})
+    return path
+
+
 # --- .npy, written and read independently of the CLI -----------------------
 
 NPY_DESCR = {"float32": "<f4", "float64": "<f8", "int32": "<i4", "int64": "<i8"}
@@ -765,6 +787,88 @@ def case_check_failures():
     check(out == "", "failure printed to stdout", out)
     _, _, err = cli("check", nonexistent(), expect=1)
     check(err.startswith("aotrun: NOT_FOUND: "), "check nonexistent", err)
+
+
+def case_inspect_constants():
+    j = cli_json("inspect", "--json", pkg("weight_id"))
+    listed = {c["name"]: c for c in j["constants"]["list"]}
+    check(set(listed) == {"w", "b"}, "inspect --json constants", j["constants"])
+    check(listed["w"] == {"name": "w", "original_name": "w", "dtype": "float32", "shape": [4096],
+                          "bytes": 16384, "folded": False}, "constant w", listed["w"])
+    check(listed["b"]["shape"] == [4] and listed["b"]["bytes"] == 16, "constant b", listed["b"])
+    check(j["constants"]["count"] == 2 and j["constants"]["bytes"] == 16400, "constant totals", j["constants"])
+    _, out, _ = cli("inspect", pkg("weight_id"), expect=0)
+    check("constants  2 (16.0 KiB)" in out, "constants summary line", out)
+    table = out.split("constants (2)\n")[1].split("\n\n")[0].splitlines()
+    check(table[0].split() == ["NAME", "DTYPE", "SHAPE", "BYTES"], "constants table header", out)
+    rows = {r.split()[0]: r.split() for r in table[1:]}
+    check(rows.get("w") == ["w", "float32", "[4096]", "16.0", "KiB"], "constants row w", out)
+    check(rows.get("b") == ["b", "float32", "[4]", "16", "B"], "constants row b", out)
+    _, all_out, _ = cli("inspect", "--constants", pkg("weight_id"), expect=0)
+    check(all_out.replace(all_out.split("load ")[1].split("\n")[0], "") ==
+          out.replace(out.split("load ")[1].split("\n")[0], ""), "--constants changes a short list", all_out)
+    j = cli_json("inspect", "--json", pkg("mlp"))
+    check(len(j["constants"]["list"]) == j["constants"]["count"], "mlp constants listed", j["constants"])
+
+
+def y_minus_x(d, *args):
+    """Runs weight_id with `args`; returns the set of y - x over all elements."""
+    out_dir = os.path.join(d, "out")
+    in_dir = os.path.join(d, "in")
+    cli("run", "--batch", "3", "--output-dir", out_dir, "--save-inputs", in_dir, *args, pkg("weight_id"),
+        expect=0)
+    _, x = npy_read(os.path.join(in_dir, "x.npy"))
+    _, y = npy_read(os.path.join(out_dir, "y.npy"))
+    return {round(b - a) for a, b in zip(x, y)}
+
+
+def case_run_weights():
+    d = workdir("run_weights")
+    check(y_minus_x(d) == {0}, "weight_id's own weights are set 0")
+    three = weight_id_set(os.path.join(d, "three.safetensors"), 3)
+    check(y_minus_x(d, "--weights", three) == {3003}, "--weights with set 3")
+    j = cli_json("run", "--json", "--weights", three, pkg("weight_id"))
+    check(j["weights"] == three and j["outputs"][0]["min"] > 3000, "run --json with --weights", j)
+    _, out, _ = cli("run", "--weights", three, pkg("weight_id"), expect=0)
+    check(f"weights  {three}" in out, "run text names the weights file", out)
+    only_w = weight_id_set(os.path.join(d, "only_w.safetensors"), 3, names=("w",))
+    check(y_minus_x(d, "--weights", only_w, "--partial-weights") == {3}, "--partial-weights keeps b")
+    for mode in ("single_threaded", "graph"):
+        check(y_minus_x(d, "--mode", mode, "--weights", three) == {3003}, f"--weights in {mode} mode")
+    _, out, _ = cli("check", "--weights", three, pkg("weight_id"), expect=0)
+    check("identical" in out, "check --weights", out)
+    cli("bench", "--iters", "2", "--warmup", "0", "--weights", three, pkg("weight_id"), expect=0)
+
+
+def case_run_weights_errors():
+    d = workdir("run_weights_errors")
+    only_w = weight_id_set(os.path.join(d, "only_w.safetensors"), 3, names=("w",))
+    _, out, err = cli("run", "--weights", only_w, pkg("weight_id"), expect=1)
+    check(err.startswith("aotrun: INVALID_ARGUMENT: --weights: ") and "'b'" in err and "only_w" in err,
+          "a full update that leaves out b", err)
+    check(out == "", "failure printed to stdout", out)
+    stranger = os.path.join(d, "stranger.safetensors")
+    safetensors_write_f32(stranger, {"v": ([4], [1.0] * 4)})
+    _, _, err = cli("run", "--weights", stranger, "--partial-weights", pkg("weight_id"), expect=1)
+    check(err.startswith("aotrun: INVALID_ARGUMENT: ") and "no constant 'v'" in err, "unknown constant", err)
+    wrong = os.path.join(d, "wrong_shape.safetensors")
+    safetensors_write_f32(wrong, {"w": ([4], [1.0] * 4)})
+    _, _, err = cli("run", "--weights", wrong, "--partial-weights", pkg("weight_id"), expect=1)
+    check(err.startswith("aotrun: INVALID_ARGUMENT: ") and "'w'" in err, "wrong shape", err)
+    junk = os.path.join(d, "junk.safetensors")
+    with open(junk, "wb") as f:
+        f.write(b"not a safetensors file")
+    _, _, err = cli("run", "--weights", junk, pkg("weight_id"), expect=1)
+    check(err.startswith("aotrun: INVALID_ARGUMENT: ") and junk in err, "junk weights file", err)
+    missing = os.path.join(d, "missing.safetensors")
+    _, _, err = cli("run", "--weights", missing, pkg("weight_id"), expect=1)
+    check(err.startswith("aotrun: NOT_FOUND: ") and missing in err, "missing weights file", err)
+    _, _, err = cli("bench", "--iters", "1", "--weights", missing, pkg("weight_id"), expect=1)
+    check(err.startswith("aotrun: NOT_FOUND: "), "bench with a missing weights file", err)
+    _, _, err = cli("run", "--partial-weights", pkg("weight_id"), expect=2)
+    check("--partial-weights needs --weights" in err, "--partial-weights alone", err)
+    _, _, err = cli("run", "--weights", pkg("weight_id"), expect=2)
+    check("package path" in err or "PKG" in err, "--weights without a file", err)
 
 
 def main():
