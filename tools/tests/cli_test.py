@@ -285,8 +285,10 @@ def check_common_inspect(j, name):
     for w in m.get("weights", []):
         c, b = safetensors_totals(os.path.join(pkg(name), w))
         count, nbytes = count + c, nbytes + b
-    check(j["constants"] == {"count": count, "bytes": nbytes},
-          f"{name}: constants {j['constants']}, weight files hold {count} tensors, {nbytes} bytes")
+    c = j["constants"]
+    check((c["count"], c["bytes"]) == (count, nbytes) and len(c["list"]) == count and
+          sum(e["bytes"] for e in c["list"]) == nbytes,
+          f"{name}: constants {c}, weight files hold {count} tensors, {nbytes} bytes")
     check(j["hashes_verified"] is True, f"{name}: hashes not verified by default")
     load = j["load_ns"]
     check(set(load) == {"open", "verify", "dlopen", "weights", "metadata"}, f"load_ns {load}")
