@@ -22,12 +22,14 @@ std::vector<int64_t> shape_of(const aotrun_constant_info& c) {
 }  // namespace
 
 std::string constants_summary(const aotrun_package_info& info) {
-  // Before the library listed a .pt2's own constants it reported none: they
-  // are then only inside the model library.
-  if (is_pt2(info) && info.num_constants == 0) return "inside the model library (the archive's .so; not counted)";
-  std::string text = std::to_string(info.num_constants);
-  if (info.constant_bytes > 0) return text + " (" + bytes_text(info.constant_bytes) + ")";
-  return text + (info.num_constants > 0 ? " (size not stated)" : "");
+  // A .pt2's constants are held by its model library (linked into the .so,
+  // or beside it in the archive), not mapped by aotrun.
+  const std::string where = is_pt2(info) ? "held by the model library" : "";
+  std::string detail = info.constant_bytes > 0 ? bytes_text(info.constant_bytes)
+                       : info.num_constants > 0 ? "size not stated"
+                                                : "";
+  if (!where.empty()) detail += (detail.empty() ? "" : ", ") + where;
+  return std::to_string(info.num_constants) + (detail.empty() ? "" : " (" + detail + ")");
 }
 
 nlohmann::ordered_json constants_json(const Package& package) {

@@ -118,8 +118,7 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   j["constants"] = {{"count", info.num_constants}, {"bytes", info.constant_bytes}};
   j["constants"]["list"] = constants_json(package);
   if (is_pt2(info)) {
-    // Libraries before the .pt2 constant listing reported none.
-    j["constants"]["in_model_library"] = info.num_constants == 0;
+    j["constants"]["in_model_library"] = true;
     const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
     nlohmann::ordered_json pt2;
     pt2["abi"] = abi_text(info);
