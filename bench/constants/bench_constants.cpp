@@ -79,7 +79,8 @@ std::string make_package(const std::string& src, const std::string& dir, int64_t
   std::ofstream m(dir + "/manifest.json");
   m << R"({"format": "aotrun-package", "format_version": 1, "name": "weight_id_big", "abi_version": "1.1",
 "device": "cpu", "library": "libweight_id.so", "weights": ["weights.safetensors"], "files": {"libweight_id.so": ")"
-    << lib_hash << R"(", "weights.safetensors": ")" << weights_hash << R"("}})" << "\n";
+    << lib_hash << R"(", "weights.safetensors": ")" << weights_hash << R"("}})"
+    << "\n";
   return m && !lib_hash.empty() && !weights_hash.empty() ? dir : "";
 }
 
@@ -98,8 +99,9 @@ struct Io {
 };
 
 void sizes(const std::string& src, const std::string& work, int64_t max_mib, bool json) {
-  if (!json) std::printf("%10s %12s %14s %12s %14s %14s\n", "weights", "open ms", "open+hash ms", "1st run ms",
-                         "RSS open MiB", "RSS run MiB");
+  if (!json)
+    std::printf("%10s %12s %14s %12s %14s %14s\n", "weights", "open ms", "open+hash ms", "1st run ms", "RSS open MiB",
+                "RSS run MiB");
   for (int64_t mib = 1; mib <= max_mib; mib *= 4) {
     const std::string dir = make_package(src, work + "/big_" + std::to_string(mib), mib * (1 << 18));
     if (dir.empty()) {
@@ -177,9 +179,10 @@ void swaps(const std::string& src, const std::string& work, bool json) {
                 "\n",
                 update_ms * us / (kN / 2), file_ms * us / (kN / 2), swap_ms * us / kN, free_ms * us / kN);
   } else {
-    std::printf("\nupdate (2 tensors, 16 KiB, copied): %.1f us; from .safetensors: %.1f us; swap: %.2f us; "
-                "free_inactive: %.1f us (mean of %d)\n",
-                update_ms * us / (kN / 2), file_ms * us / (kN / 2), swap_ms * us / kN, free_ms * us / kN, kN);
+    std::printf(
+        "\nupdate (2 tensors, 16 KiB, copied): %.1f us; from .safetensors: %.1f us; swap: %.2f us; "
+        "free_inactive: %.1f us (mean of %d)\n",
+        update_ms * us / (kN / 2), file_ms * us / (kN / 2), swap_ms * us / kN, free_ms * us / kN, kN);
   }
 }
 

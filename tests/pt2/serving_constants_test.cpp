@@ -73,9 +73,7 @@ struct Io {
   DLTensor out = ax::tensor_view(y.data(), kF32, ys.data(), 2);
 };
 
-ax::Package open_mlp(const std::string& release) {
-  return ax::Package(kFixtures + "/torch-" + release + "/mlp.pt2");
-}
+ax::Package open_mlp(const std::string& release) { return ax::Package(kFixtures + "/torch-" + release + "/mlp.pt2"); }
 
 TEST(Pt2Serving, ListsTheModelsConstantsByItsOwnNames) {
   REQUIRE_LIBTORCH();
@@ -169,8 +167,8 @@ void storm(aotrun_mode mode, int32_t num_models) {
   r.wait_all();
   EXPECT_EQ(bad.load(), 0) << "outputs mixing weight sets, out of " << runs.load();
   EXPECT_GT(runs.load(), on_exported.load()) << "no run saw an updated set";
-  std::printf("%s: %d runs during %d swaps (%d on the exported set), %d mixed\n", aotrun_mode_name(mode),
-              runs.load(), kSwaps, on_exported.load(), bad.load());
+  std::printf("%s: %d runs during %d swaps (%d on the exported set), %d mixed\n", aotrun_mode_name(mode), runs.load(),
+              kSwaps, on_exported.load(), bad.load());
   Io io;
   r.run(io.in, io.out);
   EXPECT_EQ(set_of(io.y), kSwaps);

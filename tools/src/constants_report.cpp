@@ -25,7 +25,7 @@ std::string constants_summary(const aotrun_package_info& info) {
   // A .pt2's constants are held by its model library (linked into the .so,
   // or beside it in the archive), not mapped by aotrun.
   const std::string where = is_pt2(info) ? "held by the model library" : "";
-  std::string detail = info.constant_bytes > 0 ? bytes_text(info.constant_bytes)
+  std::string detail = info.constant_bytes > 0  ? bytes_text(info.constant_bytes)
                        : info.num_constants > 0 ? "size not stated"
                                                 : "";
   if (!where.empty()) detail += (detail.empty() ? "" : ", ") + where;
@@ -49,9 +49,8 @@ void print_constants(const Package& package, size_t limit, std::ostream& out) {
   const std::vector<aotrun_constant_info> all = package.constants();
   if (all.empty()) return;
   // Columns a package without renamed or folded constants does not need.
-  const bool renamed = std::any_of(all.begin(), all.end(), [](const aotrun_constant_info& c) {
-    return str(c.name) != str(c.original_name);
-  });
+  const bool renamed = std::any_of(all.begin(), all.end(),
+                                   [](const aotrun_constant_info& c) { return str(c.name) != str(c.original_name); });
   const bool folded = std::any_of(all.begin(), all.end(), [](const aotrun_constant_info& c) { return c.folded != 0; });
   out << "\nconstants (" << all.size() << ")\n";
   Table table(2);
