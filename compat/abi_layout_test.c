@@ -196,15 +196,17 @@ PIN_LP64_SIZE(aotrun_runner_stats, 192);
 #define CS_inactive PIN_AFTER(CS_has_inactive, int, uint64_t)
 #define CS_updates PIN_AFTER(CS_inactive, uint64_t, uint64_t)
 #define CS_swaps PIN_AFTER(CS_updates, uint64_t, uint64_t)
+#define CS_recaptures PIN_AFTER(CS_swaps, uint64_t, uint64_t)
 PIN(aotrun_constants_state, struct_size, 0);
 PIN(aotrun_constants_state, active_generation, CS_active);
 PIN(aotrun_constants_state, has_inactive, CS_has_inactive);
 PIN(aotrun_constants_state, inactive_generation, CS_inactive);
 PIN(aotrun_constants_state, updates, CS_updates);
 PIN(aotrun_constants_state, swaps, CS_swaps);
-PIN_SIZE(aotrun_constants_state, CS_swaps + sizeof(uint64_t));
+PIN(aotrun_constants_state, graph_recaptures, CS_recaptures);
+PIN_SIZE(aotrun_constants_state, CS_recaptures + sizeof(uint64_t));
 PIN_LP64(aotrun_constants_state, inactive_generation, 24);
-PIN_LP64_SIZE(aotrun_constants_state, 48);
+PIN_LP64_SIZE(aotrun_constants_state, 56);
 
 /* aotrun_constant_info (1.2) */
 #define CI_name PIN_AFTER(0, size_t, cstr)

@@ -60,6 +60,7 @@ aotrun_status* aotrun_runner_get_constants_state(const aotrun_runner* runner, ao
     s.inactive_generation = s.has_inactive ? inactive : 0;
     s.updates = c.constant_updates.load();
     s.swaps = c.constant_swaps.load();
+    s.graph_recaptures = c.graph_recaptures.load();
     const size_t caller = state->struct_size;
     std::memcpy(static_cast<void*>(state), &s, std::min(caller, sizeof(s)));
     state->struct_size = caller;

@@ -57,8 +57,13 @@ uint64_t bytes_of(const DLTensor& t) {
 }  // namespace
 
 GraphExecutor::GraphExecutor(Container& container, const RunnerOptions& options, RunnerCounters& counters,
-                             std::unique_ptr<GraphDevice> device)
-    : container_(container), options_(options), counters_(counters), device_(std::move(device)), frozen_(false) {}
+                             std::unique_ptr<GraphDevice> device, std::atomic<uint64_t>* also_count)
+    : container_(container),
+      options_(options),
+      counters_(counters),
+      device_(std::move(device)),
+      frozen_(false),
+      also_count_(also_count) {}
 
 GraphExecutor::~GraphExecutor() { evict(); }
 
@@ -151,6 +156,7 @@ bool GraphExecutor::capture(Entry& e) {
     return false;
   }
   RunnerCounters::add(c.captures);
+  if (also_count_ != nullptr) RunnerCounters::add(*also_count_);
   RunnerCounters::add(c.capture_ns, now_ns() - t0);
   RunnerCounters::add(c.graph_pool_bytes, e.bytes + graph_bytes);
   RunnerCounters::add(c.graphs_cached);

@@ -6,6 +6,7 @@
 // in the runner's stats.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -22,8 +23,10 @@ namespace aotrun {
 class GraphExecutor {
  public:
   // `container`, `options` and `counters` are the runner's and outlive this.
+  // `also_count` (optional) is incremented with every capture too: the
+  // runner counts the captures of constant sets made by updates there.
   GraphExecutor(Container& container, const RunnerOptions& options, RunnerCounters& counters,
-                std::unique_ptr<GraphDevice> device);
+                std::unique_ptr<GraphDevice> device, std::atomic<uint64_t>* also_count = nullptr);
   ~GraphExecutor();
 
   // One call. The runner's serial lock is held. `caller` may be a caller's
@@ -53,6 +56,7 @@ class GraphExecutor {
   bool frozen_ = false;  // guarded by the runner's serial lock
   // This executor's share of counters_.graph_pool_bytes / graphs_cached.
   uint64_t pool_bytes_ = 0, graphs_ = 0;
+  std::atomic<uint64_t>* also_count_;
 };
 
 }  // namespace aotrun

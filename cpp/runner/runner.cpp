@@ -276,7 +276,8 @@ GraphExecutor& Runner::graphs_of(ConstantSet& set) {
   if (!set.graphs) {
     // A set's graphs read its container's constants: each set captures its
     // own, so a replay never reads another set's weights.
-    set.graphs = std::make_unique<GraphExecutor>(*set.container, options_, counters_, backend_->make_graph_device());
+    set.graphs = std::make_unique<GraphExecutor>(*set.container, options_, counters_, backend_->make_graph_device(),
+                                                 set.generation == 0 ? nullptr : &counters_.graph_recaptures);
     set.graphs->capture_upfront(options_.capture_shapes);
     if (graphs_frozen_) set.graphs->freeze();
   }

@@ -21,6 +21,7 @@ struct RunnerCounters {
   static constexpr uint64_t kNoSet = UINT64_MAX;
   std::atomic<uint64_t> constant_updates{0}, constant_swaps{0}, constant_generation{0};
   std::atomic<uint64_t> inactive_generation{kNoSet};
+  std::atomic<uint64_t> graph_recaptures{0};  // captures of sets made by updates
 
   static void add(std::atomic<uint64_t>& c, uint64_t v = 1) { c.fetch_add(v, std::memory_order_relaxed); }
 };

@@ -165,6 +165,7 @@ TEST(Constants, GraphModeCapturesPerSetAndNeverReplaysStaleWeights) {
   r.swap_constants();
   for (int i = 0; i < 4; ++i) EXPECT_EQ(run_set(r), 5) << "run " << i << " after the swap";
   EXPECT_EQ(r.stats().graph_captures, captures + 1) << "the new set captures its own graph";
+  EXPECT_EQ(r.constants_state().graph_recaptures, 1u);
   r.swap_constants();  // back: the old set's graph is still valid and replays
   for (int i = 0; i < 2; ++i) EXPECT_EQ(run_set(r), 0);
   EXPECT_EQ(r.stats().graph_captures, captures + 1);

@@ -620,7 +620,8 @@ AOTRUN_API aotrun_status* aotrun_runner_run_on_cuda_stream(aotrun_runner* runner
  *  - Graph mode: each set has its own graphs, captured on its own container,
  *    so no replay reads another set's weights. After a swap to a new set its
  *    shapes warm up and capture again, like a new runner's (counted in
- *    graph_warmups and graph_captures; up-front capture shapes are captured
+ *    graph_warmups and graph_captures, and in aotrun_constants_state's
+ *    graph_recaptures; up-front capture shapes are captured
  *    on its first run); swapping back finds the old set's graphs still valid.
  *  - aotrun_runner_get_constants_state says which set is active.
  *  - Memory: an update copies named tensors into memory of the runner's (a
@@ -714,6 +715,8 @@ typedef struct aotrun_constants_state {
   uint64_t inactive_generation; /* when has_inactive */
   uint64_t updates;             /* successful update calls */
   uint64_t swaps;               /* successful swaps */
+  uint64_t graph_recaptures;    /* graph mode: graphs captured for sets made by
+                                   updates (each set captures its own) */
 } aotrun_constants_state;
 
 /* Snapshot of *state (set state->struct_size first). Any thread, never
@@ -836,7 +839,7 @@ AOTRUN_API const aotrun_api* aotrun_get_api(uint32_t version);
 #define AOTRUN_SYMBOL_INFO_STRUCT_SIZE_1_0 \
   AOTRUN_ALIGN_UP(offsetof(aotrun_symbol_info, since) + sizeof(uint32_t), sizeof(size_t))
 #define AOTRUN_RUNNER_STATS_STRUCT_SIZE_1_0 (offsetof(aotrun_runner_stats, would_block) + sizeof(uint64_t))
-#define AOTRUN_CONSTANTS_STATE_STRUCT_SIZE_1_2 (offsetof(aotrun_constants_state, swaps) + sizeof(uint64_t))
+#define AOTRUN_CONSTANTS_STATE_STRUCT_SIZE_1_2 (offsetof(aotrun_constants_state, graph_recaptures) + sizeof(uint64_t))
 #define AOTRUN_CONSTANT_INFO_STRUCT_SIZE_1_2 \
   AOTRUN_ALIGN_UP(offsetof(aotrun_constant_info, folded) + sizeof(int), sizeof(size_t))
 AOTRUN_STATIC_ASSERT(sizeof(aotrun_package_info) == AOTRUN_PACKAGE_INFO_STRUCT_SIZE_1_0,

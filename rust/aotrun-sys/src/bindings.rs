@@ -2079,12 +2079,13 @@ pub struct aotrun_constants_state {
     pub inactive_generation: u64,
     pub updates: u64,
     pub swaps: u64,
+    pub graph_recaptures: u64,
 }
 #[test]
 fn bindgen_test_layout_aotrun_constants_state() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_constants_state>(),
-        48usize,
+        56usize,
         concat!("Size of: ", stringify!(aotrun_constants_state))
     );
     assert_eq!(
@@ -2194,6 +2195,23 @@ fn bindgen_test_layout_aotrun_constants_state() {
         );
     }
     test_field_swaps();
+    fn test_field_graph_recaptures() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_constants_state>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).graph_recaptures) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_constants_state),
+                "::",
+                stringify!(graph_recaptures)
+            )
+        );
+    }
+    test_field_graph_recaptures();
 }
 extern "C" {
     pub fn aotrun_runner_get_constants_state(

@@ -141,6 +141,9 @@ pub struct ConstantsState {
     /// Successful updates and swaps so far.
     pub updates: u64,
     pub swaps: u64,
+    /// Graph mode: graphs captured for sets made by updates (each set
+    /// captures its own; no replay reads another set's weights).
+    pub graph_recaptures: u64,
 }
 
 /// A snapshot of `runner`'s constant sets; never waits.
@@ -153,6 +156,7 @@ pub(crate) fn state_of(runner: &RawRunner) -> Result<ConstantsState> {
         inactive_generation: (s.has_inactive != 0).then_some(s.inactive_generation),
         updates: s.updates,
         swaps: s.swaps,
+        graph_recaptures: s.graph_recaptures,
     })
 }
 
