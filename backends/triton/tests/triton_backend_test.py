@@ -8,7 +8,8 @@ tritonserver with libtriton_aotrun.so, waits for readiness and checks:
 sync requests over HTTP and gRPC, concurrent clients, Triton's dynamic
 batching merging requests into one aotrun run, auto-completed
 configurations, every output against a reference, the errors of malformed
-requests and bad configurations, aotrun's statistics in /metrics; then stops
+requests and bad configurations, runs that fail inside aotrun and requests
+aotrun refuses (failure_paths.py), aotrun's statistics in /metrics; then stops
 the server. Exit 77 (skip) without the venv or libtorch, saying which.
 
     triton_backend_test.py --venv DIR --backends DIR --packages DIR --fixtures DIR --work DIR
@@ -22,6 +23,8 @@ import shutil
 import sys
 import threading
 import time
+
+import failure_paths  # this directory; plain Python, safe before the venv
 
 ARGS = None
 SKIP = 77
@@ -101,8 +104,10 @@ def write_repository(harness, repo, libtorch):
     harness.write_model(repo, "bad_dtype", 'backend: "aotrun"\nmax_batch_size: 8\n'
                         'input [{ name: "x" data_type: TYPE_FP64 dims: [256] }]\n'
                         'output [{ name: "y" data_type: TYPE_FP32 dims: [64] }]\n' + P(package=mlp))
+    failure_paths.write_models(harness, repo, ARGS.packages, fx, libtorch)
 
 
+READY_MODELS = ("mlp", "mlp_async", "mlp_graph", "pt2_mlp", "pt2_dyn") + failure_paths.MODELS
 BAD_MODELS = {
     "bad_mode": r"parameter 'mode': 'fast' is not one of threaded, single_threaded, graph",
     "bad_count": r"parameter 'num_models': 'many' is not an integer in 1\.\.1024",
@@ -130,21 +135,22 @@ def run(harness, libtorch):
 
     # default-max-batch-size: what auto-complete gives a batchable package.
     server = harness.Server(ARGS.venv, repo, ARGS.backends, os.path.join(work, "tritonserver.log"),
-                            ["--backend-config", "aotrun,default-max-batch-size=16"])
+                            ["--backend-config", "aotrun,default-max-batch-size=16"], env=failure_paths.SERVER_ENV)
     try:
         server.wait_ready(timeout=180)
         http = httpclient.InferenceServerClient(server.url(), network_timeout=60)
 
         # --- models that must load, and the ones that must not, with why ---
         index = {m["name"]: m for m in server.repository_index()}
-        for name in ("mlp", "mlp_async", "mlp_graph", "pt2_mlp", "pt2_dyn"):
+        for name in READY_MODELS:
             check(index.get(name, {}).get("state") == "READY", "model %s not ready" % name, index.get(name),
                   server.log_tail())
         for name, pattern in BAD_MODELS.items():
             reason = index.get(name, {}).get("reason", "")
             check(index.get(name, {}).get("state") != "READY" and re.search(pattern, reason),
                   "model %s: expected a load error matching %r" % (name, pattern), index.get(name))
-        print("ok: 5 models ready; 6 bad configurations refused with their reasons")
+        print("ok: %d models ready; %d bad configurations refused with their reasons" %
+              (len(READY_MODELS), len(BAD_MODELS)))
 
         # --- auto-complete: inputs and outputs came from the package specs ---
         cfg = http.get_model_config("mlp")
@@ -263,6 +269,10 @@ def run(harness, libtorch):
         close(infer_http(http, "mlp", x), ref(x), "mlp after bad requests")
         check(server.proc.poll() is None, "server died")
 
+        # --- requests that reach the backend and fail there, in aotrun ---
+        failure_paths.check(http, ARGS.fixtures, check, expect_error)
+        check(server.proc.poll() is None, "server died")
+
         # --- aotrun's statistics in Triton's metrics ---
         text = server.metrics()
         runs = re.search(r'^aotrun_runs\{[^}]*model="mlp"[^}]*\} (\S+)', text, re.M)
@@ -283,7 +293,7 @@ def run(harness, libtorch):
     # what matters is a shutdown without a signal that unloads every model.
     log = open(server.log_path, errors="replace").read()
     check(not killed and rc >= 0, "tritonserver did not stop on SIGTERM (status %s)" % rc, server.log_tail())
-    for name in ("mlp", "mlp_async", "mlp_graph", "pt2_mlp", "pt2_dyn"):
+    for name in READY_MODELS:
         check("successfully unloaded '%s'" % name in log, "model %s not unloaded at shutdown" % name,
               server.log_tail())
     print("ok: server stopped on SIGTERM (status %d), every model unloaded" % rc)
