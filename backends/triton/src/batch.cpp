@@ -141,6 +141,7 @@ void Batch::scatter(CheckedRequest& r, int64_t first_row) {
 
 void Batch::finish(aotrun_code code, const char* message) noexcept {
   compute_end_ = now_ns();
+  // Responses first: the clients wait on them, not on the bookkeeping.
   int64_t row = 0;
   size_t succeeded = 0;
   for (CheckedRequest& r : members_) {
@@ -152,22 +153,29 @@ void Batch::finish(aotrun_code code, const char* message) noexcept {
       error = guarded([&] { scatter(r, row); });
     }
     row += r.rows;
-    const bool ok = error == nullptr;
-    succeeded += ok;
+    r.ok = error == nullptr;
+    succeeded += r.ok;
     report(TRITONBACKEND_ResponseSend(r.response, AOTRUN_TRITON_RESPONSE_COMPLETE_FINAL, error));
+    r.response = nullptr;
     if (error != nullptr) TRITONSERVER_ErrorDelete(error);
-    const uint64_t end = now_ns();
-    report(TRITONBACKEND_ModelInstanceReportStatistics(ctx_.instance, r.request, ok, exec_start_, compute_start_,
-                                                       compute_end_, end));
-    report(TRITONBACKEND_RequestRelease(r.request, AOTRUN_TRITON_REQUEST_RELEASE_ALL));
-  }
-  if (succeeded > 0) {
-    report(TRITONBACKEND_ModelInstanceReportBatchStatistics(ctx_.instance, static_cast<uint64_t>(rows_), exec_start_,
-                                                            compute_start_, compute_end_, now_ns()));
   }
   try {
     ctx_.metrics->update(ctx_.runner->stats());
   } catch (...) {
+  }
+  // One end for the batch, after everything the backend did for it (the
+  // sends included: they run Triton's response serialisation on this
+  // thread); only the reports and releases themselves come later.
+  const uint64_t exec_end = now_ns();
+  for (CheckedRequest& r : members_) {
+    report(TRITONBACKEND_ModelInstanceReportStatistics(ctx_.instance, r.request, r.ok, exec_start_, compute_start_,
+                                                       compute_end_, exec_end));
+    report(TRITONBACKEND_RequestRelease(r.request, AOTRUN_TRITON_REQUEST_RELEASE_ALL));
+    r.request = nullptr;
+  }
+  if (succeeded > 0) {
+    report(TRITONBACKEND_ModelInstanceReportBatchStatistics(ctx_.instance, static_cast<uint64_t>(rows_), exec_start_,
+                                                            compute_start_, compute_end_, exec_end));
   }
 }
 

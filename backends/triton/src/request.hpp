@@ -26,6 +26,7 @@ struct CheckedRequest {
   std::vector<bool> wanted;                    // per package output: requested
   int64_t rows = 1;                            // the batch dimension (1 without batching)
   std::string key;                             // shapes without the batch dimension
+  bool ok = false;                             // answered with outputs, not an error
 };
 
 // Fills `r` from r.request; throws an INVALID_ARG BackendError naming the
