@@ -4,16 +4,19 @@ Triton's Python backend calling aotrun through ctypes (python_model/), and
 the backend's overhead over a direct aotrun run. One server, one run; every
 figure below comes from the same invocation.
 
-    bench/triton/bench.py --build build [--seconds 5] [--json out.json]
+    bench/triton/bench.py --build build [--seconds 5] [--json out.json] [--overhead-only]
 
 Needs the venv of scripts/fetch-triton.sh (found in the cache dir, or
---venv) and a built tree (libaotrun, libtriton_aotrun.so, packages/mlp).
+--venv) and a built tree (libaotrun, libtriton_aotrun.so, packages/mlp,
+tools/aotrun).
 Prints a markdown table: requests/s, p50 and p99 client latency at batch 1
 (no batching) and with dynamic batching (max batch 16), 1 and 4 concurrent
 clients (separate processes, HTTP, one [1, 256] request at a time each);
 then, at batch 16, the time Triton reports per execution of the aotrun
-backend (compute input + infer + output) against the same run called
-directly (ctypes, single_threaded runner, in this process, server idle).
+backend (compute input + infer + output: everything the backend does from
+receiving the requests to sending the responses) against aotrun's own
+latency, `aotrun bench` at batch 16 in a separate process while the server
+is idle, alternated round by round; the ratio is the median of the rounds'.
 """
 
 import argparse
@@ -22,6 +25,7 @@ import multiprocessing as mp
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -110,54 +114,70 @@ def backend_dir(tmp, build, venv):
     return d
 
 
-def overhead(harness, server, build, runs=600):
+def aotrun_bench(build, iters):
+    """Latency percentiles (ns) of `aotrun bench` on the MLP at batch 16, in
+    its own process: aotrun's own latency, nothing of Triton's around it."""
+    cli = os.path.join(build, "tools", "aotrun")
+    out = subprocess.run([cli, "bench", "--mode", "single_threaded", "--batch", "16", "--warmup", "20", "--iters",
+                          str(iters), "--json", os.path.join(build, "packages", "mlp")],
+                         check=True, capture_output=True, text=True, timeout=300).stdout
+    return json.loads(out)["latency_ns"]
+
+
+def overhead(server, build, rounds=8, per_round=100):
+    """The backend's time per execution at batch 16 (Triton's statistics:
+    compute input + infer + output, i.e. exec_start..exec_end as the backend
+    reports them) against `aotrun bench` at batch 16 in a separate process,
+    alternated round by round so that the machine's load falls on both.
+    Medians: on shared cores a busy loop like `aotrun bench` is preempted
+    for whole time slices (a long tail, a mean far above its median) where a
+    server thread that sleeps between requests is not, so means would
+    compare the scheduler's treatment rather than the code."""
     import numpy as np
     import tritonclient.http as httpclient
-    sys.path.insert(0, HERE)
-    import aotrun_ctypes
     x = np.random.default_rng(16).standard_normal((16, 256), dtype=np.float32)
     c = httpclient.InferenceServerClient(server.url(), network_timeout=60)
     i = httpclient.InferInput("x", [16, 256], "FP32")
     i.set_data_from_numpy(x)
-    for _ in range(10):
+    for _ in range(20):
         c.infer("aotrun_b1", [i])
 
     def stats():
         s = c.get_inference_statistics("aotrun_b1")["model_stats"][0]["inference_stats"]
-        return {k: (int(s[k]["count"]), int(s[k]["ns"])) for k in ("compute_input", "compute_infer",
-                                                                    "compute_output")}
+        return [int(s[k]["ns"]) for k in ("compute_input", "compute_infer", "compute_output")] + [
+            int(s["compute_infer"]["count"])]
 
-    direct = aotrun_ctypes.Runner(os.path.join(build, "c_api", "libaotrun.so.1"),
-                                  os.path.join(build, "packages", "mlp"), "single_threaded")
-    for _ in range(10):
-        direct(x)
-    backend_ns, direct_ns, client_ns, infer_ns, in_ns, out_ns = [], [], [], [], [], []
-    # Alternate blocks of backend and direct runs so that the machine's load
-    # (shared cores) falls on both alike.
-    for _ in range(runs // 50):
-        before = stats()
-        t = time.perf_counter_ns()
-        for _ in range(50):
-            c.infer("aotrun_b1", [i])
-        client_ns.append((time.perf_counter_ns() - t) / 50)
-        after = stats()
-        n = after["compute_infer"][0] - before["compute_infer"][0]
-        total = sum(after[k][1] - before[k][1] for k in after)
-        backend_ns.append(total / n)
-        infer_ns.append((after["compute_infer"][1] - before["compute_infer"][1]) / n)
-        in_ns.append((after["compute_input"][1] - before["compute_input"][1]) / n)
-        out_ns.append((after["compute_output"][1] - before["compute_output"][1]) / n)
-        t = time.perf_counter_ns()
-        for _ in range(50):
-            direct(x)
-        direct_ns.append((time.perf_counter_ns() - t) / 50)
-    direct.close()
-    c.close()
     med = statistics.median
-    return {"backend_exec_us": med(backend_ns) / 1e3, "backend_infer_us": med(infer_ns) / 1e3,
-            "backend_input_us": med(in_ns) / 1e3, "backend_output_us": med(out_ns) / 1e3,
-            "direct_us": med(direct_ns) / 1e3, "client_us": med(client_ns) / 1e3,
-            "overhead": med(backend_ns) / med(direct_ns) - 1}
+    rounds_out, skipped = [], 0
+    for _ in range(rounds):
+        parts, client = [], []
+        before = stats()
+        for _ in range(per_round):  # one execution each: its own statistics
+            t = time.perf_counter_ns()
+            c.infer("aotrun_b1", [i])
+            client.append(time.perf_counter_ns() - t)
+            after = stats()
+            d = [a - b for a, b in zip(after, before)]
+            # The backend reports statistics after sending the response, so
+            # a query may come before them: keep single executions only.
+            if d[3] == 1:
+                parts.append(d[:3])
+            skipped += d[3] != 1
+            before = after
+        direct = aotrun_bench(build, per_round)  # the server is idle meanwhile
+        rounds_out.append({
+            "exec": med(sum(p) for p in parts), "exec_mean": statistics.mean(sum(p) for p in parts),
+            "input": med(p[0] for p in parts), "infer": med(p[1] for p in parts), "output": med(p[2] for p in parts),
+            "client": med(client), "direct": float(direct["p50"]), "direct_mean": float(direct["mean"])})
+    c.close()
+    r = {k + "_us": med(row[k] for row in rounds_out) / 1e3 for k in rounds_out[0]}
+    # Each round's ratio (backend and aotrun bench back to back), then the
+    # median over the rounds.
+    r["exec_over_direct"] = med(row["exec"] / row["direct"] for row in rounds_out)
+    r["infer_over_direct"] = med(row["infer"] / row["direct"] for row in rounds_out)
+    r["rounds"] = [{k: v / 1e3 for k, v in row.items()} for row in rounds_out]
+    r["stats_queries"], r["stats_queries_skipped"] = rounds * per_round, skipped
+    return r
 
 
 def main():
@@ -166,6 +186,7 @@ def main():
     p.add_argument("--venv", default=default_venv())
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--json")
+    p.add_argument("--overhead-only", action="store_true", help="only the batch-16 overhead measurement")
     a = p.parse_args()
     a.build = os.path.abspath(a.build)
     py = os.path.join(a.venv, "bin", "python")
@@ -178,7 +199,7 @@ def main():
     results = {"cpu_count": os.cpu_count(), "seconds": a.seconds, "load": {}}
     try:
         server.wait_ready(180)
-        for case in ("b1", "dyn"):
+        for case in () if a.overhead_only else ("b1", "dyn"):
             for clients in (1, 4):
                 for backend in ("aotrun", "python"):
                     model = "%s_%s" % (backend, case)
@@ -186,17 +207,26 @@ def main():
                     results["load"]["%s/%d" % (model, clients)] = r
                     print("%-11s clients %d: %7.1f req/s  p50 %6.2f ms  p99 %6.2f ms" %
                           (model, clients, r["rps"], r["p50_ms"], r["p99_ms"]), flush=True)
-        results["overhead"] = overhead(harness, server, a.build)
-        o = results["overhead"]
-        print("batch 16: backend execution %.0f us (input %.0f + aotrun run %.0f + output and response %.0f), "
-              "direct aotrun %.0f us: overhead %+.1f%%; client round trip %.0f us" %
-              (o["backend_exec_us"], o["backend_input_us"], o["backend_infer_us"], o["backend_output_us"],
-               o["direct_us"], 100 * o["overhead"], o["client_us"]))
+        results["overhead"] = o = overhead(server, a.build)
+        for r in o["rounds"]:
+            print("  round: backend p50 %.0f us (run %.0f; mean %.0f), aotrun bench p50 %.0f us (mean %.0f)" %
+                  (r["exec"], r["infer"], r["exec_mean"], r["direct"], r["direct_mean"]))
+        print("batch 16, medians: backend execution %.0f us (compute input %.0f + aotrun run %.0f + compute output "
+              "%.0f), aotrun bench %.0f us: backend / aotrun %.3f (run inside the backend / aotrun %.3f); "
+              "client round trip %.0f us (%d of %d statistics queries fell between two executions, left out)" %
+              (o["exec_us"], o["input_us"], o["infer_us"], o["output_us"], o["direct_us"], o["exec_over_direct"],
+               o["infer_over_direct"], o["client_us"], o["stats_queries_skipped"],
+               o["stats_queries"]))
     except BaseException:
         print(server.log_tail(40), file=sys.stderr)
         raise
     finally:
         server.stop()
+    # Lines of post_run_timing.patch, when the backend was built with it.
+    steps = [l.strip() for l in open(server.log_path, errors="replace") if "post-run " in l]
+    if steps:
+        print("\n".join(steps[-6:]))
+        results["post_run_steps"] = steps[-6:]
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
