@@ -97,20 +97,29 @@ void Batch::prepare() {
     in_.push_back(view(storage_.back().data(), dtype, in_shapes_[i]));
   }
 
-  size_t capacity = 0;
-  for (const TensorConfig& o : m.outputs()) capacity += o.dims.size() + (batching ? 1 : 0);
-  const std::vector<int64_t> flat = ctx_.runner->output_shapes(aotrun::cxx::ConstTensorSpan(in_), capacity);
-  size_t at = 0;
-  for (const TensorConfig& o : m.outputs()) {
-    const size_t rank = o.dims.size() + (batching ? 1 : 0);
-    std::vector<int64_t> shape(flat.begin() + at, flat.begin() + at + rank);
-    at += rank;
-    if (batching && shape[0] != rows_) {
-      throw BackendError(TRITONSERVER_ERROR_INTERNAL, "output '" + o.name + "' has " + std::to_string(shape[0]) +
-                                                          " rows for a batch of " + std::to_string(rows_) +
-                                                          "; set max_batch_size 0 for this package");
+  if (m.shapes_from_config()) {
+    // The package cannot say ahead of the run: the configured (fixed) dims,
+    // which aotrun checks against what the model produced after the run.
+    for (const TensorConfig& o : m.outputs()) {
+      out_shapes_.push_back(o.dims);
+      if (batching) out_shapes_.back().insert(out_shapes_.back().begin(), rows_);
     }
-    out_shapes_.push_back(shape);
+  } else {
+    size_t capacity = 0;
+    for (const TensorConfig& o : m.outputs()) capacity += o.dims.size() + (batching ? 1 : 0);
+    const std::vector<int64_t> flat = ctx_.runner->output_shapes(aotrun::cxx::ConstTensorSpan(in_), capacity);
+    size_t at = 0;
+    for (const TensorConfig& o : m.outputs()) {
+      const size_t rank = o.dims.size() + (batching ? 1 : 0);
+      std::vector<int64_t> shape(flat.begin() + at, flat.begin() + at + rank);
+      at += rank;
+      if (batching && shape[0] != rows_) {
+        throw BackendError(TRITONSERVER_ERROR_INTERNAL, "output '" + o.name + "' has " + std::to_string(shape[0]) +
+                                                            " rows for a batch of " + std::to_string(rows_) +
+                                                            "; set max_batch_size 0 for this package");
+      }
+      out_shapes_.push_back(shape);
+    }
   }
   for (size_t o = 0; o < m.outputs().size(); ++o) {
     const TensorConfig& c = m.outputs()[o];

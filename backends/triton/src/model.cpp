@@ -82,6 +82,7 @@ std::unique_ptr<Model> Model::create(TRITONBACKEND_Model* triton_model, Metrics*
   m->max_batch_size_ = parse_max_batch_size(config);
   m->inputs_ = match_config(parse_tensors(config, "input"), m->specs_.inputs, m->max_batch_size_, "input");
   m->outputs_ = match_config(parse_tensors(config, "output"), m->specs_.outputs, m->max_batch_size_, "output");
+  m->shapes_from_config_ = output_shapes_from_config(m->specs_, m->outputs_);
   return m;
 }
 

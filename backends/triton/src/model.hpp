@@ -36,6 +36,8 @@ class Model {
   // Package order.
   const std::vector<TensorConfig>& inputs() const { return inputs_; }
   const std::vector<TensorConfig>& outputs() const { return outputs_; }
+  // Output shapes from the configuration, not aotrun (output_shapes_from_config).
+  bool shapes_from_config() const { return shapes_from_config_; }
   Metrics* metrics() const { return metrics_; }
 
  private:
@@ -46,6 +48,7 @@ class Model {
   aotrun::cxx::Package package_;
   PackageSpecs specs_;
   int32_t max_batch_size_ = 0;
+  bool shapes_from_config_ = false;
   std::vector<TensorConfig> inputs_, outputs_;
   Metrics* metrics_ = nullptr;
 };

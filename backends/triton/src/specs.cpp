@@ -83,6 +83,23 @@ bool autocomplete(nlohmann::json& config, const PackageSpecs& specs, int32_t def
   return changed;
 }
 
+bool output_shapes_from_config(const PackageSpecs& specs, const std::vector<TensorConfig>& outputs) {
+  bool unstated = false;
+  for (const Spec& s : specs.inputs) unstated = unstated || s.ndim < 0;
+  for (const Spec& s : specs.outputs) unstated = unstated || s.ndim < 0;
+  if (!unstated) return false;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    for (int64_t d : outputs[o].dims) {
+      if (d < 0) {
+        invalid("model configuration: output '" + outputs[o].name + "': dims " + shape_string(outputs[o].dims) +
+                " must all be fixed: the package does not state its shapes, so they cannot be computed ahead of a "
+                "run (only the batch dimension may vary, with max_batch_size)");
+      }
+    }
+  }
+  return true;
+}
+
 std::string shape_string(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);

@@ -44,6 +44,14 @@ bool autocomplete(nlohmann::json& config, const PackageSpecs& specs, int32_t def
 std::vector<TensorConfig> match_config(const std::vector<TensorConfig>& configured, const std::vector<Spec>& specs,
                                        int32_t max_batch_size, const char* kind);
 
+// Whether output shapes come from the configuration instead of aotrun: a
+// package (an older .pt2) that states neither its inputs nor some output
+// cannot compute output shapes ahead of a run, so the configured dims are
+// the shapes (the batch dimension from the request) and aotrun checks the
+// model's outputs against them after the run. Throws naming an unstated
+// output whose configured dims are not all fixed.
+bool output_shapes_from_config(const PackageSpecs& specs, const std::vector<TensorConfig>& outputs);
+
 std::string shape_string(const std::vector<int64_t>& dims);
 
 }  // namespace aotrun_triton
