@@ -9,7 +9,9 @@ sync requests over HTTP and gRPC, concurrent clients, Triton's dynamic
 batching merging requests into one aotrun run, auto-completed
 configurations, every output against a reference, the errors of malformed
 requests and bad configurations, runs that fail inside aotrun and requests
-aotrun refuses (failure_paths.py), aotrun's statistics in /metrics; then stops
+aotrun refuses (failure_paths.py), a torch 2.6 .pt2 without shapes served
+from its configuration (unstated_shapes.py), aotrun's statistics in
+/metrics; then stops
 the server. Exit 77 (skip) without the venv or libtorch, saying which.
 
     triton_backend_test.py --venv DIR --backends DIR --packages DIR --fixtures DIR --work DIR
@@ -25,6 +27,7 @@ import threading
 import time
 
 import failure_paths  # this directory; plain Python, safe before the venv
+import unstated_shapes
 
 ARGS = None
 SKIP = 77
@@ -105,9 +108,10 @@ def write_repository(harness, repo, libtorch):
                         'input [{ name: "x" data_type: TYPE_FP64 dims: [256] }]\n'
                         'output [{ name: "y" data_type: TYPE_FP32 dims: [64] }]\n' + P(package=mlp))
     failure_paths.write_models(harness, repo, ARGS.packages, fx, libtorch)
+    unstated_shapes.write_models(harness, repo, fx, libtorch)
 
 
-READY_MODELS = ("mlp", "mlp_async", "mlp_graph", "pt2_mlp", "pt2_dyn") + failure_paths.MODELS
+READY_MODELS = ("mlp", "mlp_async", "mlp_graph", "pt2_mlp", "pt2_dyn") + failure_paths.MODELS + unstated_shapes.MODELS
 BAD_MODELS = {
     "bad_mode": r"parameter 'mode': 'fast' is not one of threaded, single_threaded, graph",
     "bad_count": r"parameter 'num_models': 'many' is not an integer in 1\.\.1024",
@@ -116,6 +120,7 @@ BAD_MODELS = {
     "bad_dims": r"input 'x': dims \[255\] .*do not fit the package's shape \[-1, 256\]",
     "bad_dtype": r"input 'x': data_type TYPE_FP64 but the package has TYPE_FP32",
 }
+BAD_MODELS.update(unstated_shapes.BAD_MODELS)
 
 
 def run(harness, libtorch):
@@ -271,6 +276,7 @@ def run(harness, libtorch):
 
         # --- requests that reach the backend and fail there, in aotrun ---
         failure_paths.check(http, ARGS.fixtures, check, expect_error)
+        unstated_shapes.check(http, ARGS.fixtures, check, expect_error)
         check(server.proc.poll() is None, "server died")
 
         # --- aotrun's statistics in Triton's metrics ---
