@@ -874,7 +874,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
   b->lib = std::make_unique<AotiLibrary>(so);
   b->update_plan = plan_constant_updates(*b->lib, so);
-  b->constants = std::make_unique<ModelConstants>(path, model, b->dir->path(), *b->lib);
+  b->constants = std::make_unique<ModelConstants>(path, *zip, model, b->dir->path(), *b->lib);
   // The library is loaded and a weights blob mapped: nothing reads the
   // extracted files by name any more (unless the model maps its own file),
   // so they go now, and a process killed later leaves no directory behind.

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <set>
 #include <unistd.h>
 
@@ -99,8 +100,8 @@ std::string ModelConstants::blob_in_place(const std::string& archive, const Pt2M
   return fd && stored_entry_offset(fd.get(), e->name, e->size, &offset) ? e->name : "";
 }
 
-ModelConstants::ModelConstants(const std::string& archive, const Pt2Model& model, const std::string& extracted_dir,
-                               const AotiLibrary& lib) {
+ModelConstants::ModelConstants(const std::string& archive, const ZipArchive& zip, const Pt2Model& model,
+                               const std::string& extracted_dir, const AotiLibrary& lib) {
   // A linked blob that is only a size stub: the weights are appended to the
   // library file, which the model maps from its own path (USE_MMAP_SELF).
   struct stat st {};
@@ -108,7 +109,13 @@ ModelConstants::ModelConstants(const std::string& archive, const Pt2Model& model
                  ::stat(lib.path().c_str(), &st) == 0 &&
                  static_cast<uint64_t>(st.st_size) >= lib.in_library_size_stub();
   for (const auto& e : model.files) {
-    if (e.name.substr(e.name.find_last_of('/') + 1) == "weights_config.json") pickled_ = true;
+    if (e.name.substr(e.name.find_last_of('/') + 1) != "weights_config.json") continue;
+    // Read only when the model lacks its constants (provide): a model built
+    // with them in its library as well never needs these.
+    if (lib.in_library_constant_bytes() > 8 || self_mapped_) break;
+    pickled_ = std::make_unique<PickledWeights>(archive, zip, model, e, extracted_dir);
+    blob_ = std::make_unique<BlobFile>(pickled_->path(), pickled_->offset(), pickled_->size(), false);
+    return;
   }
   const ZipEntry* e = blob_entry(model);
   if (e == nullptr) return;
@@ -125,6 +132,8 @@ ModelConstants::ModelConstants(const std::string& archive, const Pt2Model& model
 ModelConstants::~ModelConstants() = default;
 
 std::string ModelConstants::describe() const {
+  if (pickled_)
+    return "pickled weights (" + std::to_string(pickled_->weights().size()) + " in '" + pickled_->path() + "')";
   if (blob_) return "binary blob '" + blob_->path() + "' (" + std::to_string(blob_->size()) + " bytes)";
   if (pickled_) return "pickled weights (data/weights, weights_config.json)";
   return "in the library";
@@ -139,6 +148,7 @@ bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
   const int64_t linked = lib.in_library_constant_bytes();
   if (linked >= need) return false;  // linked into the library (the default)
   const std::string lacks = "the model's constants (" + std::to_string(need) + " bytes) are not in its library";
+  if (pickled_) return provide_pickled(lib, h, shim, list, plan, replacements, mapping, kept, lacks);
   if (blob_) {
     // The model reads need bytes from the pointer it is given: never less.
     if (blob_->size() < static_cast<uint64_t>(need)) {
@@ -196,17 +206,63 @@ bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
   // the end of its own file (USE_MMAP_SELF): present when the file is long
   // enough to hold them.
   if (self_mapped_ && lib.in_library_size_stub() >= static_cast<uint64_t>(need)) return false;
-  if (pickled_) {
-    fail(Code::Unsupported, lacks +
-                                " but pickled beside it (package_constants_on_disk_format=\"pickle_weights\"), "
-                                "which only PyTorch's Python loader reads: export it again with "
-                                "package_constants_on_disk_format=\"binary_blob\", or with the constants in "
-                                "the library (the default)");
-  }
   fail(Code::BadPackage, lacks +
                              " and the archive carries none (exported with package_constants_in_so=False "
                              "and no on-disk format): export it again with the constants in the library, or "
-                             "with package_constants_on_disk_format=\"binary_blob\"");
+                             "with package_constants_on_disk_format=\"binary_blob\" (torch 2.10+) or "
+                             "package_constants_on_disk=True (2.8, 2.9)");
+}
+
+bool ModelConstants::provide_pickled(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+                                     const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
+                                     const std::vector<AotiConstantEntry>& replacements,
+                                     std::unique_ptr<BlobMapping>* mapping, std::vector<AtenTensorHandle>* kept,
+                                     const std::string& lacks) const {
+  const std::string where = "pickled beside it (" + pickled_->path() + ")";
+  if (plan.form == UpdateForm::None) {
+    fail(Code::Unsupported,
+         lacks + " but " + where + ", and the model takes no constants from outside: " + plan.why_none);
+  }
+  // weights_config.json names constants by FQN, as PyTorch's loader hands
+  // them to load_constants.
+  std::map<std::string, const PickledWeight*> by_name;
+  for (const auto& w : pickled_->weights()) by_name[w.name] = &w;
+  std::set<std::string> replaced;
+  for (const auto& r : replacements) replaced.insert(r.name);
+  std::unique_ptr<BlobMapping> view = blob_->map();
+  std::vector<AotiConstantEntry> entries = replacements;
+  kept->reserve(kept->size() + list.size());
+  for (const auto& c : list) {
+    if (c.info.folded || replaced.count(c.info.name) != 0) continue;
+    auto it = by_name.find(c.info.original_name);
+    if (it == by_name.end()) it = by_name.find(c.info.name);
+    if (it == by_name.end()) {
+      fail(Code::BadPackage, lacks + " but " + where + ", and its weights_config.json has no entry for constant '" +
+                                 c.info.original_name + "'");
+    }
+    const PickledWeight& w = *it->second;
+    if (w.torch_dtype != c.torch_dtype) {
+      fail(Code::BadPackage, w.file + " holds constant '" + w.name + "' as " + w.storage_type +
+                                 ", not the dtype the model declares for it");
+    }
+    if (c.info.shape_known && w.shape != c.info.shape) {
+      fail(Code::BadPackage,
+           "weights_config.json gives constant '" + w.name + "' another shape than the model declares for it");
+    }
+    AtenTensorHandle t = nullptr;
+    if (shim.create_tensor_from_blob(const_cast<uint8_t*>(view->data()) + w.data_at,
+                                     static_cast<int64_t>(w.shape.size()), w.shape.data(), w.stride.data(),
+                                     w.storage_offset, w.torch_dtype, shim.device_type_cpu, 0, &t) != 0) {
+      fail(Code::Package, lacks + "; making a tensor over constant '" + w.name + "' in '" + w.file +
+                              "' failed (aoti_torch_create_tensor_from_blob)");
+    }
+    kept->push_back(t);
+    entries.push_back({c.info.name.c_str(), t});
+  }
+  apply_constant_updates(lib, h, plan, entries, false);
+  // A copying release has taken the values; the view is kept either way.
+  *mapping = std::move(view);
+  return true;
 }
 
 }  // namespace aotrun::pt2

@@ -15,6 +15,7 @@
 #include "pt2/aoti_library.hpp"
 #include "pt2/constant_list.hpp"
 #include "pt2/constant_update.hpp"
+#include "pt2/pickle_weights.hpp"
 #include "pt2/pt2_archive.hpp"
 
 namespace aotrun::pt2 {
@@ -48,12 +49,13 @@ class ModelConstants {
   // Reads the archive's layout at open: a "<model>_weights.blob"
   // (package_constants_on_disk_format="binary_blob"; mapped from the archive
   // when blob_in_place names it, else from its extracted copy in
-  // `extracted_dir`), a weights_config.json (format "pickle_weights", whose
-  // pickled tensors only PyTorch's Python loader reads), or neither. `lib`
-  // is the model's library, loaded from `extracted_dir`. The blob is opened
-  // here: its file may be unlinked afterwards.
-  ModelConstants(const std::string& archive, const Pt2Model& model, const std::string& extracted_dir,
-                 const AotiLibrary& lib);
+  // `extracted_dir`), a weights_config.json with data/weights/ (pickled
+  // weights: package_constants_on_disk=True in 2.8-2.9, format
+  // "pickle_weights" from 2.10; pickle_weights.hpp), or neither. `lib` is
+  // the model's library, loaded from `extracted_dir`. The weights are opened
+  // here: their files may be unlinked afterwards.
+  ModelConstants(const std::string& archive, const ZipArchive& zip, const Pt2Model& model,
+                 const std::string& extracted_dir, const AotiLibrary& lib);
   ~ModelConstants();
   ModelConstants(const ModelConstants&) = delete;
   ModelConstants& operator=(const ModelConstants&) = delete;
@@ -64,9 +66,12 @@ class ModelConstants {
   // constants: no copy; the mapping goes to *mapping and the handles to
   // *kept, both to outlive the container) where the release takes them and
   // `list` gives every layout, else the blob copied in
-  // (AOTInductorModelUpdateConstantsFromBlob). Otherwise an Error naming the
-  // layout: UNSUPPORTED (pickled weights), BAD_PACKAGE (constants nowhere,
-  // or a blob shorter than the model needs). Constants the release cannot
+  // (AOTInductorModelUpdateConstantsFromBlob). Pickled weights are pointed
+  // into the same way, each constant with the layout weights_config.json
+  // gives it (no copy). Otherwise an Error naming the layout: BAD_PACKAGE
+  // (constants nowhere, a blob shorter than the model needs, a pickled
+  // weight missing or of another dtype or shape), UNSUPPORTED (a release
+  // that takes no tensors for its constants). Constants the release cannot
   // report (no GetConstantDataSize) are trusted to be in the library.
   // `replacements` (the host's, already wrapped) are handed over in the same
   // update as the mapped constants, which they take the place of; returns
@@ -85,9 +90,14 @@ class ModelConstants {
   std::string describe() const;
 
  private:
-  bool pickled_ = false;  // weights_config.json present
+  bool provide_pickled(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+                       const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
+                       const std::vector<AotiConstantEntry>& replacements, std::unique_ptr<BlobMapping>* mapping,
+                       std::vector<AtenTensorHandle>* kept, const std::string& lacks) const;
+
   bool self_mapped_ = false;
   std::unique_ptr<BlobFile> blob_;
+  std::unique_ptr<PickledWeights> pickled_;  // with blob_ over the range holding them
 };
 
 }  // namespace aotrun::pt2

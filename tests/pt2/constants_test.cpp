@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -16,10 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <zip.h>
 
 #include "device/cpu/host_services.hpp"
 #include "package/package_code.hpp"
@@ -346,6 +350,154 @@ TEST(Pt2Constants, BinaryBlobWeightsRunInPlaceAndCanBeReplaced) {
   expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/reference/output0.npy"), "blob weights, later");
   destroy(*code, replaced.c);
   destroy(*code, plain.c);
+}
+
+// The pickled-weights fixtures (package_constants_on_disk=True in 2.8,
+// format "pickle_weights" from 2.10): each weight file is read by the
+// strict torch.save reader and its storage pointed to where it lies in the
+// archive; the model runs as eager PyTorch did and takes replacements.
+class Pt2PickledWeights : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Pt2PickledWeights, RunFromTheArchiveAndCanBeReplaced) {
+  REQUIRE_LIBTORCH();
+  const std::string dir = std::string(AOTRUN_PT2_EXTERNAL) + "/" + GetParam();
+  if (::access((dir + "/mlp_pickle.pt2").c_str(), R_OK) != 0) GTEST_SKIP() << "no fixture in " << dir;
+  auto code = open(dir + "/mlp_pickle.pt2");
+  Created plain = create(*code, {});
+  ASSERT_EQ(plain.rc, AOTRUN_PKG_OK) << plain.message;
+  ASSERT_NE(code->model_constants(), nullptr);
+  ASSERT_EQ(code->model_constants()->size(), 4u);
+  const std::vector<float> x = load_f32_npy(dir + "/input.arg4_1.npy");
+  const std::vector<float> ref = load_f32_npy(dir + "/reference/output0.npy");
+  expect_close(run_mlp(*code, plain.c, x), ref, "pickled weights");
+  MlpWeights w(0.25f);
+  Given g;
+  g.add("l2_weight", w.w2, {16, 128});  // one replaced, the others from the archive
+  Created replaced = create(*code, g.done());
+  ASSERT_EQ(replaced.rc, AOTRUN_PKG_OK) << replaced.message;
+  EXPECT_NE(run_mlp(*code, replaced.c, x), ref);
+  expect_close(run_mlp(*code, plain.c, x), ref, "pickled weights, later");
+  destroy(*code, replaced.c);
+  destroy(*code, plain.c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, Pt2PickledWeights, ::testing::Values("torch-2.8.0", "torch-2.11.0", "torch-2.15.0"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           return n;
+                         });
+
+// A copy of the archive at `src` in a new file, changed by `edit` (libzip).
+template <typename Edit>
+std::string rewritten(const std::string& src, const char* tag, Edit&& edit) {
+  const std::string dst = ::testing::TempDir() + "/pickled_" + tag + ".pt2";
+  {
+    std::ifstream in(src, std::ios::binary);
+    std::ofstream out(dst, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+  }
+  int err = 0;
+  zip_t* z = zip_open(dst.c_str(), 0, &err);
+  EXPECT_NE(z, nullptr) << dst;
+  if (z == nullptr) return dst;
+  edit(z);
+  EXPECT_EQ(zip_close(z), 0) << zip_strerror(z);
+  return dst;
+}
+
+zip_int64_t entry(zip_t* z, const std::string& suffix) {
+  for (zip_int64_t i = 0; i < zip_get_num_entries(z, 0); ++i) {
+    const std::string name = zip_get_name(z, static_cast<zip_uint64_t>(i), 0);
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) return i;
+  }
+  ADD_FAILURE() << "no entry " << suffix;
+  return -1;
+}
+
+void replace_entry(zip_t* z, const std::string& suffix, const std::string& bytes) {
+  // libzip copies the buffer when it writes the archive (zip_close): kept alive until then.
+  static std::vector<std::string> keep;
+  keep.push_back(bytes);
+  zip_source_t* src = zip_source_buffer(z, keep.back().data(), keep.back().size(), 0);
+  ASSERT_EQ(zip_file_replace(z, static_cast<zip_uint64_t>(entry(z, suffix)), src, 0), 0) << zip_strerror(z);
+}
+
+std::pair<Code, std::string> open_refusal(const std::string& path) {
+  try {
+    open(path);
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {Code::Ok, "opened"};
+}
+
+// Pickled weights compressed (torch stores them; any zip tool may not) are
+// copied out, aligned, and run the same; damaged ones are refused at open,
+// naming the file and what is wrong.
+TEST(Pt2PickledWeightsArchive, CompressedRunsAndDamagedIsRefusedAtOpen) {
+  REQUIRE_LIBTORCH();
+  const std::string dir = std::string(AOTRUN_PT2_EXTERNAL) + "/torch-2.15.0";
+  const std::string src = dir + "/mlp_pickle.pt2";
+  const std::string deflated = rewritten(src, "deflated", [](zip_t* z) {
+    for (const char* w : {"weight_0", "weight_1", "weight_2", "weight_3"}) {
+      EXPECT_EQ(zip_set_file_compression(z, static_cast<zip_uint64_t>(entry(z, std::string("/data/weights/") + w)),
+                                         ZIP_CM_DEFLATE, 9),
+                0);
+    }
+  });
+  {
+    auto code = open(deflated);
+    Created c = create(*code, {});
+    ASSERT_EQ(c.rc, AOTRUN_PKG_OK) << c.message;
+    expect_close(run_mlp(*code, c.c, load_f32_npy(dir + "/input.arg4_1.npy")),
+                 load_f32_npy(dir + "/reference/output0.npy"), "deflated pickled weights");
+    destroy(*code, c.c);
+  }
+  struct Case {
+    const char* tag;
+    std::function<void(zip_t*)> edit;
+    Code code;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"truncated", [](zip_t* z) { replace_entry(z, "/data/weights/weight_3", std::string(700, 'P')); },
+       Code::BadPackage, "data/weights/weight_3 is not a torch.save archive"},
+      {"missing_file", [](zip_t* z) { zip_delete(z, static_cast<zip_uint64_t>(entry(z, "/data/weights/weight_1"))); },
+       Code::BadPackage, "names the weight file 'mlp_pickle/data/weights/weight_1', which the archive lacks"},
+      {"bad_config",
+       [](zip_t* z) { replace_entry(z, "/weights_config.json", R"({"l1.weight": ["weight_0", [128, 64], [64, 1]]})"); },
+       Code::BadPackage, "constant 'l1.weight' is not [file, shape, stride, storage_offset]"},
+      {"past_storage",
+       [](zip_t* z) {
+         replace_entry(z, "/weights_config.json",
+                       R"({"l1.weight": ["weight_0", [128, 64], [64, 1], 1], "l1.bias": ["weight_1", [128], [1], 0],)"
+                       R"( "l2.weight": ["weight_2", [16, 128], [128, 1], 0], "l2.bias": ["weight_3", [16], [1], 0]})");
+       },
+       Code::BadPackage, "constant 'l1.weight' reaches past its storage"},
+      {"traversal",
+       [](zip_t* z) { replace_entry(z, "/weights_config.json", R"({"l1.bias": ["../x", [128], [1], 0]})"); },
+       Code::BadPackage, "not a plain file name"},
+  };
+  for (const auto& c : cases) {
+    const auto [code, message] = open_refusal(rewritten(src, c.tag, c.edit));
+    EXPECT_EQ(code, c.code) << c.tag << ": " << message;
+    EXPECT_NE(message.find(c.says), std::string::npos) << c.tag << ": " << message;
+  }
+  // A config that lacks a constant opens (the list is the model's) but no
+  // container is created without it.
+  auto code = open(rewritten(src, "lacks_constant", [](zip_t* z) {
+    replace_entry(z, "/weights_config.json",
+                  R"({"l1.weight": ["weight_0", [128, 64], [64, 1], 0], "l1.bias": ["weight_1", [128], [1], 0],)"
+                  R"( "l2.weight": ["weight_2", [16, 128], [128, 1], 0]})");
+  }));
+  Created r = create(*code, {});
+  EXPECT_EQ(r.rc, AOTRUN_PKG_ERR_INVALID_ARGUMENT);  // the runner reports it as BAD_PACKAGE
+  EXPECT_NE(r.message.find("has no entry for constant 'l2.bias'"), std::string::npos) << r.message;
+  for (const char* tag :
+       {"deflated", "truncated", "missing_file", "bad_config", "past_storage", "traversal", "lacks_constant"}) {
+    std::remove((::testing::TempDir() + "/pickled_" + tag + ".pt2").c_str());
+  }
 }
 
 // Child mode of the test below, before gtest starts: open the archive named by
