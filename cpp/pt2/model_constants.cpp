@@ -245,9 +245,11 @@ bool ModelConstants::provide_pickled(const AotiLibrary& lib, AotiContainerHandle
       fail(Code::BadPackage, w.file + " holds constant '" + w.name + "' as " + w.storage_type +
                                  ", not the dtype the model declares for it");
     }
-    if (c.info.shape_known && w.shape != c.info.shape) {
-      fail(Code::BadPackage,
-           "weights_config.json gives constant '" + w.name + "' another shape than the model declares for it");
+    // The model's kernels were compiled for its own shape and strides (the
+    // storage offset may differ: constants sharing a storage share a file).
+    if (c.info.shape_known && (w.shape != c.info.shape || w.stride != c.stride)) {
+      fail(Code::BadPackage, "weights_config.json gives constant '" + w.name +
+                                 "' another shape or stride than the model declares for it");
     }
     AtenTensorHandle t = nullptr;
     if (shim.create_tensor_from_blob(const_cast<uint8_t*>(view->data()) + w.data_at,

@@ -494,8 +494,17 @@ TEST(Pt2PickledWeightsArchive, CompressedRunsAndDamagedIsRefusedAtOpen) {
   Created r = create(*code, {});
   EXPECT_EQ(r.rc, AOTRUN_PKG_ERR_INVALID_ARGUMENT);  // the runner reports it as BAD_PACKAGE
   EXPECT_NE(r.message.find("has no entry for constant 'l2.bias'"), std::string::npos) << r.message;
-  for (const char* tag :
-       {"deflated", "truncated", "missing_file", "bad_config", "past_storage", "traversal", "lacks_constant"}) {
+  // Strides the model was not compiled for: refused, as a wrong shape is.
+  auto strided = open(rewritten(src, "other_stride", [](zip_t* z) {
+    replace_entry(z, "/weights_config.json",
+                  R"({"l1.weight": ["weight_0", [128, 64], [1, 128], 0], "l1.bias": ["weight_1", [128], [1], 0],)"
+                  R"( "l2.weight": ["weight_2", [16, 128], [128, 1], 0], "l2.bias": ["weight_3", [16], [1], 0]})");
+  }));
+  r = create(*strided, {});
+  EXPECT_EQ(r.rc, AOTRUN_PKG_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("gives constant 'l1.weight' another shape or stride"), std::string::npos) << r.message;
+  for (const char* tag : {"other_stride", "deflated", "truncated", "missing_file", "bad_config", "past_storage",
+                          "traversal", "lacks_constant"}) {
     std::remove((::testing::TempDir() + "/pickled_" + tag + ".pt2").c_str());
   }
 }
