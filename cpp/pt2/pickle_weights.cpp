@@ -81,8 +81,7 @@ std::vector<ConfigEntry> read_config(const ZipArchive& zip, const ZipEntry& conf
   std::vector<ConfigEntry> out;
   for (const auto& [name, v] : j.items()) {
     const std::string where = config.name + ": constant '" + name + "'";
-    if (!v.is_array() || v.size() != 4 || !v[0].is_string() || !v[3].is_number_integer() ||
-        v[3].get<int64_t>() < 0) {
+    if (!v.is_array() || v.size() != 4 || !v[0].is_string() || !v[3].is_number_integer() || v[3].get<int64_t>() < 0) {
       fail(Code::BadPackage, where + " is not [file, shape, stride, storage_offset]");
     }
     ConfigEntry e;
@@ -120,8 +119,7 @@ SavedTensor read_torch_save(const uint8_t* data, uint64_t size, const std::strin
   if (pkl == nullptr) fail(Code::BadPackage, label + " holds no <name>/data.pkl (not a torch.save archive)");
   const std::string prefix = pkl->name.substr(0, pkl->name.size() - 8);  // keeps the '/'
   for (const auto& e : entries) {
-    if (e.name == prefix + "byteorder" &&
-        !(e.size == 6 && std::memcmp(data + e.offset, "little", 6) == 0)) {
+    if (e.name == prefix + "byteorder" && !(e.size == 6 && std::memcmp(data + e.offset, "little", 6) == 0)) {
       fail(Code::Unsupported, label + " was saved on a big-endian machine");
     }
   }
@@ -191,8 +189,7 @@ PickledWeights::PickledWeights(const std::string& archive, const ZipArchive& zip
       where[file] = end;
       const std::string bytes = zip.read(*e, static_cast<size_t>(e->size));
       for (size_t done = 0; done < bytes.size();) {
-        const ssize_t w = ::pwrite(out.get(), bytes.data() + done, bytes.size() - done,
-                                   static_cast<off_t>(end + done));
+        const ssize_t w = ::pwrite(out.get(), bytes.data() + done, bytes.size() - done, static_cast<off_t>(end + done));
         if (w <= 0) fail(Code::LoadFailed, "cannot write '" + path_ + "': " + std::strerror(errno));
         done += static_cast<size_t>(w);
       }

@@ -26,8 +26,8 @@
 namespace aotrun::pt2 {
 
 struct PickledWeight {
-  std::string name;  // weights_config.json's key: the constant's FQN
-  std::string file;  // the archive entry holding it, for messages
+  std::string name;          // weights_config.json's key: the constant's FQN
+  std::string file;          // the archive entry holding it, for messages
   std::string storage_type;  // "FloatStorage", ...
   int32_t torch_dtype = -1;
   uint64_t data_at = 0;  // the storage's first byte, from the span's start

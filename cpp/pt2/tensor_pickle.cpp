@@ -24,11 +24,11 @@ enum class Callable { RebuildTensor, RebuildParameter, OrderedDict, StorageType 
 
 struct Value {
   Kind kind = Kind::Int;
-  int64_t i = 0;           // Int, Bool
-  std::string s;           // Str
-  std::vector<Value> items;  // Tuple
+  int64_t i = 0;                        // Int, Bool
+  std::string s;                        // Str
+  std::vector<Value> items;             // Tuple
   Callable fn = Callable::OrderedDict;  // Global
-  PickledTensor t;  // Global (StorageType: its dtype), Storage, Tensor
+  PickledTensor t;                      // Global (StorageType: its dtype), Storage, Tensor
   size_t nodes = 1;
 };
 
@@ -46,11 +46,13 @@ struct StorageKind {
 
 // The storage classes torch.save names for the dtypes AOTInductor constants use.
 constexpr StorageKind kStorages[] = {
-    {"ByteStorage", 0, 1},           {"CharStorage", 1, 1},          {"ShortStorage", 2, 2},
-    {"IntStorage", 3, 4},            {"LongStorage", 4, 8},          {"HalfStorage", 5, 2},
-    {"FloatStorage", 6, 4},          {"DoubleStorage", 7, 8},        {"ComplexFloatStorage", 9, 8},
-    {"ComplexDoubleStorage", 10, 16}, {"BoolStorage", 11, 1},        {"BFloat16Storage", 15, 2},
-    {"Float8_e5m2Storage", 23, 1},   {"Float8_e4m3fnStorage", 24, 1},
+    {"ByteStorage", 0, 1},         {"CharStorage", 1, 1},
+    {"ShortStorage", 2, 2},        {"IntStorage", 3, 4},
+    {"LongStorage", 4, 8},         {"HalfStorage", 5, 2},
+    {"FloatStorage", 6, 4},        {"DoubleStorage", 7, 8},
+    {"ComplexFloatStorage", 9, 8}, {"ComplexDoubleStorage", 10, 16},
+    {"BoolStorage", 11, 1},        {"BFloat16Storage", 15, 2},
+    {"Float8_e5m2Storage", 23, 1}, {"Float8_e4m3fnStorage", 24, 1},
 };
 
 class Reader {
@@ -98,8 +100,8 @@ class Reader {
         case '.': return stop(op_at);
         default: {
           static const char* hex = "0123456789abcdef";
-          unsupported(std::string("has opcode 0x") + hex[op >> 4] + hex[op & 15] + " at byte " +
-                      std::to_string(op_at) + ", outside what torch.save writes for one tensor");
+          unsupported(std::string("has opcode 0x") + hex[op >> 4] + hex[op & 15] + " at byte " + std::to_string(op_at) +
+                      ", outside what torch.save writes for one tensor");
         }
       }
     }
@@ -230,7 +232,8 @@ class Reader {
   }
 
   int64_t nonneg(const Value& v, const char* what, size_t op_at) const {
-    if (v.kind != Kind::Int || v.i < 0) bad(std::string("has a ") + what + " that is not a non-negative integer" + at(op_at));
+    if (v.kind != Kind::Int || v.i < 0)
+      bad(std::string("has a ") + what + " that is not a non-negative integer" + at(op_at));
     return v.i;
   }
   std::vector<int64_t> ints(const Value& v, const char* what, bool nonnegative, size_t op_at) const {
@@ -238,7 +241,8 @@ class Reader {
     if (v.items.size() > kMaxDims) unsupported(std::string("has more than 64 ") + what + at(op_at));
     std::vector<int64_t> out;
     for (const auto& x : v.items) {
-      if (x.kind != Kind::Int || (nonnegative && x.i < 0)) bad(std::string("has ") + what + " that are not integers" + at(op_at));
+      if (x.kind != Kind::Int || (nonnegative && x.i < 0))
+        bad(std::string("has ") + what + " that are not integers" + at(op_at));
       out.push_back(x.i);
     }
     return out;
@@ -256,7 +260,8 @@ class Reader {
     Value x = of(Kind::Storage);
     x.t = v[1].t;
     x.t.key = v[2].s;
-    if (x.t.key.empty() || x.t.key.size() > 32) bad("has a storage key of " + std::to_string(x.t.key.size()) + " bytes");
+    if (x.t.key.empty() || x.t.key.size() > 32)
+      bad("has a storage key of " + std::to_string(x.t.key.size()) + " bytes");
     for (char c : x.t.key) {
       if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')) {
         bad("has a storage key '" + x.t.key + "' that is not a plain record name");
@@ -287,8 +292,9 @@ class Reader {
         x.t.storage_offset = nonneg(a[1], "storage offset", op_at);
         x.t.sizes = ints(a[2], "sizes", true, op_at);
         x.t.strides = ints(a[3], "strides", true, op_at);
-        if (x.t.sizes.size() != x.t.strides.size()) bad("has " + std::to_string(x.t.sizes.size()) + " sizes but " +
-                                                        std::to_string(x.t.strides.size()) + " strides" + at(op_at));
+        if (x.t.sizes.size() != x.t.strides.size())
+          bad("has " + std::to_string(x.t.sizes.size()) + " sizes but " + std::to_string(x.t.strides.size()) +
+              " strides" + at(op_at));
         uint64_t extent = 0;
         if (!storage_extent(x.t.sizes, x.t.strides, x.t.storage_offset, x.t.item_bytes, &extent) ||
             extent > x.t.numel * x.t.item_bytes) {
