@@ -26,7 +26,7 @@ constexpr uint64_t kAlign = 64;         // where extracted copies start, as torc
 // A read-only view of part of a file, for checking the weight files at open.
 class ReadView {
  public:
-  ReadView(const std::string& path, uint64_t offset, uint64_t size) : size_(size) {
+  ReadView(const std::string& path, uint64_t offset, uint64_t size) {
     if (size == 0) return;
     const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -50,7 +50,6 @@ class ReadView {
   void* base_ = nullptr;
   size_t length_ = 0;
   const uint8_t* data_ = nullptr;
-  uint64_t size_;
 };
 
 struct ConfigEntry {

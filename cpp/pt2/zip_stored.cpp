@@ -28,6 +28,7 @@ struct Source {
 
   bool read_at(uint64_t off, void* buf, size_t n) const {
     if (off > size || n > size - off) return false;
+    if (n == 0) return true;  // an empty central directory: no buffer to copy into
     if (data != nullptr) {
       std::memcpy(buf, data + off, n);
       return true;

@@ -102,7 +102,9 @@ TEST(Pt2TensorPickle, RefusesWhatTorchSaveDoesNotWrite) {
     const auto [code, message] = refusal(c.bytes);
     EXPECT_EQ(code, c.code) << c.what << ": " << message;
     EXPECT_NE(message.find(c.says), std::string::npos) << c.what << ": " << message;
-    if (code != Code::Ok) EXPECT_EQ(message.rfind("w: pickled tensor", 0), 0u) << message;
+    if (code != Code::Ok) {
+      EXPECT_EQ(message.rfind("w: pickled tensor", 0), 0u) << message;
+    }
   }
 }
 
@@ -119,6 +121,20 @@ TEST(Pt2TensorPickle, RefusesAStorageRecordOfAnotherSize) {
   }
   const std::string junk = "PK\x05\x06 not a zip";
   EXPECT_THROW(read_torch_save(reinterpret_cast<const uint8_t*>(junk.data()), junk.size(), "junk"), Error);
+}
+
+// fuzz_pickle's first finding: a torch.save archive whose central directory
+// is empty made the in-memory zip reader copy 0 bytes into a null buffer
+// (undefined behaviour). Now an ordinary refusal.
+TEST(Pt2TensorPickle, EmptyCentralDirectoryIsRefused) {
+  const std::string file = slurp(kSeeds + "/regress-empty-central-directory.pt");
+  ASSERT_FALSE(file.empty());
+  try {
+    read_torch_save(reinterpret_cast<const uint8_t*>(file.data()), file.size(), "weight");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::BadPackage) << e.what();
+  }
 }
 
 }  // namespace
