@@ -381,7 +381,8 @@ TEST_P(Pt2PickledWeights, RunFromTheArchiveAndCanBeReplaced) {
   destroy(*code, plain.c);
 }
 
-INSTANTIATE_TEST_SUITE_P(Releases, Pt2PickledWeights, ::testing::Values("torch-2.8.0", "torch-2.11.0", "torch-2.15.0"),
+INSTANTIATE_TEST_SUITE_P(Releases, Pt2PickledWeights,
+                         ::testing::Values("torch-2.8.0", "torch-2.9.0", "torch-2.11.0", "torch-2.15.0"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
