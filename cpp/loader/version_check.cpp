@@ -64,29 +64,53 @@ void check_symbol_versions(const std::string& so, const std::string& who) {
   check_symbol_versions(tables, who);
 }
 
-void check_symbol_versions(const ElfDynamicSymbols& model, const std::string& who) {
-  std::map<std::string, std::vector<std::string>> missing_by_file;
+std::vector<VersionFinding> version_findings(const ElfDynamicSymbols& model) {
+  std::vector<VersionFinding> out;
   for (const auto& need : model.needs) {
-    const std::string path = loaded_path(need.file);
-    if (path.empty()) continue;
-    const ElfDynamicSymbols* lib = cached_elf_symbols(path);
+    const auto us = need.version.find_last_of('_');
+    const std::string family = need.version.substr(0, us == std::string::npos ? need.version.size() : us);
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const VersionFinding& f) { return f.file == need.file && f.family == family; });
+    if (it == out.end()) {
+      VersionFinding f;
+      f.file = need.file;
+      f.family = family;
+      f.loaded = loaded_path(need.file);
+      if (const ElfDynamicSymbols* lib = f.loaded.empty() ? nullptr : cached_elf_symbols(f.loaded)) {
+        for (const auto& v : lib->versions) {
+          const auto vus = v.find_last_of('_');
+          if (vus == std::string::npos || v.compare(0, vus, family) != 0 || vus != family.size()) continue;
+          if (f.newest_available.empty() || version_less(f.newest_available, v)) f.newest_available = v;
+        }
+      }
+      it = out.insert(out.end(), std::move(f));
+    }
+    if (std::find(it->needed.begin(), it->needed.end(), need.version) != it->needed.end()) continue;
+    it->needed.push_back(need.version);
+    const ElfDynamicSymbols* lib = it->loaded.empty() ? nullptr : cached_elf_symbols(it->loaded);
     if (lib != nullptr && std::find(lib->versions.begin(), lib->versions.end(), need.version) == lib->versions.end()) {
-      missing_by_file[path].push_back(need.version);
+      it->missing.push_back(need.version);
     }
   }
-  if (!missing_by_file.empty()) {
-    std::string what;
-    for (const auto& [path, versions] : missing_by_file) {
-      const ElfDynamicSymbols* lib = cached_elf_symbols(path);  // readable: it found the versions missing
-      // The newest version of the same family, e.g. GLIBCXX_3.4.30.
-      const std::string family = versions[0].substr(0, versions[0].find_last_of('_') + 1);
-      std::string newest;
-      for (const auto& v : lib->versions) {
-        if (v.rfind(family, 0) == 0 && (newest.empty() || version_less(newest, v))) newest = v;
-      }
-      what += (what.empty() ? "" : "; ") + list_names(versions) + " from " + path +
-              (newest.empty() ? "" : " (which has up to " + newest + ")");
-    }
+  for (auto& f : out) {
+    std::stable_sort(f.needed.begin(), f.needed.end(), version_less);
+    std::stable_sort(f.missing.begin(), f.missing.end(), version_less);
+  }
+  return out;
+}
+
+void check_symbol_versions(const ElfDynamicSymbols& model, const std::string& who) {
+  check_symbol_versions(version_findings(model), who);
+}
+
+void check_symbol_versions(const std::vector<VersionFinding>& findings, const std::string& who) {
+  std::string what;
+  for (const auto& f : findings) {
+    if (f.missing.empty()) continue;
+    what += (what.empty() ? "" : "; ") + list_names(f.missing) + " from " + f.loaded +
+            (f.newest_available.empty() ? "" : " (which has up to " + f.newest_available + ")");
+  }
+  if (!what.empty()) {
     fail(Code::LoadFailed, who + " needs symbol versions this process's libraries lack: " + what +
                                ". It was built with a newer toolchain than this system's: run it where that "
                                "runtime is installed, or build it again on an older system");

@@ -12,6 +12,23 @@
 
 namespace aotrun {
 
+// One family of symbol versions (GLIBCXX, CXXABI, GLIBC, ...) a shared
+// object needs from one library, against the library of that name this
+// process has loaded.
+struct VersionFinding {
+  std::string file;                  // as the object names it: "libstdc++.so.6"
+  std::string family;                // "GLIBCXX"
+  std::vector<std::string> needed;   // every version of the family it needs, oldest first
+  std::string loaded;                // the process's library of that name; "" when none is loaded
+  std::string newest_available;      // its newest version of the family; "" when unknown
+  std::vector<std::string> missing;  // needed versions it does not define
+};
+
+// The needs of `so`, grouped by library and family, in the order the object
+// lists them. A library this process has not loaded (or whose tables cannot
+// be read) has an empty `loaded` or `newest_available` and nothing missing.
+std::vector<VersionFinding> version_findings(const ElfDynamicSymbols& so);
+
 // Throws Error(LOAD_FAILED) "<who> needs symbol versions this process's
 // libraries lack: <each, with the library file and the newest version of
 // that family it has>. ..." when `so` needs a version that the library of
@@ -21,6 +38,8 @@ namespace aotrun {
 void check_symbol_versions(const std::string& so, const std::string& who);
 // The same for tables already read (`so` is only named in messages).
 void check_symbol_versions(const ElfDynamicSymbols& so, const std::string& who);
+// The same for findings already made.
+void check_symbol_versions(const std::vector<VersionFinding>& findings, const std::string& who);
 
 // "a, b, c and 3 more": at most `max` names, for messages.
 std::string list_names(const std::vector<std::string>& names, size_t max = 12);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/cpu_features.hpp"
 #include "pt2/torch_runtime.hpp"
 
 namespace aotrun::pt2 {
@@ -19,16 +20,13 @@ namespace aotrun::pt2 {
 //    torch than that libtorch), each one named;
 //  - LOAD_FAILED when it needs symbol versions (GLIBCXX_3.4.32, CXXABI_1.3.15,
 //    GLIBC_2.38, ...) that the libraries this process has already loaded do
-//    not define, each named with the newest one the library has;
+//    not define, each named with the newest one the library has (and the
+//    torch release that first exports each missing shim function);
 //  - UNSUPPORTED when `cpu_isa` (the archive's AOTI_CPU_ISA, "" = unknown)
 //    names vector extensions this CPU lacks.
 void check_model_requirements(const std::string& so, const std::string& name, const TorchShim& shim,
                               const std::string& cpu_isa);
 
-// The CPU features `cpu_isa` ("AVX2", "AVX512", ...; case-insensitive)
-// needs that `has(feature)` denies, in the names of
-// __builtin_cpu_supports; empty when none is missing or the name is unknown
-// here (not x86, or a name torch added later).
-std::vector<std::string> missing_cpu_features(const std::string& cpu_isa, bool (*has)(const char* feature));
+using aotrun::missing_cpu_features;  // loader/cpu_features.hpp
 
 }  // namespace aotrun::pt2
