@@ -8,6 +8,7 @@
 #include "pt2_facts.h"
 #include "describe.h"
 #include "error.h"
+#include "inspect_findings.h"
 #include "runtime.h"
 #include "report.h"
 #include "table.h"
@@ -25,7 +26,9 @@ const char kHelp[] =
     "available (and why not), inputs, outputs, constants, hash verification and\n"
     "load-phase timings. For a .pt2 also what the archive records about itself\n"
     "(archive version, the model's metadata such as AOTI_CPU_ISA, and the torch\n"
-    "release that made it where the archive names one).\n"
+    "release that made it where the archive names one). Then the checks made\n"
+    "before dlopen of its model library (libtorch C shim functions, symbol\n"
+    "versions, instruction set), also printed when the package is refused.\n"
     "\n"
     "Options:\n"
     "  --constants     list every constant (default: the first 20)\n"
@@ -34,7 +37,8 @@ const char kHelp[] =
     "  --log LEVEL     library log level: error, warn, info, debug, off\n"
     "  -h, --help      show this help\n"
     "\n"
-    "Exit status: 0 success, 1 the package failed to open, 2 usage error.\n";
+    "Exit status: 0 success, 1 the package failed to open (the findings are\n"
+    "still printed to stdout when the file exists), 2 usage error.\n";
 
 // Constants the table shows without --constants: a .pt2 may have thousands.
 constexpr size_t kConstantsShown = 20;
@@ -214,11 +218,15 @@ int inspect_main(int argc, char** argv, int begin) {
   apply_log_option(args);
   const std::string path = args.single_positional("package path (PKG)");
 
-  const Package package = open_package(path, !args.has("no-verify"));
+  // Also shows the pre-dlopen findings when the open is refused (inspect_findings.h).
+  const Package package = open_or_show_findings(path, !args.has("no-verify"), args.has("json"));
   if (args.has("json")) {
-    std::cout << inspect_json(package).dump(2) << '\n';
+    nlohmann::ordered_json j = inspect_json(package);
+    j["link_findings"] = link_findings_json(path);
+    std::cout << j.dump(2) << '\n';
   } else {
     inspect_text(package, args.has("constants") ? SIZE_MAX : kConstantsShown, std::cout);
+    link_findings_text(path, std::cout);
   }
   return kExitOk;
 }

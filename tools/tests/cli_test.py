@@ -354,7 +354,29 @@ def case_inspect_missing_symbols():
     rc, out, err = cli("inspect", "--json", path, expect=1)
     check(err.startswith("aotrun: MISSING_SYMBOL: "), "missing-symbols package", err)
     check("aotrun_pkg_" in err, "MISSING_SYMBOL message does not name the symbol", err)
-    check(out == "", "failure printed to stdout", out)
+    # stdout: the refusal and the pre-dlopen findings, which found nothing to refuse it for.
+    j = json.loads(out)
+    check(j["error"]["code"] == "MISSING_SYMBOL" and j["path"] == path, "refusal in stdout", j)
+    check(j["link_findings"]["ok"] is True, "findings of a refused package", j)
+
+
+def case_inspect_link_findings():
+    # An aotrun package: its symbol-version needs, each against this process's library.
+    j = cli_json("inspect", "--json", pkg("mlp"))
+    f = j["link_findings"]
+    check(f["library"] == manifest("mlp")["library"] and f["ok"] is True and f["elf_error"] is None,
+          "findings of mlp", f)
+    families = {v["family"]: v for v in f["symbol_versions"]}
+    for fam in ("GLIBCXX", "GLIBC"):
+        check(fam in families, f"no {fam} needs listed", f)
+        v = families[fam]
+        check(v["newest_needed"].startswith(fam + "_") and v["loaded"] and v["newest_available"]
+              and v["missing"] == [], f"{fam} row", v)
+    check(f["shim"]["called"] == 0 and f["cpu"]["isa"] is None, "an aotrun package calls no shim", f)
+    _, out, _ = cli("inspect", pkg("mlp"), expect=0)
+    block = out.split("pre-dlopen checks")[1]
+    check("GLIBCXX" in block and "needs up to GLIBCXX_3.4." in block and ": ok" in block, "text GLIBCXX row", out)
+    check("nothing found that refuses it" in block, "text verdict", out)
 
 
 def case_inspect_not_found():

@@ -13,6 +13,7 @@ AOTRUN_LIBTORCH is unset or empty; ctest shows them as skipped
 import argparse
 import json
 import os
+import re
 import pty
 import shutil
 import struct
@@ -500,6 +501,52 @@ def case_inspect_pt2():
         check(j["format"] == "pt2" and j["pt2"]["torch_version"] is None, "inspect --json pt2", j.get("pt2"))
         check(j["constants"]["in_model_library"] is True, "constants in the .so", j["constants"])
         check(all(d["since"] is None for d in j["symbol_details"]), "no since for AOTInductor", j["symbol_details"])
+
+
+def libtorch_release(lt):
+    m = re.search(r"libtorch-(\d+\.\d+\.\d+)", os.path.realpath(lt))
+    return m.group(1) if m else None
+
+
+def case_inspect_link_findings_pt2():
+    # A corpus package on the libtorch of its own release: every check satisfied.
+    lt = libtorch()
+    release = libtorch_release(lt)
+    path = os.path.join(ARGS.fixtures, f"torch-{release}", "mlp.pt2") if release else ""
+    if not os.path.exists(path):
+        raise Skip(f"no corpus fixture for the release of AOTRUN_LIBTORCH={lt}")
+    _, out, _, _ = cli("inspect", "--json", path, extra_env={"AOTRUN_LIBTORCH": lt}, expect=0)
+    f = json.loads(out)["link_findings"]
+    check(f["ok"] is True and f["shim"]["called"] > 0 and f["shim"]["missing"] == [], "shim satisfied", f)
+    check(f["shim"]["libtorch"].endswith("libtorch_cpu.so"), "libtorch named", f)
+    check(f["cpu"]["isa"] and f["cpu"]["missing"] == [], "cpu isa", f)
+    check(any(v["family"] == "GLIBCXX" and v["missing"] == [] for v in f["symbol_versions"]), "GLIBCXX", f)
+    _, out, _, _ = cli("inspect", path, extra_env={"AOTRUN_LIBTORCH": lt}, expect=0)
+    check("all exported by" in out and "nothing found that refuses it" in out, "text findings", out)
+
+
+def case_inspect_refused_pt2():
+    # A 2.8 package against libtorch 2.6: refused, and inspect still says why, naming
+    # the missing shim function and the release that first has it.
+    lt = libtorch()
+    old = os.environ.get("AOTRUN_LIBTORCH_2_6") or os.path.join(
+        os.path.expanduser("~"), ".cache", "aotrun", "libtorch-2.6.0", "lib")
+    if not os.path.exists(os.path.join(old, "libtorch_cpu.so")):
+        raise Skip(f"no libtorch 2.6 at {old} (scripts/fetch-libtorch.sh 2.6.0, or set AOTRUN_LIBTORCH_2_6)")
+    del lt
+    path = os.path.join(ARGS.fixtures, "torch-2.8.0", "mlp.pt2")
+    _, out, err, _ = cli("inspect", "--json", path, extra_env={"AOTRUN_LIBTORCH": old}, expect=1)
+    check(err.startswith("aotrun: LOAD_FAILED: ") and "aoti_torch_new_tensor_handle" in err, "refusal", err)
+    check("first in: aoti_torch_new_tensor_handle (torch 2.7 to 2.8)" in err, "release in the refusal", err)
+    j = json.loads(out)
+    check(j["error"]["code"] == "LOAD_FAILED", "error in stdout", j)
+    f = j["link_findings"]
+    check(f["ok"] is False and f["shim"]["missing"] ==
+          [{"name": "aoti_torch_new_tensor_handle", "first_release": "torch 2.7 to 2.8"}], "missing shim", f)
+    _, out, err, _ = cli("inspect", path, extra_env={"AOTRUN_LIBTORCH": old}, expect=1)
+    check("was refused (LOAD_FAILED)" in out and "1 MISSING from" in out and
+          "aoti_torch_new_tensor_handle (first in torch 2.7 to 2.8)" in out and "refused before dlopen" in out,
+          "text findings of a refused package", out)
 
 
 def case_bench_dynamic_dim():
