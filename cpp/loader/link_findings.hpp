@@ -21,8 +21,8 @@ struct MissingShim {
 
 struct LinkFindings {
   std::string library;
-  std::string elf_error;     // why dlopen could not map it (check_elf_shared_object); "" when it could
-  std::string tables_error;  // why its symbol tables could not be read; "" when they were
+  std::string elf_error;                // why dlopen could not map it (check_elf_shared_object); "" when it could
+  std::string tables_error;             // why its symbol tables could not be read; "" when they were
   std::vector<std::string> shim_calls;  // the aoti_* functions it needs, sorted
   std::string torch_library;            // the libtorch checked against; "" when none was
   std::vector<MissingShim> shim_missing;

@@ -16,10 +16,10 @@ class ModelLibrary {
   ModelLibrary(const ModelLibrary&) = delete;
   ModelLibrary& operator=(const ModelLibrary&) = delete;
 
-  const std::string& file() const { return file_; }    // readable path; "" when none was found
-  const std::string& shown() const { return shown_; }  // as the package names it
+  const std::string& file() const { return file_; }        // readable path; "" when none was found
+  const std::string& shown() const { return shown_; }      // as the package names it
   const std::string& cpu_isa() const { return cpu_isa_; }  // a .pt2's AOTI_CPU_ISA; "" otherwise
-  const std::string& error() const { return error_; }  // why none was found
+  const std::string& error() const { return error_; }      // why none was found
 
  private:
   void from_pt2(const std::string& path);
