@@ -43,6 +43,12 @@ class MappedFile {
     if (offset > size_ || count > (size_ - offset) / sizeof(T)) {
       fail(Code::LoadFailed, "'" + path_ + "': " + what + " lies outside the file");
     }
+    // The mapping is page-aligned, so this aligns the object in memory: a
+    // table at an odd offset is damaged, and reading it in place is undefined.
+    if (offset % alignof(T) != 0) {
+      fail(Code::LoadFailed, "'" + path_ + "': " + what + " at byte " + std::to_string(offset) + " is not " +
+                                 std::to_string(alignof(T)) + "-byte aligned");
+    }
     return reinterpret_cast<const T*>(data_ + offset);
   }
   // The NUL-terminated string at `offset` of a string table [base, base+len).

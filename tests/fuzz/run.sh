@@ -11,7 +11,7 @@
 #   --seconds    time per target (default 20)
 #   --total      cap on the sum over all targets (default 60)
 #   --jobs       build parallelism (default 2)
-#   --targets    subset of: manifest safetensors capi pt2 pickle
+#   --targets    subset of: manifest safetensors capi pt2 pickle elf
 #
 # Exit status: 0 all clean, 1 a finding (artifacts under DIR/fuzz/artifacts),
 # 2 usage / build failure, 77 clang or libFuzzer unavailable (ctest: skipped).
@@ -23,7 +23,7 @@ build="$src/build"
 seconds=20
 total=60
 jobs=2
-targets="manifest safetensors capi pt2 pickle"
+targets="manifest safetensors capi pt2 pickle elf"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in

@@ -5,6 +5,7 @@
 // tests/fuzz/invariants.hpp or throws aotrun::Error(BAD_PACKAGE); no other
 // exception, no crash.
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "../fuzz/invariants.hpp"
+#include "loader/elf_check.hpp"
+#include "loader/elf_symbols.hpp"
 #include "util/error.hpp"
 
 namespace {
@@ -150,4 +153,43 @@ TEST(ParserEdges, DeeplyNestedJsonIsRefusedWithoutCrashing) {
   EXPECT_EQ(manifest_outcome(deep), "BAD_PACKAGE");
   EXPECT_EQ(manifest_outcome("{\"name\":" + deep + "}"), "BAD_PACKAGE");
   EXPECT_EQ(safetensors_outcome(st_file("{\"a\":" + deep + "}", 0)), "BAD_PACKAGE");
+}
+
+// The ELF readers run before dlopen (fuzz_elf's corpus: small real libraries
+// and the regression inputs): each file is read or refused as LOAD_FAILED.
+TEST(ParserCorpus, ElfCorpusIsReadOrRefusedAsLoadFailed) {
+  auto files = corpus("elf");
+  ASSERT_FALSE(files.empty());
+  size_t read = 0;
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    try {
+      aotrun::check_elf_shared_object(fd, f);
+    } catch (const aotrun::Error& e) {
+      EXPECT_EQ(e.code(), aotrun::Code::LoadFailed) << e.what();
+    }
+    ::close(fd);
+    try {
+      aotrun::read_elf_dynamic_symbols(f, "aoti_");
+      ++read;
+    } catch (const aotrun::Error& e) {
+      EXPECT_EQ(e.code(), aotrun::Code::LoadFailed) << e.what();
+    }
+  }
+  EXPECT_GT(read, 0u) << "the corpus should hold readable libraries too";
+}
+
+// Finding F26: a version-need table at an odd offset was read in place
+// (misaligned Elf64_Verneed, undefined behaviour); now LOAD_FAILED.
+TEST(ParserEdges, MisalignedElfTableIsLoadFailed) {
+  const std::string f = std::string(AOTRUN_FUZZ_CORPUS_DIR) + "/elf/regress-f26-misaligned-verneed";
+  try {
+    aotrun::read_elf_dynamic_symbols(f, "aoti_");
+    ADD_FAILURE() << "accepted";
+  } catch (const aotrun::Error& e) {
+    EXPECT_EQ(e.code(), aotrun::Code::LoadFailed);
+    EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
+  }
 }
