@@ -218,6 +218,10 @@ struct Disabled {
   const char* why;
 };
 const Disabled kDisabled[] = {
+    // A 2.6 archive carries no input checks, so nothing says the model was
+    // compiled for channels_last input strides; the row-major input is read
+    // as NHWC (max |diff| 1.12). docs/RELIABILITY.md 95a'.
+    {"2.6.0", "convnet_cl", "*", "channels_last input strides unknown without input checks: wrong numbers"},
     {nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -304,6 +308,8 @@ class Corpus : public testing::TestWithParam<CorpusCase> {};
 TEST_P(Corpus, MatchesEagerPyTorch) {
   REQUIRE_LIBTORCH();
   const CorpusCase& c = GetParam();
+  // ctest names each test, and gtest runs a DISABLED_ test named by its filter.
+  if (const Disabled* d = disabled_for(c)) GTEST_SKIP() << "disabled: " << d->why;
   const Known* known = known_for(c);
   // PyTorch promises no forward compatibility: a package exported by a newer
   // torch than the libtorch in use may call shim functions it lacks, which

@@ -428,6 +428,27 @@ def case_no_progress_when_piped():
     check("\r" not in out.decode(), "progress on stdout", out)
 
 
+# Fixtures aotrun computes wrong numbers for today (a library gap, each in
+# docs/RELIABILITY.md): their mismatch is expected, and checked to still be
+# one, so that fixing it makes these tests say to remove the entry.
+KNOWN_WRONG = {
+    # A 2.6 archive states no input strides; convnet_cl was compiled for
+    # channels_last (RELIABILITY.md 95a').
+    "torch-2.6.0/convnet_cl.pt2",
+}
+
+
+def known_wrong(label):
+    return any(label.endswith(k) for k in KNOWN_WRONG)
+
+
+def check_failures_known(out):
+    """`aotrun compat` text: every FAIL row is a KNOWN_WRONG mismatch."""
+    fails = [l for l in out.splitlines() if "FAIL:" in l]
+    check(all(known_wrong(l.split()[0]) and "mismatch" in l for l in fails), "unexpected failures", *fails)
+    return fails
+
+
 def sweep_corpus(release):
     lt = libtorch()
     d = os.path.join(ARGS.fixtures, f"torch-{release}")
@@ -437,10 +458,16 @@ def sweep_corpus(release):
                                 extra_env={"AOTRUN_LIBTORCH": lt})
     print(out)
     print(f"corpus torch-{release}: {elapsed:.2f} s")
-    check(rc == 0, f"corpus sweep of {d}: exit {rc}", out, err)
+    fails = check_failures_known(out)
+    check(rc == (1 if fails else 0), f"corpus sweep of {d}: exit {rc}", out, err)
     j = json.load(open(report))
+    for p in j["packages"]:
+        if known_wrong(p["label"]):
+            check(any(r["outcome"] != "pass" for r in p["rows"]),
+                  f"{p['label']} now passes: remove it from KNOWN_WRONG (and fix RELIABILITY.md)", p["rows"])
+    j["packages"] = [p for p in j["packages"] if not known_wrong(p["label"])]
     labels = sorted(os.path.basename(p["label"]) for p in j["packages"])
-    archives = sorted(f for f in os.listdir(d) if f.endswith(".pt2"))
+    archives = sorted(f for f in os.listdir(d) if f.endswith(".pt2") and not known_wrong(f"torch-{release}/{f}"))
     check(len(archives) >= 4 and labels == archives, "every archive of the release", labels)
     for p in j["packages"]:
         check(p["package"]["format"] == "pt2", "format pt2", p["package"])
@@ -474,14 +501,13 @@ def case_corpus_manifest():
     args = []
     for release in ("2.15.0", "2.6.0"):
         args += ["--manifest", os.path.join(ARGS.fixtures, f"torch-{release}", "manifest.json")]
-    _, out, err, elapsed = cli("compat", "-j", "2", *args, extra_env={"AOTRUN_LIBTORCH": lt}, expect=0)
+    rc, out, err, elapsed = cli("compat", "-j", "2", *args, extra_env={"AOTRUN_LIBTORCH": lt})
     print(out)
     print(f"corpus (both releases, -j 2): {elapsed:.2f} s")
-    models = 0
-    for release in ("2.15.0", "2.6.0"):
-        with open(os.path.join(ARGS.fixtures, f"torch-{release}", "manifest.json")) as f:
-            models += len(json.load(f)["models"])
-    check(f"{models} packages" in out and "0 failed" in out, "both fixture manifests", out)
+    fails = check_failures_known(out)
+    check(rc == (1 if fails else 0), f"corpus manifests: exit {rc}", out, err)
+    n = sum(len(json.load(open(m))["models"]) for m in args[1::2])
+    check(f"\n{n} packages" in out and f" {len(fails)} failed" in out, "both fixture manifests", out)
 
 
 def case_inspect_pt2():
