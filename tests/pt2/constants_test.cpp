@@ -29,18 +29,12 @@
 #include "package/package_code.hpp"
 #include "pt2/aoti_bridge.hpp"
 #include "util/error.hpp"
+#include "require_libtorch.hpp"
 
 namespace aotrun::pt2 {
 namespace {
 
 const std::string kFixtures = AOTRUN_PT2_FIXTURES;
-
-#define REQUIRE_LIBTORCH()                                                                         \
-  do {                                                                                             \
-    const char* lt = std::getenv("AOTRUN_LIBTORCH");                                               \
-    if (lt == nullptr || *lt == '\0')                                                              \
-      GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
-  } while (0)
 
 // An inline CPU host, as the runner's metadata container gets.
 aotrun_pkg_host* test_host() {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../core/test_util.hpp"
+#include "require_libtorch.hpp"
 
 using namespace aotrun_test;
 
@@ -31,13 +32,6 @@ const std::string kOld = std::string(AOTRUN_PT2_FIXTURES) + "/torch-2.6.0";
 
 // PyTorch's float32 defaults (torch.testing.assert_close).
 constexpr double kRtol = 1.3e-6, kAtol = 1e-5;
-
-#define REQUIRE_LIBTORCH()                                                                         \
-  do {                                                                                             \
-    const char* lt = std::getenv("AOTRUN_LIBTORCH");                                               \
-    if (lt == nullptr || *lt == '\0')                                                              \
-      GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
-  } while (0)
 
 // DLPack >= 0.8's kDLBool (the dlpack.h in use may predate it).
 constexpr uint8_t kDLBoolCode = 6;

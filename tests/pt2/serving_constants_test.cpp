@@ -18,18 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "require_libtorch.hpp"
+
 namespace ax = aotrun::cxx;
 
 namespace {
 
 const std::string kFixtures = AOTRUN_PT2_FIXTURES;
-
-#define REQUIRE_LIBTORCH()                                                                         \
-  do {                                                                                             \
-    const char* lt = std::getenv("AOTRUN_LIBTORCH");                                               \
-    if (lt == nullptr || *lt == '\0')                                                              \
-      GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
-  } while (0)
 
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 
