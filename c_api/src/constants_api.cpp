@@ -1,13 +1,11 @@
 // Updating a runner's constants while it serves (since 1.2).
-#include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "handles.hpp"
 #include "status.hpp"
+#include "struct_out.hpp"
 
-using aotrun::Code;
-using aotrun::fail;
+using aotrun::capi::copy_out;
 using aotrun::capi::guarded;
 using aotrun::capi::require;
 
@@ -50,7 +48,6 @@ aotrun_status* aotrun_runner_get_constants_state(const aotrun_runner* runner, ao
   return guarded([&] {
     require(runner, "runner");
     require(state, "state");
-    if (state->struct_size < sizeof(size_t)) fail(Code::InvalidArgument, "state->struct_size is not set");
     const auto& c = runner->runner->counters();
     aotrun_constants_state s{};
     s.struct_size = sizeof(s);
@@ -61,9 +58,7 @@ aotrun_status* aotrun_runner_get_constants_state(const aotrun_runner* runner, ao
     s.updates = c.constant_updates.load();
     s.swaps = c.constant_swaps.load();
     s.graph_recaptures = c.graph_recaptures.load();
-    const size_t caller = state->struct_size;
-    std::memcpy(static_cast<void*>(state), &s, std::min(caller, sizeof(s)));
-    state->struct_size = caller;
+    copy_out(s, state, "state");
   });
 }
 

@@ -1,28 +1,17 @@
 // Package options, open/close and introspection.
-#include <cstring>
 
 #include "handles.hpp"
 #include "loader/symbols.hpp"
 #include "status.hpp"
+#include "struct_out.hpp"
 
 using aotrun::Code;
 using aotrun::fail;
+using aotrun::capi::copy_out;
 using aotrun::capi::guarded;
 using aotrun::capi::require;
 
 namespace {
-
-// Copies min(caller's struct_size, ours) bytes of `full` into `out`, keeping
-// the caller's struct_size, so an older caller's smaller struct is never
-// overrun.
-template <typename T>
-void copy_out(const T& full, T* out) {
-  if (out->struct_size < sizeof(size_t)) fail(Code::InvalidArgument, "struct_size is not set");
-  const size_t n = std::min(out->struct_size, sizeof(T));
-  const size_t caller = out->struct_size;
-  std::memcpy(static_cast<void*>(out), &full, n);
-  out->struct_size = caller;
-}
 
 void fill_tensor(const aotrun::TensorSpec& spec, aotrun_tensor_info* info) {
   aotrun_tensor_info t{};

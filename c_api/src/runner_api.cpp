@@ -1,15 +1,16 @@
 // Runner options, creation and synchronous runs.
 #include <algorithm>
-#include <cstring>
 #include <thread>
 
 #include "handles.hpp"
 #include "log/log.hpp"
 #include "runner/validate.hpp"
 #include "status.hpp"
+#include "struct_out.hpp"
 
 using aotrun::Code;
 using aotrun::fail;
+using aotrun::capi::copy_out;
 using aotrun::capi::guarded;
 using aotrun::capi::require;
 
@@ -188,7 +189,6 @@ aotrun_status* aotrun_runner_get_stats(const aotrun_runner* runner, aotrun_runne
   return guarded([&] {
     require(runner, "runner");
     require(stats, "stats");
-    if (stats->struct_size < sizeof(size_t)) fail(Code::InvalidArgument, "stats->struct_size is not set");
     const aotrun::Runner& r = *runner->runner;
     const auto& c = r.counters();
     aotrun_runner_stats s{};
@@ -218,9 +218,7 @@ aotrun_status* aotrun_runner_get_stats(const aotrun_runner* runner, aotrun_runne
     s.async_failed = c.async_failed.load();
     s.submit_blocked_ns = c.submit_blocked_ns.load();
     s.would_block = c.would_block.load();
-    const size_t caller = stats->struct_size;
-    std::memcpy(static_cast<void*>(stats), &s, std::min(caller, sizeof(s)));
-    stats->struct_size = caller;
+    copy_out(s, stats, "stats");
   });
 }
 
