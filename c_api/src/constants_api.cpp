@@ -9,6 +9,8 @@ using aotrun::capi::copy_out;
 using aotrun::capi::guarded;
 using aotrun::capi::require;
 
+static_assert(aotrun::kUpdateFull == AOTRUN_CONSTANTS_FULL_UPDATE, "update flags of aotrun.h and the core differ");
+
 extern "C" {
 
 aotrun_status* aotrun_runner_update_constants(aotrun_runner* runner, const aotrun_named_tensor* tensors, size_t count,

@@ -50,7 +50,6 @@ class ConstantSlots {
   std::mutex& writer_mutex() { return writer_; }
   // The active set; stable while the writer mutex is held.
   const ConstantSet& active() const { return *sets_[active_.load()]; }
-  bool has_inactive() const { return sets_[1 - active_.load()] != nullptr; }
   // Replaces the inactive set (waits for its last runs), writer mutex held.
   void install_inactive(std::unique_ptr<ConstantSet> set);
   // Makes the inactive set active; the active one becomes inactive. Writer

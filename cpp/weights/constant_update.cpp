@@ -26,17 +26,6 @@ bool host_readable(const DLTensor& t) {
   return type == kDLCPU || type == kDLCUDAHost || type == kDLCUDAManaged || type == kDLROCMHost;
 }
 
-// Whether t's strides (if any) are the compact row-major ones.
-bool compact(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  int64_t step = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != step) return false;
-    step *= t.shape[d];
-  }
-  return true;
-}
-
 // Checks one replacement against what the package says of the constant;
 // returns its byte size.
 uint64_t check_replacement(const Package& pkg, const ConstantInfo& info, const DLTensor& t) {
@@ -73,7 +62,7 @@ uint64_t check_replacement(const Package& pkg, const ConstantInfo& info, const D
                                     std::to_string(device_type_of(t.device)) +
                                     "; updates are read from host memory (kDLCPU, kDLCUDAHost, kDLCUDAManaged)");
   }
-  if (!compact(t)) {
+  if (!is_compact(t)) {
     fail(Code::InvalidArgument,
          "the new value of " + what + " is not contiguous (strides " + shape_string(t.strides, t.ndim) + ")");
   }
