@@ -9,6 +9,8 @@
 
 #include <aotrun/sdk.hpp>
 
+#include "test_env.hpp"
+
 #include "counting_api.h"
 
 namespace sdk = aotrun::sdk;
@@ -18,17 +20,6 @@ namespace {
 std::atomic<int64_t> g_inflight{0};
 std::atomic<int64_t> g_max_inflight{0};
 std::atomic<int64_t> g_completed{0};
-
-int64_t spin_us_from_env() {
-  const char* v = std::getenv("AOTRUN_TEST_SPIN_US");
-  if (v == nullptr || *v == '\0') return 50;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (end == v || *end != '\0' || n < 0) {
-    sdk::fail_invalid("AOTRUN_TEST_SPIN_US='" + std::string(v) + "' is not a non-negative integer");
-  }
-  return n;
-}
 
 void execute(const float* x, float* y, int64_t n, int64_t spin_us) {
   const int64_t now = ++g_inflight;
@@ -55,7 +46,7 @@ AOTRUN_PKG_API void aotrun_test_counting_reset(void) {
 class Counting {
  public:
   struct Shared {
-    int64_t spin_us = spin_us_from_env();
+    int64_t spin_us = aotrun_test_packages::spin_us_from_env(50);
   };
 
   static sdk::Signature signature() {

@@ -13,20 +13,11 @@
 
 #include <aotrun/sdk.hpp>
 
+#include "test_env.hpp"
+
 namespace sdk = aotrun::sdk;
 
 namespace {
-
-int64_t fault_every_from_env() {
-  const char* v = std::getenv("AOTRUN_TEST_FAULT_EVERY");
-  if (v == nullptr || *v == '\0') return 7;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (end == v || *end != '\0') {
-    sdk::fail_invalid("AOTRUN_TEST_FAULT_EVERY='" + std::string(v) + "' is not an integer");
-  }
-  return n;
-}
 
 [[noreturn]] void injected(int64_t run) {
   sdk::fail(AOTRUN_PKG_ERR_RUNTIME, "fault: injected failure on run " + std::to_string(run));
@@ -38,7 +29,7 @@ class Fault {
  public:
   struct Shared {
     std::atomic<int64_t> runs{0};
-    int64_t every = fault_every_from_env();
+    int64_t every = aotrun_test_packages::env_integer("AOTRUN_TEST_FAULT_EVERY", 7, false);
   };
 
   static sdk::Signature signature() {

@@ -12,20 +12,11 @@
 
 #include <aotrun/sdk.hpp>
 
+#include "test_env.hpp"
+
 namespace sdk = aotrun::sdk;
 
 namespace {
-
-int64_t spin_us_from_env() {
-  const char* v = std::getenv("AOTRUN_TEST_SPIN_US");
-  if (v == nullptr || *v == '\0') return 0;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (end == v || *end != '\0' || n < 0) {
-    sdk::fail_invalid("AOTRUN_TEST_SPIN_US='" + std::string(v) + "' is not a non-negative integer");
-  }
-  return n;
-}
 
 void spin(int64_t ns) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
@@ -53,7 +44,7 @@ class WeightId {
       : w_(ctx.constants().data<float>("w")),
         b_(ctx.constants().data<float>("b")),
         n_w_(ctx.constants().get("w").shape[0]),
-        spin_ns_(spin_us_from_env() * 1000 / 16) {}
+        spin_ns_(aotrun_test_packages::spin_us_from_env(0) * 1000 / 16) {}
 
   void forward(sdk::RunContext& run, const DLTensor* in, DLTensor* out) {
     const float* x = sdk::data_ptr<const float>(in[0]);
