@@ -27,24 +27,18 @@
 #include <vector>
 
 #include "safetensors_writer.hpp"
+#include "support/process_memory.hpp"
 
 namespace ax = aotrun::cxx;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
+using aotrun_bench::rss_kib;
+
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-long rss_kib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-  }
-  return -1;
-}
 
 bool copy_file(const std::string& from, const std::string& to) {
   std::ifstream in(from, std::ios::binary);
