@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-BUILD=${BUILD:-build}
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DAOTRUN_BUILD_TESTS=OFF -DAOTRUN_BUILD_BENCH=OFF >/dev/null
+# Its own build tree (the `demo` preset: build-demo/, Release, no tests), so
+# the demo and scripts/test.sh never share a cache, in either order.
+BUILD=${BUILD:-build-demo}
+cmake --preset demo -B "$BUILD" >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target aotrun_cli aotrun_packages
 CLI="$BUILD/tools/aotrun"
 PKG="$BUILD/packages"

@@ -2,12 +2,19 @@
 # Every test: the full build (GoogleTest, C ABI programs, compat matrix, Rust
 # crates, CLI, real PyTorch .pt2 packages) under ctest, then the threading
 # suites under ThreadSanitizer and the whole C++ suite under AddressSanitizer
-# + UBSan.
+# + UBSan. Each stage is a preset with its own build tree (build/,
+# build-tsan/, build-asan/; the demo's is build-demo/) that sets every option
+# it relies on, and fails if it ran fewer tests than its floor
+# (CMakePresets.json, vendor.aotrun.minTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 JOBS=$(nproc)
+# One line per stage at the end, whatever happened: what each stage ran,
+# passed, failed and skipped (scripts/ctest_stage.py).
+SUMMARY=$(mktemp)
+trap 'echo "=== summary ==="; cat "$SUMMARY"; rm -f "$SUMMARY"' EXIT
 
 # libtorch's runtime libraries for the .pt2 tests (tests/pt2, the Rust crate):
 # torch's wheel from PyPI, of which only libtorch_cpu and its dependencies are
@@ -32,7 +39,7 @@ fi
 echo "=== main build + ctest ==="
 cmake --preset default >/dev/null
 cmake --build --preset default -j"$JOBS"
-AOTRUN_LIBTORCH="${libtorch_dir:-}" ctest --preset default -j"$JOBS"
+AOTRUN_LIBTORCH="${libtorch_dir:-}" python3 scripts/ctest_stage.py default --jobs "$JOBS" --summary "$SUMMARY"
 
 # The sanitizer runs leave libtorch out (its 450 MB are not instrumented, and
 # loading it under TSan/ASan proves nothing about aotrun); the .pt2 archive
@@ -43,9 +50,9 @@ unset AOTRUN_LIBTORCH
 echo "=== ThreadSanitizer (threading, async, graph suites) ==="
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j"$JOBS"
-ctest --preset tsan -j"$JOBS"
+python3 scripts/ctest_stage.py tsan --jobs "$JOBS" --summary "$SUMMARY"
 
 echo "=== AddressSanitizer + UBSan (whole C++ suite) ==="
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$JOBS"
-ctest --preset asan -j"$JOBS"
+python3 scripts/ctest_stage.py asan --jobs "$JOBS" --summary "$SUMMARY"
