@@ -203,6 +203,11 @@ void Batch::run(std::unique_ptr<Batch> batch, bool async) noexcept {
     }
     TRITONSERVER_ErrorDelete(error);
   };
+  // The batch may have waited (another batch of this execute ran first): a
+  // batch whose every request was cancelled meanwhile does not run.
+  bool all_cancelled = true;
+  for (const CheckedRequest& r : batch->members_) all_cancelled = all_cancelled && is_cancelled(r.request);
+  if (all_cancelled) return fail_all(cancelled_error());
   if (TRITONSERVER_Error* e = guarded([&] { batch->prepare(); })) return fail_all(e);
   batch->compute_start_ = now_ns();
   if (!async) {

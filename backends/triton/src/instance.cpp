@@ -48,6 +48,10 @@ void Instance::execute(TRITONBACKEND_Request** requests, uint32_t count) noexcep
       fail_request(instance_, r, e, exec_start);
       continue;
     }
+    if (is_cancelled(r.request)) {
+      fail_request(instance_, r, cancelled_error(), exec_start);
+      continue;
+    }
     if (TRITONSERVER_Error* e = guarded([&] { check_request(model_, r); })) {
       fail_request(instance_, r, e, exec_start);
       continue;

@@ -5,6 +5,20 @@
 
 namespace aotrun_triton {
 
+bool is_cancelled(TRITONBACKEND_Request* request) noexcept {
+  if (TRITONBACKEND_RequestIsCancelled == nullptr) return false;
+  bool cancelled = false;
+  if (TRITONSERVER_Error* e = TRITONBACKEND_RequestIsCancelled(request, &cancelled)) {
+    TRITONSERVER_ErrorDelete(e);
+    return false;
+  }
+  return cancelled;
+}
+
+TRITONSERVER_Error* cancelled_error() noexcept {
+  return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_CANCELLED, "aotrun: request cancelled by its client before it ran");
+}
+
 void check_request(const Model& model, CheckedRequest& r) {
   const bool batching = model.max_batch_size() > 0;
   const std::vector<TensorConfig>& expected = model.inputs();

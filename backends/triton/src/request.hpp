@@ -34,4 +34,14 @@ struct CheckedRequest {
 // memory not on the CPU).
 void check_request(const Model& model, CheckedRequest& r);
 
+// Whether the client gave up on the request (gRPC cancellation or deadline,
+// or a C API user's TRITONSERVER_InferenceRequestCancel) — checked before a
+// request is batched and again before its batch runs, so abandoned work is
+// answered CANCELLED instead of run. False on a server without the call, or
+// when asking fails (the request then runs, as before).
+bool is_cancelled(TRITONBACKEND_Request* request) noexcept;
+
+// The error a cancelled request is answered with.
+TRITONSERVER_Error* cancelled_error() noexcept;
+
 }  // namespace aotrun_triton

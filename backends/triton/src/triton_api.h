@@ -165,6 +165,10 @@ TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request* requ
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request* request, const uint32_t index,
                                                     const char** output_name);
 TRITONSERVER_Error* TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, uint32_t release_flags);
+/* Since backend API 1.16 (Triton 23.10). Weak: the backend still loads into
+ * an older server, where no request is ever seen as cancelled. */
+__attribute__((weak)) TRITONSERVER_Error* TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request* request,
+                                                                           bool* is_cancelled);
 
 TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, const char** name,
                                                   TRITONSERVER_DataType* datatype, const int64_t** shape,

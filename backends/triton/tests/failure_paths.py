@@ -3,9 +3,10 @@ pass Triton's own checks and reach the backend, and runs that fail inside
 aotrun. Each must come back to its client as an error carrying aotrun's
 message, and the server must go on serving the same model afterwards.
 
-Used by triton_backend_test.py: write_models() adds the models to its
-repository, check() runs against the started server (whose environment
-sets FAULT_EVERY for the test package).
+Used by triton_backend_test.py: write_package_models() and
+write_pt2_models() add the models to its repository, check_packages() and
+check_pt2() run against the started server (whose environment sets
+FAULT_EVERY for the test package).
 """
 
 import os
@@ -17,7 +18,7 @@ FAULT_EVERY = 3
 SERVER_ENV = {"AOTRUN_TEST_FAULT_EVERY": str(FAULT_EVERY)}
 
 
-def write_models(harness, repo, packages, fixtures, libtorch):
+def write_package_models(harness, repo, packages):
     P = harness.parameters
     fault = os.path.join(packages, "fault_sync")
     # One runner with one model instance, so runs are counted in request
@@ -26,26 +27,35 @@ def write_models(harness, repo, packages, fixtures, libtorch):
     harness.write_model(repo, "fault", 'backend: "aotrun"\nmax_batch_size: 8\n' + P(package=fault))
     harness.write_model(repo, "fault_async", 'backend: "aotrun"\nmax_batch_size: 8\n' +
                         P(package=fault, mode="single_threaded", max_inflight="2"))
+
+
+def write_pt2_models(harness, repo, fixtures, libtorch):
+    P = harness.parameters
     # dyn_mlp.pt2 was exported with batch Dim(min=1, max=64); Triton lets
     # through anything up to max_batch_size, so batch 65..128 reaches aotrun.
     harness.write_model(repo, "pt2_dyn_wide", 'backend: "aotrun"\nmax_batch_size: 128\n' + P(libtorch=libtorch),
                         {"model.pt2": os.path.join(fixtures, "dyn_mlp.pt2")})
 
 
-MODELS = ("fault", "fault_async", "pt2_dyn_wide")
+PACKAGE_MODELS = ("fault", "fault_async")
+PT2_MODELS = ("pt2_dyn_wide",)
 
 
-def check(http, fixtures, check_that, expect_error):
-    """http: a tritonclient.http client; fixtures: the torch 2.15.0 corpus;
-    check_that(cond, what, *context);
-    expect_error(fn, pattern, what) -> the message."""
-    import numpy as np
+def _infer(http, model, x, name="x", out="y"):
     import tritonclient.http as httpclient
 
-    def infer(model, x, name="x", out="y"):
-        i = httpclient.InferInput(name, list(x.shape), "FP32")
-        i.set_data_from_numpy(x)
-        return http.infer(model, [i], outputs=[httpclient.InferRequestedOutput(out)]).as_numpy(out)
+    i = httpclient.InferInput(name, list(x.shape), "FP32")
+    i.set_data_from_numpy(x)
+    return http.infer(model, [i], outputs=[httpclient.InferRequestedOutput(out)]).as_numpy(out)
+
+
+def check_packages(http, check_that, expect_error):
+    """http: a tritonclient.http client; check_that(cond, what, *context);
+    expect_error(fn, pattern, what) -> the message."""
+    import numpy as np
+
+    def infer(model, x):
+        return _infer(http, model, x)
 
     # INTERNAL (HTTP 500); threaded runs are named "run", single_threaded ones
     # "run_single_threaded".
@@ -65,6 +75,15 @@ def check(http, fixtures, check_that, expect_error):
         print("ok: %s: %d injected run failures reached the client (%s), %d runs between them served" %
               (model, len(failed), failed[0].splitlines()[0][:120], served))
 
+
+def check_pt2(http, fixtures, check_that, expect_error):
+    """As check_packages, for the .pt2 model; fixtures: the torch 2.15.0 corpus."""
+    import numpy as np
+
+    def infer(model, x, name, out):
+        return _infer(http, model, x, name, out)
+
+    rng = np.random.default_rng(78)
     meta = http.get_model_metadata("pt2_dyn_wide")
     iname, oname = meta["inputs"][0]["name"], meta["outputs"][0]["name"]
     refused = r"\[400\] aotrun: INVALID_ARGUMENT: .*'%s'\): " % re.escape(iname)

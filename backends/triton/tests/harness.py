@@ -41,7 +41,7 @@ def free_ports(n):
 class Server:
     """A tritonserver on loopback ports, stopped by stop() or on exit."""
 
-    def __init__(self, venv, repository, backend_dir, log_path, extra_args=(), env=None):
+    def __init__(self, venv, repository, backend_dir, log_path, extra_args=(), env=None, clean_env=False):
         self.binary = tritonserver_binary(venv)
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         self.log_path = log_path
@@ -57,7 +57,10 @@ class Server:
                 # the Python backend's stubs come with the wheel, next to bin/
                 "--backend-config", "python,shm-default-byte-size=4194304"]
         args += list(extra_args)
-        e = dict(os.environ)
+        # clean_env: only what a container's entry point would have, so that
+        # nothing of this machine's environment (LD_LIBRARY_PATH,
+        # AOTRUN_LIBTORCH, ...) helps the server find aotrun.
+        e = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"} if clean_env else dict(os.environ)
         e.update(env or {})
         # The wheel's libraries (libtritonserver and what it needs) sit in
         # nvidia_pytriton.libs; the python backend needs its stub directory.
