@@ -184,7 +184,8 @@ fn try_run_async_would_block_and_timeout_when_full() {
             assert_eq!(e0.wait_timeout(Duration::from_millis(1)).unwrap_err().code(), ErrorCode::Timeout);
             e0.wait()?;
             assert!(e0.is_ready());
-            e0.wait()?; // any number of times
+            // Any number of times.
+            e0.wait()?;
             // The refused submission gave its output back: retry it.
             let e2 = s.try_run_async_or_refused(&[t(2)?], full.outputs)?;
             e1.wait()?;
