@@ -5,8 +5,10 @@
 //!   2. `pkg-config aotrun` (the `pkg-config` binary; no crate). With
 //!      `PKG_CONFIG_PATH=<build>/c_api`, pkg-config itself prefers the build
 //!      tree's `aotrun-uninstalled.pc`,
-//!   3. a CMake build tree: `AOTRUN_BUILD_DIR`, else `<repo>/build*/`, in its
-//!      `c_api/`, `lib/` or top folder (the newest library wins),
+//!   3. a CMake build tree: `AOTRUN_BUILD_DIR` (the way to name a build tree
+//!      outside the source tree; holding no library is an error), else
+//!      `<repo>/build*/`, in its `c_api/`, `lib/` or top folder (the newest
+//!      library wins),
 //!   4. the system library directories (`/usr/local/lib`, `/usr/lib/<triple>`,
 //!      `/usr/lib`).
 //!
@@ -139,8 +141,8 @@ fn from_pkg_config(tried: &mut Vec<String>) -> Option<(PathBuf, Option<PathBuf>)
 
 fn from_build_tree(repo: &Path, tried: &mut Vec<String>) -> Option<(PathBuf, Option<PathBuf>)> {
     let mut roots: Vec<PathBuf> = Vec::new();
-    if let Some(dir) = env::var_os("AOTRUN_BUILD_DIR") {
-        roots.push(PathBuf::from(dir));
+    if let Some(dir) = build_dir_var() {
+        roots.push(dir);
     } else if let Ok(entries) = std::fs::read_dir(repo) {
         for e in entries.flatten() {
             if e.file_name().to_string_lossy().starts_with("build") && e.path().is_dir() {
@@ -154,7 +156,7 @@ fn from_build_tree(repo: &Path, tried: &mut Vec<String>) -> Option<(PathBuf, Opt
         // A sanitizer build's library needs its runtime loaded first: a
         // program of the user's cannot load it. Only an explicit
         // AOTRUN_BUILD_DIR may name one.
-        if env::var_os("AOTRUN_BUILD_DIR").is_none() && sanitized(root) {
+        if build_dir_var().is_none() && sanitized(root) {
             tried.push(format!("{} (a sanitizer build, skipped)", root.display()));
             continue;
         }
@@ -173,7 +175,24 @@ fn from_build_tree(repo: &Path, tried: &mut Vec<String>) -> Option<(PathBuf, Opt
     if roots.is_empty() {
         tried.push(format!("{}/build*/ (no build tree)", repo.display()));
     }
+    // An explicit AOTRUN_BUILD_DIR (e.g. a build tree outside the source
+    // tree) that holds no library is an error, like a wrong AOTRUN_LIB_DIR:
+    // never a silent fall-through to another library.
+    if best.is_none() {
+        if let Some(dir) = build_dir_var() {
+            panic!(
+                "aotrun-sys: AOTRUN_BUILD_DIR={} holds no {LIB_FILE} in c_api/, lib/ or its top folder \
+                 (build the CMake target `aotrun` there first)",
+                dir.display()
+            );
+        }
+    }
     best.map(|(_, dir)| (canonical(&dir), None))
+}
+
+// AOTRUN_BUILD_DIR, unless unset or empty.
+fn build_dir_var() -> Option<PathBuf> {
+    env::var_os("AOTRUN_BUILD_DIR").filter(|d| !d.is_empty()).map(PathBuf::from)
 }
 
 // Whether the CMake build tree at `root` was configured with AOTRUN_SANITIZE.

@@ -145,7 +145,9 @@ impl<'t> AsyncOutputs<'t> for TensorMut<'t> {
 
 /// A submission that was refused ([`ErrorCode::WouldBlock`],
 /// [`ErrorCode::Timeout`], or an argument error): the error and the output
-/// views, given back unused.
+/// views, given back unused. Returned by
+/// [`Scope::try_run_async_or_refused`] and
+/// [`Scope::run_async_timeout_or_refused`].
 pub struct Refused<O> {
     pub error: Error,
     pub outputs: O,
@@ -330,9 +332,42 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 
     /// Like [`run_async`](Self::run_async), but never blocks: fails with
-    /// [`ErrorCode::WouldBlock`] when the window is full. A refused
-    /// submission gives its output views back ([`Refused::outputs`]), so the
-    /// caller can retry inside the scope; `?` turns it into an [`Error`].
+    /// [`ErrorCode::WouldBlock`] when the window is full (and with the
+    /// argument errors of `run_async`). The output views are consumed either
+    /// way; to get them back from a refusal and retry inside the scope, use
+    /// [`try_run_async_or_refused`](Self::try_run_async_or_refused).
+    ///
+    /// The signature of crate 1.1, kept for 1.x: it has the same type as
+    /// [`run_async`](Self::run_async), so code may pick either in one `if`.
+    pub fn try_run_async<'t, O>(&'scope self, inputs: &[TensorRef<'t>], outputs: O) -> Result<Event<'scope>>
+    where
+        't: 'scope,
+        O: AsyncOutputs<'t>,
+    {
+        self.submit(inputs, outputs, Submit::Try).map_err(|(e, _)| e)
+    }
+
+    /// Like [`run_async`](Self::run_async), but waits at most `timeout` for
+    /// a slot: [`ErrorCode::Timeout`] after. The outputs are consumed; see
+    /// [`run_async_timeout_or_refused`](Self::run_async_timeout_or_refused)
+    /// to get them back.
+    pub fn run_async_timeout<'t, O>(
+        &'scope self,
+        inputs: &[TensorRef<'t>],
+        outputs: O,
+        timeout: Duration,
+    ) -> Result<Event<'scope>>
+    where
+        't: 'scope,
+        O: AsyncOutputs<'t>,
+    {
+        self.submit(inputs, outputs, Submit::Timeout(nanos(timeout))).map_err(|(e, _)| e)
+    }
+
+    /// [`try_run_async`](Self::try_run_async) that gives the output views
+    /// back when the submission is refused ([`Refused::outputs`]), so the
+    /// caller can retry inside the scope; `?` turns the [`Refused`] into an
+    /// [`Error`].
     ///
     /// ```no_run
     /// # fn f(runner: &aotrun::ThreadedRunner) -> aotrun::Result<()> {
@@ -342,7 +377,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// runner.scope(|s| -> aotrun::Result<()> {
     ///     let mut out = TensorMut::new(&mut y, &shape)?;
     ///     let event = loop {
-    ///         match s.try_run_async(&[TensorRef::new(&x, &shape)?], out) {
+    ///         match s.try_run_async_or_refused(&[TensorRef::new(&x, &shape)?], out) {
     ///             Ok(event) => break event,
     ///             Err(refused) if refused.code() == ErrorCode::WouldBlock => {
     ///                 out = refused.outputs; // not lost: retry later
@@ -355,7 +390,11 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// })
     /// # }
     /// ```
-    pub fn try_run_async<'t, O>(&'scope self, inputs: &[TensorRef<'t>], outputs: O) -> Result<Event<'scope>, Refused<O>>
+    pub fn try_run_async_or_refused<'t, O>(
+        &'scope self,
+        inputs: &[TensorRef<'t>],
+        outputs: O,
+    ) -> Result<Event<'scope>, Refused<O>>
     where
         't: 'scope,
         O: AsyncOutputs<'t>,
@@ -363,10 +402,11 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         self.submit(inputs, outputs, Submit::Try).map_err(|(error, outputs)| Refused { error, outputs })
     }
 
-    /// Like [`run_async`](Self::run_async), but waits at most `timeout` for
-    /// a slot: [`ErrorCode::Timeout`] after, with the outputs given back
-    /// as by [`try_run_async`](Self::try_run_async).
-    pub fn run_async_timeout<'t, O>(
+    /// [`run_async_timeout`](Self::run_async_timeout) that gives the output
+    /// views back when no slot frees in time ([`ErrorCode::Timeout`]) or the
+    /// submission is refused otherwise, as
+    /// [`try_run_async_or_refused`](Self::try_run_async_or_refused) does.
+    pub fn run_async_timeout_or_refused<'t, O>(
         &'scope self,
         inputs: &[TensorRef<'t>],
         outputs: O,

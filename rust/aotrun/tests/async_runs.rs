@@ -153,28 +153,41 @@ fn try_run_async_would_block_and_timeout_when_full() {
     let xs = inputs(5);
     let mut ys = vec![vec![0.0f32; 8]; 5];
     let [y0, y1, y2, y3, y4] = &mut ys[..] else { unreachable!() };
+    // For the 1.1 forms, whose refusals consume the views.
+    let (mut spare_a, mut spare_b) = (vec![0.0f32; 8], vec![0.0f32; 8]);
     runner
         .scope(|s| -> aotrun::Result<()> {
             let t = |i: usize| TensorRef::new(&xs[i], &SHAPE);
             let e0 = s.try_run_async(&[t(0)?], [TensorMut::new(y0, &SHAPE)?])?;
             let e1 = s.try_run_async(&[t(1)?], [TensorMut::new(y1, &SHAPE)?])?;
             // Two runs of 100 ms hold both slots.
-            let full = s.try_run_async(&[t(2)?], [TensorMut::new(y2, &SHAPE)?]).unwrap_err();
+            let full = s.try_run_async_or_refused(&[t(2)?], [TensorMut::new(y2, &SHAPE)?]).unwrap_err();
             assert_eq!(full.code(), ErrorCode::WouldBlock, "{full}");
             assert!(full.message().contains("in-flight"), "{full}");
+            // The 1.1 form: the same refusal as an Error.
+            let e = s.try_run_async(&[t(2)?], [TensorMut::new(&mut spare_a, &SHAPE)?]).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::WouldBlock, "{e}");
             let start = Instant::now();
-            let late =
-                s.run_async_timeout(&[t(3)?], [TensorMut::new(y3, &SHAPE)?], Duration::from_millis(5)).unwrap_err();
+            let late = s
+                .run_async_timeout_or_refused(&[t(3)?], [TensorMut::new(y3, &SHAPE)?], Duration::from_millis(5))
+                .unwrap_err();
             assert_eq!(late.code(), ErrorCode::Timeout, "{late}");
             assert!(start.elapsed() >= Duration::from_millis(4));
+            let [given_back] = late.outputs;
+            assert_eq!(given_back.shape(), &SHAPE[..]);
+            let e = s
+                .run_async_timeout(&[t(3)?], [TensorMut::new(&mut spare_b, &SHAPE)?], Duration::from_millis(5))
+                .unwrap_err();
+            assert_eq!(e.code(), ErrorCode::Timeout, "{e}");
             // The first run's slot is free once its event completes.
             assert!(!e0.is_ready());
             assert_eq!(e0.wait_timeout(Duration::from_millis(1)).unwrap_err().code(), ErrorCode::Timeout);
             e0.wait()?;
             assert!(e0.is_ready());
-            e0.wait()?; // any number of times
-                        // The refused submission gave its output back: retry it.
-            let e2 = s.try_run_async(&[t(2)?], full.outputs)?;
+            // Any number of times.
+            e0.wait()?;
+            // The refused submission gave its output back: retry it.
+            let e2 = s.try_run_async_or_refused(&[t(2)?], full.outputs)?;
             e1.wait()?;
             let e4 = s.try_run_async(&[t(4)?], [TensorMut::new(y4, &SHAPE)?])?;
             e2.wait()?;
@@ -187,7 +200,7 @@ fn try_run_async_would_block_and_timeout_when_full() {
     assert_eq!(ys[3], vec![0.0; 8], "timed-out run wrote nothing");
     assert_eq!(ys[4], plus_one(&xs[4]));
     let stats = runner.stats().unwrap();
-    assert_eq!(stats.would_block, 1, "{stats:?}");
+    assert_eq!(stats.would_block, 2, "{stats:?}");
     assert_eq!((stats.async_submitted, stats.async_completed), (4, 4), "{stats:?}");
 }
 

@@ -10,6 +10,15 @@
 //!
 //! A snippet fence `rust,no_run` is compiled only. Prints how long the first
 //! inference took from an empty crate (the "one command after the build").
+//!
+//! The build tree is the one ctest runs from (`AOTRUN_BUILD_DIR`, set by
+//! rust/CMakeLists.txt). One in `<repo>/build*/` is found with no variable;
+//! one elsewhere (`cmake -B /elsewhere/build`) the documented way: the user
+//! sets `AOTRUN_BUILD_DIR`, and so does this test, for the builds only (the
+//! binaries still run with an empty environment). Independently of where
+//! ctest's tree is, a copy of the library in a folder outside `<repo>/build*/`
+//! is found through `AOTRUN_BUILD_DIR` alone, and a wrong `AOTRUN_BUILD_DIR`
+//! stops the build naming it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,6 +68,17 @@ fn program(code: &str) -> String {
     )
 }
 
+/// The build tree ctest runs from (`AOTRUN_BUILD_DIR`), when it is not one
+/// the build script finds on its own (`<repo>/build*/`): what a user's shell
+/// must then name in `AOTRUN_BUILD_DIR` (docs/RUST.md).
+fn out_of_tree_build_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("AOTRUN_BUILD_DIR").filter(|d| !d.is_empty())?;
+    let dir = PathBuf::from(dir).canonicalize().expect("AOTRUN_BUILD_DIR names no directory");
+    let in_repo = dir.parent() == Some(repo().as_path())
+        && dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("build"));
+    (!in_repo).then_some(dir)
+}
+
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     // What a new user's shell has: none of what ctest or cargo set for us.
@@ -69,6 +89,10 @@ fn cargo() -> Command {
         }
     }
     c.env_remove("LD_LIBRARY_PATH").env_remove("PKG_CONFIG_PATH");
+    // A build tree outside the source tree: the one variable a user sets.
+    if let Some(dir) = out_of_tree_build_dir() {
+        c.env("AOTRUN_BUILD_DIR", dir);
+    }
     c
 }
 
@@ -117,6 +141,13 @@ fn a_crate_outside_the_workspace_runs_every_doc_snippet_with_no_environment() {
     let cwd = tmp.join("cwd");
     std::fs::create_dir_all(cwd.join("build")).unwrap();
     std::os::unix::fs::symlink(&packages, cwd.join("build/packages")).unwrap();
+
+    match out_of_tree_build_dir() {
+        Some(dir) => {
+            println!("build tree outside the source tree: the crate is built with AOTRUN_BUILD_DIR={}", dir.display())
+        }
+        None => println!("build tree in <repo>/build*/: the crate is built with no variable"),
+    }
 
     let first =
         &all.iter().find(|s| s.run && s.name.starts_with("getting-started")).expect("a GETTING_STARTED snippet").name;
@@ -176,4 +207,49 @@ fn a_crate_outside_the_workspace_runs_every_doc_snippet_with_no_environment() {
         }
         println!("{mode}: {} snippets compiled, {} run", all.len(), all.iter().filter(|s| s.run).count());
     }
+
+    // A build tree the default search cannot see (not <repo>/build*/): a
+    // folder holding this build's library, named by AOTRUN_BUILD_DIR only.
+    let lib_dir = PathBuf::from(aotrun::sys::loader::BUILD_LIB_DIR.expect("this crate was built against a libaotrun"));
+    let elsewhere = tmp.join("elsewhere-build");
+    std::fs::create_dir_all(elsewhere.join("c_api")).unwrap();
+    for f in ["libaotrun.so", "libaotrun.so.1"] {
+        std::os::unix::fs::symlink(lib_dir.join(f).canonicalize().unwrap(), elsewhere.join("c_api").join(f)).unwrap();
+    }
+    let elsewhere = elsewhere.canonicalize().unwrap();
+    let target = tmp.join("target-load-dynamic");
+    let st = cargo()
+        .args(["build", "--offline", "--quiet", "-j2", "--bin", "where"])
+        .env("AOTRUN_BUILD_DIR", &elsewhere)
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&krate)
+        .status()
+        .unwrap();
+    assert!(st.success(), "cargo build with AOTRUN_BUILD_DIR={} failed", elsewhere.display());
+    let out = Command::new(target.join("debug/where")).env_clear().current_dir(&cwd).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let want = format!("loaded from {}", elsewhere.join("c_api/libaotrun.so.1").display());
+    assert!(
+        out.status.success() && text.contains(&want),
+        "AOTRUN_BUILD_DIR elsewhere: want {want:?}, got {text:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("AOTRUN_BUILD_DIR outside <repo>/build*/: {}", text.trim());
+
+    // A wrong AOTRUN_BUILD_DIR stops the build, naming it (never another library).
+    let empty = tmp.join("empty-build");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = cargo()
+        .args(["build", "--offline", "--quiet", "-j2", "--bin", "where"])
+        .env("AOTRUN_BUILD_DIR", &empty)
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&krate)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains(&format!("AOTRUN_BUILD_DIR={} holds no libaotrun.so", empty.display())),
+        "a wrong AOTRUN_BUILD_DIR: {}\n{err}",
+        out.status
+    );
 }
