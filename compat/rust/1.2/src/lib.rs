@@ -1,5 +1,7 @@
-//! Frozen client of the aotrun crate 1.2 (written against 1.2.0 as
-//! released; never edited — compat/rust/README.md).
+//! Frozen client of the aotrun crate 1.2 (written against 1.2.0 as of
+//! commit 23d9897, with what was added to 1.2 before its release: the
+//! constants API and the `_or_refused` scope methods; frozen from the
+//! release on — compat/rust/README.md).
 //!
 //! This file is the compile-time half: every public item of crate 1.2 —
 //! types, fields, variants, functions, methods, constants, traits and the
@@ -11,15 +13,16 @@
 
 use std::fmt::{Debug, Display};
 use std::hash::Hash;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aotrun::log::LogHandler;
 use aotrun::{
-    AsyncOutputs, BoundGraph, Capture, CaptureMode, CaptureRunner, DataType, Device, DeviceType, Element, Error,
-    ErrorCode, Event, Graph, Level, LevelFilter, Mode, OpenOptions, OwnedTensor, Package, PackageInfo, Refused,
-    RunBuffers, RunError, RunFuture, RunnerBuilder, RunnerStats, Scope, SerialRunner, Shape, Stream, SymbolInfo,
-    Tensor, TensorInfo, TensorMut, TensorRef, ThreadedRunner,
+    AsyncOutputs, BoundGraph, Capture, CaptureMode, CaptureRunner, ConstantInfo, ConstantsControl, ConstantsState,
+    DataType, Device, DeviceType, Element, Error, ErrorCode, Event, Graph, Level, LevelFilter, Mode, OpenOptions,
+    OwnedTensor, Package, PackageInfo, Refused, RunBuffers, RunError, RunFuture, RunnerBuilder, RunnerStats, Scope,
+    SerialRunner, Shape, Staged, Stream, Swapped, SymbolInfo, Tensor, TensorInfo, TensorMut, TensorRef, ThreadedRunner,
+    Update,
 };
 
 /// The packages directory of the build under test (ctest sets
@@ -132,6 +135,27 @@ pub fn traits() {
     debug::<BoundGraph<'static>>();
     let halves: [DataType; 2] = [is_element::<half::f16>(), is_element::<half::bf16>()];
     let _ = halves;
+
+    // Constants (added to 1.2 before its release): the control and an
+    // update in progress may move to and be shared with other threads.
+    is_key::<Update>();
+    is_key::<aotrun::constants::Update>();
+    fn snapshot<T: Debug + Clone + Copy + PartialEq + Eq + Send + Sync>() {}
+    snapshot::<ConstantsState>();
+    snapshot::<aotrun::constants::ConstantsState>();
+    snapshot::<ConstantInfo<'static>>();
+    is_send::<ConstantsControl>();
+    is_sync::<ConstantsControl>();
+    debug::<ConstantsControl>();
+    is_send::<Staged<'static>>();
+    is_sync::<Staged<'static>>();
+    debug::<Staged<'static>>();
+    is_send::<Swapped<'static>>();
+    is_sync::<Swapped<'static>>();
+    debug::<Swapped<'static>>();
+    debug::<aotrun::constants::ConstantsControl>();
+    debug::<aotrun::constants::Staged<'static>>();
+    debug::<aotrun::constants::Swapped<'static>>();
 
     is_capture_runner::<ThreadedRunner>();
     is_capture_runner::<SerialRunner>();
@@ -256,6 +280,30 @@ pub fn values() {
     }
     let _: [aotrun::log::LevelFilter; 5] =
         [LevelFilter::Off, LevelFilter::Error, LevelFilter::Warn, LevelFilter::Info, LevelFilter::Debug];
+    for u in [Update::Full, aotrun::constants::Update::Partial] {
+        // Update is exhaustive in 1.2: a match needs no wildcard arm.
+        let _: &str = match u {
+            Update::Full => "full",
+            Update::Partial => "partial",
+        };
+    }
+}
+
+/// Every field of `ConstantsState` (added to 1.2 before its release), with
+/// 1.2's types. `#[non_exhaustive]`: a pattern needs `..`, no literal.
+pub fn constants_state_fields(state: &ConstantsState) -> (u64, Option<u64>) {
+    let aotrun::constants::ConstantsState {
+        active_generation,
+        inactive_generation,
+        updates,
+        swaps,
+        graph_recaptures,
+        ..
+    } = state;
+    let _: (&u64, &Option<u64>, &u64, &u64, &u64) =
+        (active_generation, inactive_generation, updates, swaps, graph_recaptures);
+    let ConstantsState { active_generation, inactive_generation, .. } = *state;
+    (active_generation, inactive_generation)
 }
 
 /// Every field of the info structs, with 1.2's types.
@@ -532,14 +580,15 @@ pub fn signatures(package: &Package, threaded: &ThreadedRunner, serial: &mut Ser
 /// are used the way 1.2's users can keep using them (`?`, `.code()` on the
 /// error): 1.2.0 made them return `Refused<O>`, which broke 1.1's callers
 /// and was reverted (compat/rust/README.md); code that read
-/// `Refused::outputs` from them moves to the `_or_refused` methods.
+/// `Refused::outputs` from them moves to the `_or_refused` methods, used here
+/// with their `Refused<O>` results (outputs given back and retried).
 /// `Refused` itself, new in 1.2, is used in full.
 pub fn scopes(threaded: &ThreadedRunner, serial: &mut SerialRunner, block: bool) -> aotrun::Result<usize> {
     let x = vec![0.0f32; 256];
     let shape = [1i64, 256];
     let out_shape = [1i64, 64];
-    let mut ys = vec![vec![0.0f32; 64]; 5];
-    let [a, b, c, d, e] = &mut ys[..] else { unreachable!() };
+    let mut ys = vec![vec![0.0f32; 64]; 7];
+    let [a, b, c, d, e, f, g] = &mut ys[..] else { unreachable!() };
     let n: aotrun::Result<usize> = threaded.scope(|s: &Scope<'_, '_>| -> aotrun::Result<usize> {
         let input = [TensorRef::new(&x, &shape)?];
         let event: Event<'_> = if block {
@@ -556,6 +605,25 @@ pub fn scopes(threaded: &ThreadedRunner, serial: &mut SerialRunner, block: bool)
         }
         let r = s.try_run_async(&input, [TensorMut::new(d, &out_shape)?]).map_err(Error::from);
         let _: aotrun::Result<Event<'_>> = r;
+        // The outputs-back forms: a refusal hands the views back for a retry.
+        let tried: Result<Event<'_>, Refused<[TensorMut<'_>; 1]>> =
+            s.try_run_async_or_refused(&input, [TensorMut::new(f, &out_shape)?]);
+        let retried: Event<'_> = match tried {
+            Ok(event) => event,
+            Err(Refused { error, outputs }) => {
+                let _: Error = error;
+                s.run_async(&input, outputs)?
+            }
+        };
+        let timed_out: Result<Event<'_>, Refused<Vec<TensorMut<'_>>>> =
+            s.run_async_timeout_or_refused(&input, vec![TensorMut::new(g, &out_shape)?], Duration::from_secs(10));
+        let timed_out: Event<'_> = match timed_out {
+            Ok(event) => event,
+            Err(refused) if refused.code() == ErrorCode::Timeout => s.run_async(&input, refused.outputs)?,
+            Err(refused) => return Err(Error::from(refused)),
+        };
+        retried.wait()?;
+        timed_out.wait()?;
         let _: aotrun::Result<()> = event.wait();
         let _: aotrun::Result<()> = timed.wait_timeout(Duration::from_secs(1));
         let _: bool = event.is_ready();
@@ -583,6 +651,89 @@ pub fn refused(out: TensorMut<'_>) -> TensorMut<'_> {
     let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(Refused { error: e, outputs: () });
     drop(boxed);
     outputs
+}
+
+/// The constants API (added to 1.2 before its release): a package's
+/// constants listed, a runner's updated, swapped, rolled back and freed
+/// while it serves, every call with 1.2's argument and result types. Run by
+/// tests/constants.rs against the `weight_id` package (float32 constants,
+/// none folded); `file` is a `.safetensors` file with a full set for it.
+/// Returns the threaded runner's state at the end, read through its control
+/// after the runner was dropped (the control keeps the C runner alive).
+pub fn constants(package: &Package, file: &Path) -> aotrun::Result<ConstantsState> {
+    let num: usize = package.info()?.num_constants;
+    let first: aotrun::Result<ConstantInfo<'_>> = package.constant(0);
+    let all: aotrun::Result<Vec<ConstantInfo<'_>>> = package.constants();
+    let all: Vec<ConstantInfo<'_>> = all?;
+    assert_eq!((all.len(), first?), (num, all[0]));
+    // The strings and the shape borrow the package, not the ConstantInfo.
+    let names: Vec<&str> = package.constants()?.into_iter().map(|c| c.name()).collect();
+    let shapes: Vec<&[i64]> = all.iter().map(|c| c.shape().unwrap_or(&[])).collect();
+    for c in all.iter().copied() {
+        let c: aotrun::ConstantInfo<'_> = c;
+        let _: &str = c.original_name();
+        let _: DataType = c.dtype();
+        let _: Option<&[i64]> = c.shape();
+        let _: Option<u64> = c.nbytes();
+        let _: bool = c.folded();
+    }
+    let values: Vec<Vec<f32>> = shapes.iter().map(|s| vec![1.0f32; s.iter().product::<i64>() as usize]).collect();
+    let named: Vec<(&str, TensorRef<'_>)> = names
+        .iter()
+        .zip(&values)
+        .zip(&shapes)
+        .map(|((name, v), shape)| Ok((*name, TensorRef::new(v, shape)?)))
+        .collect::<aotrun::Result<_>>()?;
+
+    let builder: RunnerBuilder<'_> = package.runner().num_models(2);
+    let made: aotrun::Result<(ThreadedRunner, ConstantsControl)> = builder.threaded_with_constants();
+    let (runner, mut control) = made?;
+    let _: aotrun::Result<ConstantsState> = runner.constants_state();
+    let staged: aotrun::Result<Staged<'_>> = control.stage_constants(&named, Update::Full);
+    let staged: Staged<'_> = staged?;
+    let _: u64 = staged.generation();
+    let swapped: aotrun::Result<Swapped<'_>> = staged.swap();
+    let swapped: Swapped<'_> = swapped?;
+    let _: (u64, u64) = (swapped.generation(), swapped.previous_generation());
+    let back: aotrun::Result<Staged<'_>> = swapped.rollback();
+    let discarded: aotrun::Result<()> = back?.discard();
+    discarded?;
+    let partial: aotrun::constants::Staged<'_> = control.stage_constants(&named[..1], Update::Partial)?;
+    let swapped: aotrun::constants::Swapped<'_> = partial.swap()?;
+    let released: aotrun::Result<()> = swapped.release_previous();
+    released?;
+    // The file as any AsRef<Path>: &Path, PathBuf, &str.
+    let from_file: aotrun::Result<Staged<'_>> = control.stage_constants_from_file(file, Update::Full);
+    drop(from_file?); // discarded
+    drop(control.stage_constants_from_file(file.to_path_buf(), Update::Full)?);
+    let file_str: &str = file.to_str().expect("a UTF-8 path");
+    let swapped: Swapped<'_> = control.stage_constants_from_file(file_str, Update::Full)?.swap()?;
+    drop(swapped); // the previous set stays, inactive
+    let released: aotrun::Result<()> = control.release_inactive();
+    released?;
+    let state: aotrun::Result<ConstantsState> = control.state();
+    assert_eq!(runner.constants_state()?, state?);
+    let _: String = format!("{control:?}");
+
+    for made in [builder.single_threaded_with_constants(), builder.graph_with_constants()] {
+        let made: aotrun::Result<(SerialRunner, ConstantsControl)> = made;
+        let (mut serial, mut control) = made?;
+        let staged = control.stage_constants(&named, Update::Full)?;
+        let _: String = format!("{staged:?}");
+        let swapped = staged.swap()?;
+        let _: String = format!("{swapped:?}");
+        let inputs: Vec<Tensor> =
+            serial.input_dims(package, 2)?.into_iter().map(Tensor::zeros::<f32>).collect::<aotrun::Result<_>>()?;
+        let views: Vec<TensorRef<'_>> = inputs.iter().map(Tensor::view).collect();
+        serial.run_alloc(&views)?;
+        swapped.release_previous()?;
+        let _: aotrun::Result<ConstantsState> = serial.constants_state();
+    }
+    let _: aotrun::Result<(aotrun::runner::SerialRunner, aotrun::constants::ConstantsControl)> =
+        package.runner().graph_with_constants();
+
+    drop(runner);
+    control.state()
 }
 
 /// What 1.2 re-exports as `aotrun::sys` (the aotrun-sys crate) that a user
