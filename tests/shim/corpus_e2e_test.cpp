@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <link.h>
-#include <zip.h>
 
 #include <cmath>
 #include <cstdio>
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "model_so.hpp"
 #include "npy.hpp"
 #include "shim_api.hpp"
 
@@ -98,34 +98,6 @@ std::string case_name(const testing::TestParamInfo<Case>& i) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return s;
-}
-
-// Extracts the model library from a .pt2 (a zip) into `dir`; returns its path.
-std::string extract_model_so(const fs::path& pt2, const fs::path& dir) {
-  int err = 0;
-  zip_t* z = zip_open(pt2.c_str(), ZIP_RDONLY, &err);
-  if (z == nullptr) throw std::runtime_error("cannot open " + pt2.string());
-  std::unique_ptr<zip_t, int (*)(zip_t*)> guard(z, zip_close);
-  const zip_int64_t n = zip_get_num_entries(z, 0);
-  for (zip_int64_t i = 0; i < n; ++i) {
-    const std::string name = zip_get_name(z, i, 0);
-    if (name.find("data/aotinductor/model/") == std::string::npos || name.size() < 3 ||
-        name.compare(name.size() - 3, 3, ".so") != 0) {
-      continue;
-    }
-    zip_stat_t st;
-    zip_stat_index(z, i, 0, &st);
-    std::vector<char> buf(st.size);
-    zip_file_t* zf = zip_fopen_index(z, i, 0);
-    if (zf == nullptr || zip_fread(zf, buf.data(), st.size) != static_cast<zip_int64_t>(st.size)) {
-      throw std::runtime_error("cannot read " + name);
-    }
-    zip_fclose(zf);
-    const fs::path out = dir / fs::path(name).filename();
-    std::ofstream(out, std::ios::binary).write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    return out.string();
-  }
-  throw std::runtime_error("no model library in " + pt2.string());
 }
 
 int32_t dtype_of(const ShimApi& a, const std::string& descr) {

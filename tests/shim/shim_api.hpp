@@ -51,7 +51,7 @@ using AtenTensorHandle = AtenTensorOpaque*;
   X(aoti_torch_memory_format_channels_last, int32_t, ())                                                             \
   X(aoti_torch_memory_format_channels_last_3d, int32_t, ())                                                          \
   X(aoti_torch_memory_format_preserve_format, int32_t, ())                                                           \
-  X(aoti_torch_dtype_element_size, int32_t, (int32_t, size_t*))                                                      \
+  X(aoti_torch_dtype_element_size, size_t, (int32_t))                                                                \
   X(aoti_torch_grad_mode_is_enabled, bool, ())                                                                       \
   X(aoti_torch_grad_mode_set_enabled, void, (bool))                                                                  \
   X(aoti_torch_create_tensor_from_blob, int32_t,                                                                     \

@@ -1,7 +1,6 @@
 // The dtype, device type, layout and memory format codes (c10's values).
 #include "aotrun_shim/shim.h"
 #include "dtype.hpp"
-#include "error.hpp"
 
 using namespace aotrun::shim;
 
@@ -49,12 +48,6 @@ int32_t aoti_torch_memory_format_channels_last(void) { return kChannelsLast; }
 int32_t aoti_torch_memory_format_channels_last_3d(void) { return kChannelsLast3d; }
 int32_t aoti_torch_memory_format_preserve_format(void) { return kPreserveFormat; }
 
-AOTITorchError aoti_torch_dtype_element_size(int32_t dtype, size_t* ret_size) {
-  return guard(__func__, [&] {
-    const size_t n = element_size(dtype);
-    if (n == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
-    *out_arg(ret_size, "ret_size") = n;
-  });
-}
+size_t aoti_torch_dtype_element_size(int32_t dtype) { return element_size(dtype); }
 
 }  // extern "C"

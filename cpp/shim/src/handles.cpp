@@ -56,7 +56,7 @@ AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, c
     t.dtype = dtype;
   }
   t.device_type = kCPU;
-  t.device_index = device_index;
+  (void)device_index;  // a CPU device has no index: PyTorch reports -1 whatever was given
   return new_handle(std::move(t));
 }
 
@@ -98,7 +98,7 @@ AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, 
     auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
     check_sizes(sizes);
     Tensor t = empty_tensor(sizes, dims(ndim, strides_ptr, "strides_ptr"), dtype);
-    t.device_index = device_index;
+    (void)device_index;  // CPU: index -1, as in PyTorch
     *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
   });
 }

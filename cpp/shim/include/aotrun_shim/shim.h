@@ -79,8 +79,9 @@ AOTRUN_SHIM_API int32_t aoti_torch_memory_format_channels_last(void);
 AOTRUN_SHIM_API int32_t aoti_torch_memory_format_channels_last_3d(void);
 AOTRUN_SHIM_API int32_t aoti_torch_memory_format_preserve_format(void);
 
-/* Bytes per element of `dtype`. */
-AOTRUN_SHIM_API AOTITorchError aoti_torch_dtype_element_size(int32_t dtype, size_t* ret_size);
+/* Bytes per element of `dtype` (returned directly, not an error code); 0 for
+ * a code the shim does not know. */
+AOTRUN_SHIM_API size_t aoti_torch_dtype_element_size(int32_t dtype);
 
 /* --- grad mode (thread-local; no autograd here, the flag is only kept) ---- */
 AOTRUN_SHIM_API bool aoti_torch_grad_mode_is_enabled(void);

@@ -18,17 +18,15 @@
 namespace aotrun::shim::kernels {
 namespace {
 
-// PyTorch's test for strides "like" channels-last (N, spatial..., C order);
+// PyTorch's test for 4-d strides "like" channels-last (N, H, W, C order);
 // ambiguous cases (size-1 dims) fall back to contiguous as PyTorch does.
+// Only 2-d convolutions produce channels-last outputs here: for 3-d ones
+// PyTorch's float32 CPU path returns a contiguous output (checked against
+// libtorch in tests/shim/differential_test.cpp; its bfloat16 path returns
+// channels_last_3d, which the shim does not follow: docs/SHIM.md).
 bool channels_last_like(const Tensor& t) {
-  std::vector<int> order;
-  if (t.dim() == 4) {
-    order = {1, 3, 2, 0};
-  } else if (t.dim() == 5) {
-    order = {1, 4, 3, 2, 0};
-  } else {
-    return false;
-  }
+  if (t.dim() != 4) return false;
+  const int order[] = {1, 3, 2, 0};
   if (t.strides[1] == 0) return false;
   int64_t min = 0;
   for (int d : order) {
