@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -640,6 +642,127 @@ TEST(DifferentialKernels, Convolution) {
   for (const auto& c : cases) {
     conv_agrees(c, false);
     conv_agrees(c, true);
+  }
+}
+
+struct SdpaCase {
+  int64_t b, hq, hk, l, s, e, ev;
+  bool causal;
+  int mask;  // 0 none, 1 float [L, S], 2 bool [B, 1, 1, S] padding, 3 bool with a fully masked row,
+             // 4 float [B, 1, 1, S] of 0 / -inf with a fully masked row (a converted padding mask)
+  bool scale, transposed_layout, bf16;
+};
+
+void sdpa_agrees(const SdpaCase& c) {
+  for (int which = 0; which < 2; ++which) {
+    expect_kernel_agrees(
+        [&](Side& sd, int* rc) {
+          const int32_t dt = c.bf16 ? sd.a.aoti_torch_dtype_bfloat16() : sd.a.aoti_torch_dtype_float32();
+          auto gen = [&](int64_t n, uint32_t seed) { return c.bf16 ? random_bf16(n, seed) : random_f32(n, seed); };
+          auto make = [&](int64_t h, int64_t len, int64_t e, uint32_t seed) {
+            // [B, H, len, e], stored as [B, len, H, e] when transposed_layout (as models pass it)
+            std::vector<int64_t> sizes = {c.b, h, len, e};
+            std::vector<int64_t> st = c.transposed_layout ? std::vector<int64_t>{len * h * e, e, h * e, 1}
+                                                          : std::vector<int64_t>{h * len * e, len * e, e, 1};
+            return sd.blob(gen(c.b * h * len * e, seed), sizes, st, dt);
+          };
+          AtenTensorHandle q = make(c.hq, c.l, c.e, 21), k = make(c.hk, c.s, c.e, 22), v = make(c.hk, c.s, c.ev, 23);
+          AtenTensorHandle mask = nullptr;
+          if (c.mask == 1) {
+            mask = sd.blob(random_f32(c.l * c.s, 24), {c.l, c.s}, {c.s, 1}, sd.a.aoti_torch_dtype_float32());
+            if (c.bf16) {
+              mask = sd.blob(random_bf16(c.l * c.s, 24), {c.l, c.s}, {c.s, 1}, dt);
+            }
+          } else if (c.mask == 4) {
+            std::vector<float> m(c.b * c.s, 0.0f);
+            for (int64_t j = c.s - 2; j < c.s; ++j) m[j] = -INFINITY;
+            for (int64_t j = c.s; j < 2 * c.s; ++j) m[j] = -INFINITY;
+            mask = sd.blob(bytes_of(m), {c.b, 1, 1, c.s}, {c.s, c.s, c.s, 1}, sd.a.aoti_torch_dtype_float32());
+          } else if (c.mask >= 2) {
+            std::vector<char> keep(c.b * c.s, 1);
+            for (int64_t j = c.s - 2; j < c.s; ++j) keep[j] = 0;                        // batch 0: last two padded
+            if (c.mask == 3) std::fill(keep.begin() + c.s, keep.begin() + 2 * c.s, 0);  // batch 1: all masked
+            mask = sd.blob(keep, {c.b, 1, 1, c.s}, {c.s, c.s, c.s, 1}, sd.a.aoti_torch_dtype_bool());
+          }
+          double scale = 0.3;
+          AtenTensorHandle out = nullptr, lse = nullptr;
+          *rc = sd.a.aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+              q, k, v, 0.0, c.causal ? 1 : 0, mask ? &mask : nullptr, c.scale ? &scale : nullptr, &out, &lse);
+          sd.keep(out);
+          sd.keep(lse);
+          return which == 0 ? out : lse;
+        },
+        c.bf16 && which == 0,
+        std::string("sdpa ") + (which ? "logsumexp" : "output") + " b=" + std::to_string(c.b) +
+            " hq=" + std::to_string(c.hq) + " hk=" + std::to_string(c.hk) + " l=" + std::to_string(c.l) +
+            " s=" + std::to_string(c.s) + (c.causal ? " causal" : "") + " mask=" + std::to_string(c.mask) +
+            (c.bf16 ? " bf16" : ""));
+  }
+}
+
+TEST(DifferentialKernels, ScaledDotProductFlashAttentionForCpu) {
+  NEED_LIBTORCH();
+  const std::vector<SdpaCase> cases = {
+      {2, 3, 3, 5, 5, 8, 8, false, 0, false, false, false}, {2, 3, 3, 6, 6, 8, 4, true, 0, true, false, false},
+      {1, 2, 2, 4, 7, 16, 16, false, 1, true, true, false}, {2, 2, 2, 5, 6, 8, 8, false, 2, false, true, false},
+      {2, 2, 2, 3, 4, 8, 8, false, 3, false, false, false}, {1, 4, 2, 5, 5, 8, 8, true, 0, false, true, false},
+      {1, 2, 2, 7, 3, 8, 8, true, 0, false, false, false},  {2, 3, 3, 9, 9, 32, 32, true, 0, false, true, true},
+      {1, 2, 2, 4, 7, 16, 16, false, 1, true, false, true}, {2, 3, 3, 6, 6, 8, 8, true, 0, true, false, false},
+      {2, 2, 2, 5, 6, 8, 8, false, 4, false, true, false},
+  };
+  for (const auto& c : cases) sdpa_agrees(c);
+}
+
+TEST(DifferentialKernels, Cumsum) {
+  NEED_LIBTORCH();
+  struct C {
+    std::vector<int64_t> sizes, strides;
+    int64_t dim;
+    int input;  // 0 f32, 1 int64, 2 bool, 3 bf16
+    int dtype;  // -1 none, else 0 f32, 1 f64, 2 int64
+  };
+  const std::vector<C> cases = {{{3, 4, 5}, {20, 5, 1}, 1, 0, -1},
+                                {{3, 4, 5}, {20, 5, 1}, -1, 0, -1},
+                                {{4, 3}, {1, 4}, 0, 0, -1},
+                                {{2, 6}, {6, 1}, 1, 1, -1},
+                                {{2, 6}, {6, 1}, 1, 2, -1},
+                                {{2, 6}, {6, 1}, 0, 0, 1},
+                                {{5, 7}, {7, 1}, 1, 3, -1},
+                                {{7}, {1}, 0, 1, 0},
+                                {{}, {}, 0, 0, -1}};
+  for (const auto& c : cases) {
+    expect_kernel_agrees(
+        [&](Side& sd, int* rc) {
+          const auto& a = sd.a;
+          int64_t n = 1;
+          for (auto v : c.sizes) n *= v;
+          int64_t span = 1;
+          for (size_t i = 0; i < c.sizes.size(); ++i) span += (c.sizes[i] - 1) * c.strides[i];
+          std::vector<char> data;
+          int32_t dt = a.aoti_torch_dtype_float32();
+          if (c.input == 0) data = random_f32(span, 31);
+          if (c.input == 3) data = random_bf16(span, 31), dt = a.aoti_torch_dtype_bfloat16();
+          if (c.input == 1) {
+            std::vector<int64_t> v(span);
+            for (int64_t i = 0; i < span; ++i) v[i] = (i * 7919) % 23 - 11;
+            data = bytes_of(v);
+            dt = a.aoti_torch_dtype_int64();
+          }
+          if (c.input == 2) {
+            data.resize(span);
+            for (int64_t i = 0; i < span; ++i) data[i] = (i % 3) != 0;
+            dt = a.aoti_torch_dtype_bool();
+          }
+          (void)n;
+          AtenTensorHandle x = sd.blob(data, c.sizes, c.strides, dt);
+          int32_t want = c.dtype == 0   ? a.aoti_torch_dtype_float32()
+                         : c.dtype == 1 ? a.aoti_torch_dtype_float64()
+                                        : a.aoti_torch_dtype_int64();
+          AtenTensorHandle out = nullptr;
+          *rc = a.aoti_torch_cpu_cumsum(x, c.dim, c.dtype < 0 ? nullptr : &want, &out);
+          return sd.keep(out);
+        },
+        c.input == 3, "cumsum dim=" + std::to_string(c.dim) + " input=" + std::to_string(c.input));
   }
 }
 

@@ -101,7 +101,11 @@ using AtenTensorHandle = AtenTensorOpaque*;
   X(aoti_torch_cpu_bmm_out, int32_t, (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle))                         \
   X(aoti_torch_cpu_convolution, int32_t,                                                                             \
     (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*, int64_t, const int64_t*, int64_t,        \
-     const int64_t*, int64_t, int32_t, const int64_t*, int64_t, int64_t, AtenTensorHandle*))
+     const int64_t*, int64_t, int32_t, const int64_t*, int64_t, int64_t, AtenTensorHandle*))                         \
+  X(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu, int32_t,                                             \
+    (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double, int32_t, AtenTensorHandle*, double*,              \
+     AtenTensorHandle*, AtenTensorHandle*))                                                                          \
+  X(aoti_torch_cpu_cumsum, int32_t, (AtenTensorHandle, int64_t, int32_t*, AtenTensorHandle*))
 
 struct ShimApi {
 #define AOTRUN_SHIM_TEST_FIELD(name, ret, args) ret(*name) args = nullptr;

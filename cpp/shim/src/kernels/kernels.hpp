@@ -30,9 +30,10 @@ struct ConvParams {
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op);
 
 // Scaled dot-product attention (no dropout). query [B, Hq, L, E], key
-// [B, Hk, S, E], value [B, Hk, S, Ev], Hq a multiple of Hk; mask broadcast to
-// [B, Hq, L, S] (bool: true attends; float: added). Returns output
-// [B, Hq, L, Ev] (laid out as [B, L, Hq, Ev]) and logsumexp [B, Hq, L].
+// [B, Hk, S, E], value [B, Hk, S, E], Hq a multiple of Hk; a floating mask
+// broadcast to [B, Hq, L, S] is added to the scores. Returns output
+// [B, Hq, L, E] (dims laid out in the query's order) and logsumexp
+// [B, Hq, L] (laid out as [B, L, Hq]).
 void sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale, Tensor* out,
           Tensor* logsumexp, const char* op);
 
