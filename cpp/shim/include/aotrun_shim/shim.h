@@ -182,11 +182,6 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_convolution(
     AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
     const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
     const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0);
-AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__convolution(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
-    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
-    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, int32_t benchmark,
-    int32_t deterministic, int32_t cudnn_enabled, int32_t allow_tf32, AtenTensorHandle* ret0);
 /* attn_mask and scale may be NULL; ret0: output [B, Hq, L, Ev]; ret1: logsumexp [B, Hq, L] (float32). */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,

@@ -1,10 +1,10 @@
-// aoti_torch_cpu_convolution and aoti_torch_cpu__convolution: forward
-// convolution of 1-3 spatial dims by im2col + GEMM (OpenBLAS), in float32
-// (float64 for float64 tensors). Groups (depthwise included), stride,
-// padding, dilation, optional bias; any input/weight strides
-// (channels-last included). The output is channels-last when the input or
-// the weight is, as PyTorch's CPU convolution decides. Transposed
-// convolution and output_padding are refused.
+// aoti_torch_cpu_convolution: forward convolution of 1-3 spatial dims by
+// im2col + GEMM (OpenBLAS), in float32 (float64 for float64 tensors).
+// Groups (depthwise included), stride, padding, dilation, optional bias; any
+// input/weight strides (channels-last included). A 2-d convolution's output
+// is channels-last when the input or the weight is, as PyTorch's CPU
+// convolution decides; other outputs are contiguous. Transposed convolution
+// and a non-zero output_padding are refused.
 #include <cblas.h>
 
 #include <algorithm>
@@ -258,21 +258,6 @@ AOTITorchError aoti_torch_cpu_convolution(AtenTensorHandle input, AtenTensorHand
                                           int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
                                           int32_t transposed, const int64_t* output_padding,
                                           int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0) {
-  return conv_entry(__func__, input, weight, bias, stride, stride_len_, padding, padding_len_, dilation, dilation_len_,
-                    transposed, output_padding, output_padding_len_, groups, ret0);
-}
-
-AOTITorchError aoti_torch_cpu__convolution(AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias,
-                                           const int64_t* stride, int64_t stride_len_, const int64_t* padding,
-                                           int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
-                                           int32_t transposed, const int64_t* output_padding,
-                                           int64_t output_padding_len_, int64_t groups, int32_t benchmark,
-                                           int32_t deterministic, int32_t cudnn_enabled, int32_t allow_tf32,
-                                           AtenTensorHandle* ret0) {
-  (void)benchmark;  // backend hints, meaningless here
-  (void)deterministic;
-  (void)cudnn_enabled;
-  (void)allow_tf32;
   return conv_entry(__func__, input, weight, bias, stride, stride_len_, padding, padding_len_, dilation, dilation_len_,
                     transposed, output_padding, output_padding_len_, groups, ret0);
 }
