@@ -164,17 +164,27 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
     if (dbase != sbase) std::memmove(dbase, sbase, static_cast<size_t>(n * di));
     return;
   }
-  std::vector<int64_t> idx(nd, 0);
+  // Rows along the innermost dim; the outer dims are walked with an odometer.
+  const int64_t inner = nd > 0 ? dst.sizes[nd - 1] : 1;
+  const int64_t dinc = nd > 0 ? dst.strides[nd - 1] : 0, sinc = nd > 0 ? sstr[nd - 1] : 0;
+  const int64_t rows = n / inner;
+  std::vector<int64_t> idx(nd > 0 ? nd - 1 : 0, 0);
   int64_t doff = 0, soff = 0;
-  for (int64_t k = 0; k < n; ++k) {
+  for (int64_t r = 0; r < rows; ++r) {
     char* d = dbase + doff * di;
     const char* s = sbase + soff * si;
-    if (same) {
-      std::memcpy(d, s, static_cast<size_t>(di));
+    if (same && dinc == 1 && sinc == 1) {
+      std::memmove(d, s, static_cast<size_t>(inner * di));
+    } else if (same && di == 4) {
+      for (int64_t i = 0; i < inner; ++i) std::memcpy(d + i * dinc * 4, s + i * sinc * 4, 4);
+    } else if (same) {
+      for (int64_t i = 0; i < inner; ++i) std::memcpy(d + i * dinc * di, s + i * sinc * si, static_cast<size_t>(di));
     } else {
-      store_from_double(d, dst.dtype, load_as_double(s, src.dtype));
+      for (int64_t i = 0; i < inner; ++i) {
+        store_from_double(d + i * dinc * di, dst.dtype, load_as_double(s + i * sinc * si, src.dtype));
+      }
     }
-    for (int64_t dd = nd - 1; dd >= 0; --dd) {
+    for (int64_t dd = nd - 2; dd >= 0; --dd) {
       if (++idx[dd] < dst.sizes[dd]) {
         doff += dst.strides[dd];
         soff += sstr[dd];
