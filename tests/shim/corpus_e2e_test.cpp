@@ -150,12 +150,11 @@ std::string compare(const ShimApi& a, AtenTensorHandle out, const Npy& ref, doub
   return "";
 }
 
-class Corpus : public testing::TestWithParam<Case> {};
-
-TEST_P(Corpus, RunsOnTheShimWithoutLibtorch) {
+// Loads the model library of `c` (it stays loaded), runs the input set and
+// compares the outputs with the eager references.
+void run_case(const Case& c) {
   Provider& p = provider();
   ASSERT_EQ(p.error, "");
-  const Case& c = GetParam();
   const fs::path dir = fs::path(AOTRUN_PT2_FIXTURES) / ("torch-" + c.release);
   const auto manifest = nlohmann::json::parse(std::ifstream(dir / "manifest.json"));
   const auto& info = manifest["models"][c.model];
@@ -232,7 +231,24 @@ TEST_P(Corpus, RunsOnTheShimWithoutLibtorch) {
   EXPECT_EQ(del(container), 0);
 }
 
+class Corpus : public testing::TestWithParam<Case> {};
+
+TEST_P(Corpus, RunsOnTheShimWithoutLibtorch) { run_case(GetParam()); }
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, Corpus, testing::ValuesIn(corpus_cases()), case_name);
+
+// Several releases' model libraries loaded side by side in one process (ctest
+// runs each case above in its own): each still gives its own results.
+TEST(CorpusLoading, ReleasesSideBySideInOneProcess) {
+  int n = 0;
+  for (const Case& c : corpus_cases()) {
+    if (c.set != "default" || (c.model != "mlp" && c.model != "attn" && c.model != "convnet")) continue;
+    SCOPED_TRACE(c.release + "/" + c.model);
+    run_case(c);
+    ++n;
+  }
+  EXPECT_GE(n, 30);
+}
 
 // No libtorch file is loaded in this process: every object named like a
 // libtorch library is one of aotrun's stand-ins.
