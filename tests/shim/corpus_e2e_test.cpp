@@ -250,6 +250,57 @@ TEST(CorpusLoading, ReleasesSideBySideInOneProcess) {
   EXPECT_GE(n, 30);
 }
 
+// A request the model's own checks refuse (token ids outside the embedding
+// table): aoti_torch_check throws from the model's kernel, the model's Run
+// returns an error, the shim's last error names the check, and the process
+// goes on (the corpus models run no OpenMP region; inside one, the check
+// would terminate the process as on libtorch: docs/SHIM.md, issue #29).
+TEST(CorpusBadInput, OutOfRangeTokenIdsFailTheRunAndTheProcessSurvives) {
+  Provider& p = provider();
+  ASSERT_EQ(p.error, "");
+  int n = 0;
+  for (const Case& c : corpus_cases()) {
+    if (c.model != "embed" || c.set != "default") continue;
+    SCOPED_TRACE(c.release);
+    const fs::path dir = fs::path(AOTRUN_PT2_FIXTURES) / ("torch-" + c.release);
+    char tmpl[] = "/tmp/aotrun-shim-e2e-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string so = extract_model_so(dir / "embed.pt2", tmpl);
+    void* model = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    fs::remove_all(tmpl);
+    ASSERT_NE(model, nullptr) << ::dlerror();
+    auto create = reinterpret_cast<CreateWithDeviceFn>(::dlsym(model, "AOTInductorModelContainerCreateWithDevice"));
+    auto del = reinterpret_cast<DeleteFn>(::dlsym(model, "AOTInductorModelContainerDelete"));
+    auto run = reinterpret_cast<RunFn>(::dlsym(model, "AOTInductorModelContainerRun"));
+    ContainerHandle container = nullptr;
+    ASSERT_EQ(create(&container, 1, "cpu", nullptr), 0);
+    for (int64_t bad : {int64_t{1000}, int64_t{-1000}}) {  // (-1 wraps to 99 in some releases' kernels)
+      std::vector<int64_t> ids(4 * 12, 3);
+      ids[17] = bad;
+      const int64_t sizes[] = {4, 12}, strides[] = {12, 1};
+      AtenTensorHandle in = nullptr, out = nullptr;
+      ASSERT_EQ(
+          p.api.aoti_torch_create_tensor_from_blob(ids.data(), 2, sizes, strides, 0, p.api.aoti_torch_dtype_int64(),
+                                                   p.api.aoti_torch_device_type_cpu(), 0, &in),
+          0);
+      EXPECT_NE(run(container, &in, 1, &out, 1, nullptr, nullptr), 0);
+      EXPECT_NE(std::string(p.last_error()).find("index out of bounds"), std::string::npos) << p.last_error();
+    }
+    // The same container still serves a good request.
+    std::vector<int64_t> ids(4 * 12, 7);
+    const int64_t sizes[] = {4, 12}, strides[] = {12, 1};
+    AtenTensorHandle in = nullptr, out = nullptr;
+    ASSERT_EQ(p.api.aoti_torch_create_tensor_from_blob(ids.data(), 2, sizes, strides, 0, p.api.aoti_torch_dtype_int64(),
+                                                       p.api.aoti_torch_device_type_cpu(), 0, &in),
+              0);
+    ASSERT_EQ(run(container, &in, 1, &out, 1, nullptr, nullptr), 0);
+    EXPECT_EQ(p.api.aoti_torch_delete_tensor_object(out), 0);
+    EXPECT_EQ(del(container), 0);
+    ++n;
+  }
+  EXPECT_EQ(n, 10);
+}
+
 // No libtorch file is loaded in this process: every object named like a
 // libtorch library is one of aotrun's stand-ins.
 TEST(CorpusLoading, NoLibtorchInTheProcess) {
