@@ -309,6 +309,45 @@ TEST(Differential, HandlesShareStorage) {
       "new_tensor_handle, delete_tensor_object");
 }
 
+TEST(Differential, AllocFromPool) {
+  NEED_LIBTORCH();
+  agree<std::string>(
+      [](Side& sd) {
+        std::ostringstream os;
+        const auto& a = sd.a;
+        AtenTensorHandle pool = sd.empty({1024}, {1}, a.aoti_torch_dtype_uint8());
+        void* base = nullptr;
+        a.aoti_torch_get_data_ptr(pool, &base);
+        struct C {
+          int64_t offset;
+          int32_t dtype;
+          std::vector<int64_t> sizes, strides;
+        };
+        const std::vector<C> cases = {{64, a.aoti_torch_dtype_float32(), {4, 5}, {5, 1}},
+                                      {66, a.aoti_torch_dtype_float32(), {3}, {2}},
+                                      {0, a.aoti_torch_dtype_int64(), {2, 2}, {1, 2}},
+                                      {6, a.aoti_torch_dtype_bfloat16(), {}, {}}};
+        for (const auto& c : cases) {
+          AtenTensorHandle h = nullptr;
+          os << a.aoti_torch__alloc_from_pool(pool, c.offset, c.dtype, static_cast<int64_t>(c.sizes.size()),
+                                              c.sizes.data(), c.strides.data(), &h);
+          sd.keep(h);
+          void* p = nullptr;
+          a.aoti_torch_get_data_ptr(h, &p);
+          os << " " << describe(a, h) << " at+" << (static_cast<char*>(p) - static_cast<char*>(base)) << "\n";
+        }
+        // A pool view with an offset is refused.
+        AtenTensorHandle v = nullptr, h = nullptr;
+        const int64_t vs[] = {8}, vt[] = {1}, one[] = {1};
+        a.aoti_torch__reinterpret_tensor(pool, 1, vs, vt, 8, &v);
+        sd.keep(v);
+        os << "offset pool: "
+           << (a.aoti_torch__alloc_from_pool(v, 0, a.aoti_torch_dtype_float32(), 1, one, one, &h) != 0);
+        return os.str();
+      },
+      "_alloc_from_pool");
+}
+
 TEST(Differential, CloneAndClonePreserveStrides) {
   NEED_LIBTORCH();
   struct C {

@@ -66,6 +66,8 @@ using AtenTensorHandle = AtenTensorOpaque*;
   X(aoti_torch_new_tensor_handle, int32_t, (AtenTensorHandle, AtenTensorHandle*))                                    \
   X(aoti_torch__reinterpret_tensor, int32_t,                                                                         \
     (AtenTensorHandle, int64_t, const int64_t*, const int64_t*, int64_t, AtenTensorHandle*))                         \
+  X(aoti_torch__alloc_from_pool, int32_t,                                                                            \
+    (AtenTensorHandle, int64_t, int32_t, int64_t, const int64_t*, const int64_t*, AtenTensorHandle*))                \
   X(aoti_torch_clone, int32_t, (AtenTensorHandle, AtenTensorHandle*))                                                \
   X(aoti_torch_clone_preserve_strides, int32_t, (AtenTensorHandle, AtenTensorHandle*))                               \
   X(aoti_torch_copy_, int32_t, (AtenTensorHandle, AtenTensorHandle, int32_t))                                        \

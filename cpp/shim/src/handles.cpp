@@ -135,6 +135,25 @@ AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndi
   });
 }
 
+AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset_bytes, int32_t dtype, int64_t ndim,
+                                           const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                           AtenTensorHandle* ret_new_tensor) {
+  return guard(__func__, [&] {
+    const Tensor& pool = as_tensor(self, "self");
+    if (!pool.defined()) throw ShimError("self is an undefined tensor");
+    if (pool.storage_offset != 0) throw ShimError("self must have storage offset 0 (a pool)");
+    check_dtype(dtype);
+    if (offset_bytes < 0) throw ShimError("negative offset_bytes " + std::to_string(offset_bytes));
+    Tensor t = pool;
+    t.dtype = dtype;
+    t.sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+    t.strides = dims(ndim, strides_ptr, "strides_ptr");
+    check_sizes(t.sizes);
+    t.storage_offset = offset_bytes / static_cast<int64_t>(element_size(dtype));
+    *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
+  });
+}
+
 // dst becomes another reference to src's tensor (not a copy of the data).
 AOTITorchError aoti_torch_assign_tensors(AtenTensorHandle src, AtenTensorHandle dst) {
   return guard(__func__, [&] {

@@ -112,6 +112,12 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle ori
 AOTRUN_SHIM_API AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim,
                                                               const int64_t* sizes_ptr, const int64_t* strides_ptr,
                                                               int64_t storage_offset, AtenTensorHandle* ret_new_tensor);
+/* A view of `dtype` into self's storage (self's offset must be 0), starting
+ * offset_bytes in: what Inductor's memory planning allocates from a pool. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset_bytes, int32_t dtype,
+                                                           int64_t ndim, const int64_t* sizes_ptr,
+                                                           const int64_t* strides_ptr,
+                                                           AtenTensorHandle* ret_new_tensor);
 AOTRUN_SHIM_API AOTITorchError aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* ret);
 AOTRUN_SHIM_API AOTITorchError aoti_torch_clone_preserve_strides(AtenTensorHandle self, AtenTensorHandle* ret);
 AOTRUN_SHIM_API AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking);
