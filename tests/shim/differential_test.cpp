@@ -457,6 +457,9 @@ TEST(Differential, ItemsAndScalars) {
         AtenTensorHandle bt = sd.blob(b, {}, {}, a.aoti_torch_dtype_bool());
         bool bv = false;
         os << " " << a.aoti_torch_item_bool(bt, &bv) << bv;
+        // Another dtype than the getter's.
+        os << " converted=" << a.aoti_torch_item_float32(i, &fv) << fv << " " << a.aoti_torch_item_int64(f, &iv) << iv;
+        os << " " << a.aoti_torch_item_bool(f, &bv) << bv;
         return os.str();
       },
       "item_*, scalar_to_tensor_*");

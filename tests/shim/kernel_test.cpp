@@ -463,7 +463,7 @@ TEST(ShimBadInput, HandlesAndDevices) {
   m = fails(aoti_torch_get_size(h, 3, &v));
   EXPECT_NE(m.find("out of range"), std::string::npos) << m;
   float f = 0;
-  m = fails(aoti_torch_item_float32(h, &f));
+  m = fails(aoti_torch_item_float32(h, &f));  // two elements
   aoti_torch_delete_tensor_object(h);
 }
 

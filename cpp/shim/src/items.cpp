@@ -1,5 +1,5 @@
-// Scalar access: item getters of one-element tensors and 0-d tensors made
-// from scalars.
+// Scalar access: item getters of one-element tensors (converting from the
+// tensor's dtype, as PyTorch does) and 0-d tensors made from scalars.
 #include <cstring>
 #include <string>
 
@@ -20,10 +20,18 @@ AOTITorchError item(const char* fn, AtenTensorHandle h, int32_t dtype, T* ret) {
     if (t.numel() != 1) {
       throw ShimError("a tensor with " + std::to_string(t.numel()) + " elements cannot be converted to a scalar");
     }
-    if (t.dtype != dtype) {
-      throw ShimError(std::string("expected a ") + dtype_name(dtype) + " tensor, got " + dtype_name(t.dtype));
+    out_arg(ret, "ret_value");
+    if (t.dtype == dtype) {
+      std::memcpy(ret, t.data(), sizeof(T));
+      return;
     }
-    std::memcpy(out_arg(ret, "ret_value"), t.data(), sizeof(T));
+    // Another dtype: converted, as PyTorch's item() then to<T>() does.
+    if (!is_convertible(t.dtype)) {
+      throw ShimError(std::string("cannot convert a ") + dtype_name(t.dtype) + " item to " + dtype_name(dtype));
+    }
+    char buf[8];
+    store_from_double(buf, dtype, load_as_double(t.data(), t.dtype));
+    std::memcpy(ret, buf, sizeof(T));
   });
 }
 
