@@ -301,6 +301,48 @@ TEST(CorpusBadInput, OutOfRangeTokenIdsFailTheRunAndTheProcessSurvives) {
   EXPECT_EQ(n, 10);
 }
 
+// OpenMP and Sleef imports (GOMP_parallel, GOMP_barrier, GOMP_single_start,
+// omp_get_num_threads, omp_get_thread_num, Sleef_*), as real architectures
+// have and the corpus does not, resolve through the stand-ins: a model-like
+// library NEEDing only libtorch_cpu.so runs a parallel region that calls
+// Sleef, with shim calls around it.
+TEST(CorpusLoading, OpenMPAndSleefResolveThroughTheStandIns) {
+  ASSERT_EQ(provider().error, "");
+  void* model = ::dlopen(AOTRUN_SHIM_FAKE_MODEL, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(model, nullptr) << ::dlerror();
+  auto run = reinterpret_cast<double (*)(int64_t, int, int*)>(::dlsym(model, "fake_model_run"));
+  ASSERT_NE(run, nullptr);
+  for (int threads : {1, 2, 3}) {
+    int seen = 0;
+    const int64_t n = 1000;
+    const double sum = run(n, threads, &seen);
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i) want += std::exp(static_cast<double>(i) / n);
+    EXPECT_NEAR(sum, want, 1e-3) << threads << " threads";
+    EXPECT_EQ(seen, threads);
+  }
+  Dl_info where{};
+  ASSERT_NE(::dladdr(::dlsym(model, "GOMP_parallel"), &where), 0);
+  EXPECT_NE(std::string(where.dli_fname).find("libgomp"), std::string::npos) << where.dli_fname;
+  ASSERT_NE(::dladdr(::dlsym(model, "Sleef_expf_u10"), &where), 0);
+  EXPECT_NE(std::string(where.dli_fname).find("libsleef"), std::string::npos) << where.dli_fname;
+}
+
+// aoti_torch_check's decision (docs/SHIM.md): it throws, as libtorch does.
+// On the calling thread the model catches it; inside an OpenMP parallel
+// region the process terminates, exactly as on libtorch (issue #29).
+TEST(CorpusLoading, FailedCheckThrowsToTheCallerAndTerminatesInsideAParallelRegion) {
+  ASSERT_EQ(provider().error, "");
+  void* model = ::dlopen(AOTRUN_SHIM_FAKE_MODEL, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(model, nullptr) << ::dlerror();
+  auto check = reinterpret_cast<int (*)(int)>(::dlsym(model, "fake_model_check"));
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check(0), 1);
+  EXPECT_NE(std::string(provider().last_error()).find("index out of bounds: 0 <= tmp0 < 5L"), std::string::npos);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(check(1), "index out of bounds: 0 <= tmp0 < 5L");
+}
+
 // No libtorch file is loaded in this process: every object named like a
 // libtorch library is one of aotrun's stand-ins.
 TEST(CorpusLoading, NoLibtorchInTheProcess) {
