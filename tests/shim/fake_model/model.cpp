@@ -11,8 +11,7 @@
 extern "C" {
 struct AtenTensorOpaque;
 typedef AtenTensorOpaque* AtenTensorHandle;
-int32_t aoti_torch_empty_strided(int64_t, const int64_t*, const int64_t*, int32_t, int32_t, int32_t,
-                                 AtenTensorHandle*);
+int32_t aoti_torch_empty_strided(int64_t, const int64_t*, const int64_t*, int32_t, int32_t, int32_t, AtenTensorHandle*);
 int32_t aoti_torch_get_data_ptr(AtenTensorHandle, void**);
 int32_t aoti_torch_delete_tensor_object(AtenTensorHandle);
 int32_t aoti_torch_dtype_float32(void);
