@@ -1,0 +1,203 @@
+/* aotrun's implementation of AOTInductor's C shim for CPU (libaotrun_shim.so.1).
+ *
+ * Declarations written for aotrun from PyTorch's documented behaviour of the
+ * `aoti_torch_*` functions that AOTInductor-generated CPU code calls (torch
+ * 2.6-2.15). The ABI (names, argument types, integer codes) is PyTorch's, so
+ * that a model library built against libtorch binds to this library instead.
+ * Every function returning AOTITorchError returns AOTI_TORCH_SUCCESS (0) or
+ * AOTI_TORCH_FAILURE (1); on failure aotrun_shim_last_error() says why.
+ * See docs/SHIM.md. */
+#ifndef AOTRUN_SHIM_SHIM_H_
+#define AOTRUN_SHIM_SHIM_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AOTRUN_SHIM_API __attribute__((visibility("default")))
+
+typedef int32_t AOTITorchError;
+#define AOTI_TORCH_SUCCESS 0
+#define AOTI_TORCH_FAILURE 1
+
+/* A tensor handle: a view (sizes, strides, offset, dtype, device) over a
+ * reference-counted storage. Opaque to callers. */
+struct AtenTensorOpaque;
+typedef struct AtenTensorOpaque* AtenTensorHandle;
+
+/* --- aotrun's own additions (not in libtorch) ----------------------------- */
+/* The message of this thread's last failure ("" if none). Valid until the next
+ * failing call on this thread. */
+AOTRUN_SHIM_API const char* aotrun_shim_last_error(void);
+/* "aotrun-shim <version>". */
+AOTRUN_SHIM_API const char* aotrun_shim_version(void);
+
+/* --- constants ------------------------------------------------------------ */
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_cpu(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_cuda(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_meta(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_xpu(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_mps(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_privateuse1(void);
+
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e5m2(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e4m3fn(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e5m2fnuz(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e4m3fnuz(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_bfloat16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint8(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int8(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_bool(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_complex32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_complex64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_complex128(void);
+
+AOTRUN_SHIM_API int32_t aoti_torch_layout_strided(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_coo(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_csr(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_csc(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_bsr(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_bsc(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout__mkldnn(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_jagged(void);
+
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_contiguous_format(void);
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_channels_last(void);
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_channels_last_3d(void);
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_preserve_format(void);
+
+/* Bytes per element of `dtype` (returned directly, not an error code); 0 for
+ * a code the shim does not know. */
+AOTRUN_SHIM_API size_t aoti_torch_dtype_element_size(int32_t dtype);
+
+/* --- grad mode (thread-local; no autograd here, the flag is only kept) ---- */
+AOTRUN_SHIM_API bool aoti_torch_grad_mode_is_enabled(void);
+AOTRUN_SHIM_API void aoti_torch_grad_mode_set_enabled(bool enabled);
+
+/* --- errors --------------------------------------------------------------- */
+/* Throws (a C++ std::runtime_error, like libtorch's c10::Error) when !cond. */
+AOTRUN_SHIM_API void aoti_torch_check(bool cond, const char* func, const char* file, uint32_t line, const char* msg);
+AOTRUN_SHIM_API void aoti_torch_warn(const char* func, const char* file, uint32_t line, const char* msg);
+
+/* --- tensor handles ------------------------------------------------------- */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
+                                                                  const int64_t* strides_ptr, int64_t storage_offset,
+                                                                  int32_t dtype, int32_t device_type,
+                                                                  int32_t device_index, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, const int64_t* sizes_ptr,
+                                                                     const int64_t* strides_ptr, int64_t storage_offset,
+                                                                     int32_t dtype, int32_t device_type,
+                                                                     int32_t device_index, AtenTensorHandle* ret,
+                                                                     int32_t layout, const uint8_t* opaque_metadata,
+                                                                     int64_t opaque_metadata_size);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr,
+                                                        const int64_t* strides_ptr, int32_t dtype, int32_t device_type,
+                                                        int32_t device_index, AtenTensorHandle* ret_new_tensor);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_new_uninitialized_tensor(AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle tensor);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig_handle, AtenTensorHandle* new_handle);
+AOTRUN_SHIM_API AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim,
+                                                              const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                                              int64_t storage_offset, AtenTensorHandle* ret_new_tensor);
+/* A view of `dtype` into self's storage (self's offset must be 0), starting
+ * offset_bytes in: what Inductor's memory planning allocates from a pool. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset_bytes, int32_t dtype,
+                                                           int64_t ndim, const int64_t* sizes_ptr,
+                                                           const int64_t* strides_ptr,
+                                                           AtenTensorHandle* ret_new_tensor);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_clone_preserve_strides(AtenTensorHandle self, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_tensor_copy_(AtenTensorHandle src, AtenTensorHandle dst);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_assign_tensors(AtenTensorHandle src, AtenTensorHandle dst);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_assign_tensors_out(AtenTensorHandle src, AtenTensorHandle* ret_dst);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_zero_(AtenTensorHandle tensor);
+
+/* --- getters -------------------------------------------------------------- */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_is_defined(AtenTensorHandle tensor, bool* ret_is_defined);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_data_ptr(AtenTensorHandle tensor, void** ret_data_ptr);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_storage_size(AtenTensorHandle tensor, int64_t* ret_size);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_storage_numel(AtenTensorHandle tensor, int64_t* ret_numel);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle tensor, int64_t* ret_storage_offset);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_sizes(AtenTensorHandle tensor, int64_t** ret_sizes);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_size(AtenTensorHandle tensor, int64_t d, int64_t* ret_size);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_strides(AtenTensorHandle tensor, int64_t** ret_strides);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_stride(AtenTensorHandle tensor, int64_t d, int64_t* ret_stride);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_dim(AtenTensorHandle tensor, int64_t* ret_dim);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_numel(AtenTensorHandle tensor, int64_t* ret_numel);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_dtype(AtenTensorHandle tensor, int32_t* ret_dtype);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_device_type(AtenTensorHandle tensor, int32_t* ret_device_type);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_device_index(AtenTensorHandle tensor, int32_t* ret_device_index);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret_layout);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret_is_contiguous);
+
+/* --- item getters (0-d or one-element tensors of exactly that dtype) ------- */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_float32(AtenTensorHandle tensor, float* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_float64(AtenTensorHandle tensor, double* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint8(AtenTensorHandle tensor, uint8_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint16(AtenTensorHandle tensor, uint16_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint32(AtenTensorHandle tensor, uint32_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint64(AtenTensorHandle tensor, uint64_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int8(AtenTensorHandle tensor, int8_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int16(AtenTensorHandle tensor, int16_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int32(AtenTensorHandle tensor, int32_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int64(AtenTensorHandle tensor, int64_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_bool(AtenTensorHandle tensor, bool* ret_value);
+/* bfloat16 and float16 items are their raw 16 bits (c10's BFloat16/Half are
+ * a uint16_t in a struct, passed the same way). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_bfloat16(AtenTensorHandle tensor, uint16_t* ret_value);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_float16(AtenTensorHandle tensor, uint16_t* ret_value);
+
+/* --- 0-d tensors from scalars --------------------------------------------- */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_float32(float value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_float64(double value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint8(uint8_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint16(uint16_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint32(uint32_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint64(uint64_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int8(int8_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int16(int16_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int32(int32_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int64(int64_t value, AtenTensorHandle* ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_bool(bool value, AtenTensorHandle* ret);
+
+/* --- CPU kernels for Inductor's fallback ops ------------------------------ */
+/* out = beta * self + alpha * (mat1 @ mat2); self broadcasts to out. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                        AtenTensorHandle mat1, AtenTensorHandle mat2, double beta,
+                                                        double alpha);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                     AtenTensorHandle mat2);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                      AtenTensorHandle mat2);
+/* bias may be NULL or point to NULL (no bias). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_convolution(
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0);
+/* attn_mask and scale may be NULL; ret0: output [B, Hq, L, Ev]; ret1: logsumexp [B, Hq, L] (float32). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* dtype may be NULL (then: self's dtype, integers and bool promoted to int64). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                     AtenTensorHandle* ret0);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AOTRUN_SHIM_SHIM_H_ */

@@ -1,0 +1,55 @@
+#include "error.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace aotrun::shim {
+namespace {
+thread_local std::string t_last_error;
+
+bool quiet() {
+  static const bool q = std::getenv("AOTRUN_SHIM_QUIET") != nullptr;
+  return q;
+}
+}  // namespace
+
+void set_last_error(const std::string& msg) {
+  t_last_error = msg;
+  if (!quiet()) std::fprintf(stderr, "aotrun-shim: %s\n", msg.c_str());
+}
+
+void clear_last_error() { t_last_error.clear(); }
+
+const char* last_error() { return t_last_error.c_str(); }
+
+}  // namespace aotrun::shim
+
+extern "C" {
+
+const char* aotrun_shim_last_error(void) { return aotrun::shim::last_error(); }
+
+const char* aotrun_shim_version(void) { return "aotrun-shim 1.0.0"; }
+
+// A failed check inside generated code. libtorch throws c10::Error (a
+// std::exception) here and so does the shim (std::runtime_error): on the
+// calling thread the model's entry point catches it and reports a failed run;
+// inside an OpenMP parallel region no exception can leave, and the process
+// terminates exactly as on libtorch (issue #29; docs/SHIM.md).
+void aoti_torch_check(bool cond, const char* func, const char* file, uint32_t line, const char* msg) {
+  if (cond) return;
+  std::string m = msg != nullptr ? msg : "check failed";
+  m += " (";
+  m += func != nullptr ? func : "?";
+  m += " at ";
+  m += file != nullptr ? file : "?";
+  m += ":" + std::to_string(line) + ")";
+  aotrun::shim::set_last_error("aoti_torch_check: " + m);
+  throw std::runtime_error(m);
+}
+
+void aoti_torch_warn(const char* func, const char* file, uint32_t line, const char* msg) {
+  std::fprintf(stderr, "aotrun-shim: warning: %s (%s at %s:%u)\n", msg != nullptr ? msg : "",
+               func != nullptr ? func : "?", file != nullptr ? file : "?", line);
+}
+
+}  // extern "C"

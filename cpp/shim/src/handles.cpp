@@ -1,0 +1,170 @@
+// Creating, aliasing and deleting tensor handles.
+#include <string>
+#include <vector>
+
+#include "aotrun_shim/shim.h"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "tensor.hpp"
+
+using namespace aotrun::shim;
+
+namespace {
+
+void check_cpu(int32_t device_type, const char* what) {
+  if (device_type != kCPU) {
+    throw ShimError(std::string(what) + ": device type " + std::to_string(device_type) +
+                    " is not supported (aotrun's shim runs CPU tensors only)");
+  }
+}
+
+void check_dtype(int32_t dtype) {
+  if (element_size(dtype) == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
+}
+
+std::vector<int64_t> dims(int64_t ndim, const int64_t* p, const char* what) {
+  if (ndim < 0) throw ShimError("ndim " + std::to_string(ndim) + " is negative");
+  if (ndim > 0 && p == nullptr) throw ShimError(std::string(what) + " is null");
+  return std::vector<int64_t>(p, p + ndim);
+}
+
+void check_sizes(const std::vector<int64_t>& sizes) {
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 0) {
+      throw ShimError("negative size " + std::to_string(sizes[d]) + " at dim " + std::to_string(d));
+    }
+  }
+}
+
+AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                           int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index) {
+  check_cpu(device_type, "create_tensor_from_blob");
+  check_dtype(dtype);
+  auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+  auto strides = dims(ndim, strides_ptr, "strides_ptr");
+  check_sizes(sizes);
+  if (storage_offset < 0) throw ShimError("negative storage_offset " + std::to_string(storage_offset));
+  Tensor t;
+  if (data == nullptr) {  // as PyTorch: no memory given (a 0-size tensor) -> allocate
+    t = empty_tensor(sizes, strides, dtype);
+  } else {
+    // `data` is the start of the storage; the view begins storage_offset elements in.
+    t.storage = Storage::borrow(data, storage_nbytes_for(sizes, strides, storage_offset, element_size(dtype)));
+    t.sizes = std::move(sizes);
+    t.strides = std::move(strides);
+    t.storage_offset = storage_offset;
+    t.dtype = dtype;
+  }
+  t.device_type = kCPU;
+  (void)device_index;  // a CPU device has no index: PyTorch reports -1 whatever was given
+  return new_handle(std::move(t));
+}
+
+}  // namespace
+
+extern "C" {
+
+AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
+                                                  const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
+                                                  int32_t device_type, int32_t device_index, AtenTensorHandle* ret) {
+  return guard(__func__, [&] {
+    *out_arg(ret, "ret") =
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
+  });
+}
+
+AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, const int64_t* sizes_ptr,
+                                                     const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
+                                                     int32_t device_type, int32_t device_index, AtenTensorHandle* ret,
+                                                     int32_t layout, const uint8_t* opaque_metadata,
+                                                     int64_t opaque_metadata_size) {
+  return guard(__func__, [&] {
+    if (layout != kStrided) {
+      throw ShimError("layout " + std::to_string(layout) + " is not supported (only strided tensors)");
+    }
+    (void)opaque_metadata;  // only meaningful for the mkldnn layout
+    (void)opaque_metadata_size;
+    *out_arg(ret, "ret") =
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
+  });
+}
+
+AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                        int32_t dtype, int32_t device_type, int32_t device_index,
+                                        AtenTensorHandle* ret_new_tensor) {
+  return guard(__func__, [&] {
+    check_cpu(device_type, "empty_strided");
+    check_dtype(dtype);
+    auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+    check_sizes(sizes);
+    Tensor t = empty_tensor(sizes, dims(ndim, strides_ptr, "strides_ptr"), dtype);
+    (void)device_index;  // CPU: index -1, as in PyTorch
+    *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
+  });
+}
+
+AOTITorchError aoti_torch_new_uninitialized_tensor(AtenTensorHandle* ret) {
+  return guard(__func__, [&] { *out_arg(ret, "ret") = new_handle(Tensor{}); });
+}
+
+AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle tensor) {
+  return guard(__func__, [&] { delete &as_tensor(tensor, "tensor"); });
+}
+
+AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig_handle, AtenTensorHandle* new_handle_out) {
+  return guard(__func__, [&] {
+    const Tensor& t = as_tensor(orig_handle, "orig_handle");
+    *out_arg(new_handle_out, "new_handle") = new_handle(t);
+  });
+}
+
+// A new view of self's storage: sizes and strides as given, storage offset
+// = self's offset + storage_offset (an increment, as in PyTorch).
+AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim, const int64_t* sizes_ptr,
+                                              const int64_t* strides_ptr, int64_t storage_offset,
+                                              AtenTensorHandle* ret_new_tensor) {
+  return guard(__func__, [&] {
+    const Tensor& base = as_tensor(self, "self");
+    Tensor t = base;
+    t.sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+    t.strides = dims(ndim, strides_ptr, "strides_ptr");
+    check_sizes(t.sizes);
+    t.storage_offset = base.storage_offset + storage_offset;
+    if (t.storage_offset < 0) throw ShimError("the resulting storage offset is negative");
+    *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
+  });
+}
+
+AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset_bytes, int32_t dtype, int64_t ndim,
+                                           const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                           AtenTensorHandle* ret_new_tensor) {
+  return guard(__func__, [&] {
+    const Tensor& pool = as_tensor(self, "self");
+    if (!pool.defined()) throw ShimError("self is an undefined tensor");
+    if (pool.storage_offset != 0) throw ShimError("self must have storage offset 0 (a pool)");
+    check_dtype(dtype);
+    if (offset_bytes < 0) throw ShimError("negative offset_bytes " + std::to_string(offset_bytes));
+    Tensor t = pool;
+    t.dtype = dtype;
+    t.sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+    t.strides = dims(ndim, strides_ptr, "strides_ptr");
+    check_sizes(t.sizes);
+    t.storage_offset = offset_bytes / static_cast<int64_t>(element_size(dtype));
+    *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
+  });
+}
+
+// dst becomes another reference to src's tensor (not a copy of the data).
+AOTITorchError aoti_torch_assign_tensors(AtenTensorHandle src, AtenTensorHandle dst) {
+  return guard(__func__, [&] {
+    const Tensor& s = as_tensor(src, "src");
+    Tensor& d = as_tensor(dst, "dst");
+    if (&s != &d) d = s;
+  });
+}
+
+AOTITorchError aoti_torch_assign_tensors_out(AtenTensorHandle src, AtenTensorHandle* ret_dst) {
+  return guard(__func__, [&] { *out_arg(ret_dst, "ret_dst") = new_handle(as_tensor(src, "src")); });
+}
+
+}  // extern "C"

@@ -1,0 +1,32 @@
+// aoti_torch_cpu_addmm_out: out = beta * self + alpha * (mat1 @ mat2).
+#include <string>
+
+#include "../error.hpp"
+#include "kernels.hpp"
+
+namespace aotrun::shim::kernels {
+
+void addmm(const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha) {
+  const char* op = "aoti_torch_cpu_addmm_out";
+  expect_cpu_defined(self, op, "self");
+  if (self.dim() > 2) fail_arg(op, "self", "must be 1-d or 2-d, got " + std::to_string(self.dim()) + "-d");
+  if (self.dtype != out.dtype) fail_arg(op, "self", "must have out's dtype");
+  expect_dim(out, 2, op, "out");
+  if (beta != 0.0) {
+    // Broadcast self into out, then accumulate the product on top. When self
+    // and out are the same view this is a no-op copy.
+    copy_elements(out, self);
+  }
+  gemm(out, mat1, mat2, alpha, beta, op);
+}
+
+}  // namespace aotrun::shim::kernels
+
+extern "C" AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
+                                                   AtenTensorHandle mat2, double beta, double alpha) {
+  using namespace aotrun::shim;
+  return guard(__func__, [&] {
+    kernels::addmm(as_tensor(out, "out"), as_tensor(self, "self"), as_tensor(mat1, "mat1"), as_tensor(mat2, "mat2"),
+                   beta, alpha);
+  });
+}

@@ -1,0 +1,48 @@
+// The shim's internal kernel interface: C++ functions over Tensor objects
+// that throw ShimError (naming the op and the argument) for anything they do
+// not handle. The exported aoti_torch_cpu_* entry points (one file per op)
+// unpack handles, call these and convert errors at the C boundary.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../tensor.hpp"
+
+namespace aotrun::shim::kernels {
+
+// c = beta * c + alpha * (a @ b) for 2-d strided views of one floating dtype
+// (float32, float64; bfloat16 and float16 computed in float32 and rounded
+// once). c must not overlap a or b. beta == 0 ignores c's old contents.
+void gemm(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
+
+// out = beta * self + alpha * (mat1 @ mat2), self broadcast to out's shape.
+void addmm(const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha);
+void mm(const Tensor& out, const Tensor& self, const Tensor& mat2);
+void bmm(const Tensor& out, const Tensor& self, const Tensor& mat2);
+
+struct ConvParams {
+  std::vector<int64_t> stride, padding, dilation;  // one per spatial dim (expanded)
+  int64_t groups = 1;
+};
+// Forward convolution (not transposed) of an N, C, spatial... input; returns
+// a new tensor, channels-last when the input or the weight is.
+Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op);
+
+// Scaled dot-product attention (no dropout). query [B, Hq, L, E], key
+// [B, Hk, S, E], value [B, Hk, S, E], Hq a multiple of Hk; a floating mask
+// broadcast to [B, Hq, L, S] is added to the scores. Returns output
+// [B, Hq, L, E] (dims laid out in the query's order) and logsumexp
+// [B, Hq, L] (laid out as [B, L, Hq]).
+void sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale, Tensor* out,
+          Tensor* logsumexp, const char* op);
+
+// Cumulative sum along dim into a new contiguous tensor of `dtype`.
+Tensor cumsum(const Tensor& self, int64_t dim, int32_t dtype, const char* op);
+
+// Shared argument checks: throw "<op>: argument '<name>' ..." errors.
+[[noreturn]] void fail_arg(const char* op, const char* arg, const std::string& why);
+void expect_dim(const Tensor& t, int64_t dim, const char* op, const char* arg);
+void expect_cpu_defined(const Tensor& t, const char* op, const char* arg);
+
+}  // namespace aotrun::shim::kernels

@@ -1,0 +1,200 @@
+#include "tensor.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "dtype.hpp"
+#include "error.hpp"
+
+namespace aotrun::shim {
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
+  void* p = nullptr;
+  if (nbytes > 0) {
+    const size_t rounded = (nbytes + 63) / 64 * 64;
+    p = std::aligned_alloc(64, rounded);
+    if (p == nullptr) throw ShimError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+  }
+  return std::shared_ptr<Storage>(new Storage(p, nbytes, true));
+}
+
+std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes) {
+  return std::shared_ptr<Storage>(new Storage(data, nbytes, false));
+}
+
+Storage::~Storage() {
+  if (owned_) std::free(data_);
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+size_t Tensor::itemsize() const { return element_size(dtype); }
+
+void* Tensor::data() const {
+  if (!storage || storage->data() == nullptr) return nullptr;
+  return static_cast<char*>(storage->data()) + storage_offset * static_cast<int64_t>(itemsize());
+}
+
+void* Tensor::element(const int64_t* index) const {
+  int64_t off = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) off += index[d] * strides[d];
+  return static_cast<char*>(data()) + off * static_cast<int64_t>(itemsize());
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (sizes[d] == 0) return true;
+    if (sizes[d] != 1 && strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+bool Tensor::is_non_overlapping_and_dense() const {
+  const int64_t n = dim();
+  if (n == 0) return true;
+  std::vector<int64_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t expected = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t d = perm[i];
+    if (sizes[d] == 0) return true;
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+size_t storage_nbytes_for(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset,
+                          size_t itemsize) {
+  int64_t extent = 1;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return 0;
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  return static_cast<size_t>(extent + offset) * itemsize;
+}
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    st[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return st;
+}
+
+std::vector<int64_t> strides_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& order) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t acc = 1;
+  for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
+    st[order[i]] = acc;
+    acc *= std::max<int64_t>(sizes[order[i]], 1);
+  }
+  return st;
+}
+
+AtenTensorHandle new_handle(Tensor t) { return reinterpret_cast<AtenTensorHandle>(new Tensor(std::move(t))); }
+
+Tensor& as_tensor(AtenTensorHandle h, const char* what) {
+  if (h == nullptr) throw ShimError(std::string(what) + " is a null tensor handle");
+  return *reinterpret_cast<Tensor*>(h);
+}
+
+Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype) {
+  const size_t item = element_size(dtype);
+  if (item == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
+  Tensor t;
+  t.storage = Storage::allocate(storage_nbytes_for(sizes, strides, 0, item));
+  t.sizes = sizes;
+  t.strides = strides;
+  t.dtype = dtype;
+  t.device_type = kCPU;
+  return t;
+}
+
+Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype) {
+  return empty_tensor(sizes, contiguous_strides(sizes), dtype);
+}
+
+void copy_elements(const Tensor& dst, const Tensor& src) {
+  const int64_t nd = dst.dim();
+  const int64_t ns = src.dim();
+  if (ns > nd)
+    throw ShimError("cannot copy a " + std::to_string(ns) + "-d tensor into a " + std::to_string(nd) + "-d one");
+  // src's strides aligned to dst's dims; broadcast dims get stride 0.
+  std::vector<int64_t> sstr(nd, 0);
+  for (int64_t i = 0; i < ns; ++i) {
+    const int64_t dd = nd - ns + i;
+    if (src.sizes[i] == dst.sizes[dd]) {
+      sstr[dd] = src.strides[i];
+    } else if (src.sizes[i] != 1) {
+      throw ShimError("the size of the source (" + std::to_string(src.sizes[i]) + ") must match the size of " +
+                      "the destination (" + std::to_string(dst.sizes[dd]) + ") at dim " + std::to_string(dd));
+    }
+  }
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  const bool same = dst.dtype == src.dtype;
+  if (!same && (!is_convertible(dst.dtype) || !is_convertible(src.dtype))) {
+    throw ShimError(std::string("copy from ") + dtype_name(src.dtype) + " to " + dtype_name(dst.dtype) +
+                    " is not supported");
+  }
+  const int64_t di = static_cast<int64_t>(dst.itemsize());
+  const int64_t si = static_cast<int64_t>(src.itemsize());
+  char* dbase = static_cast<char*>(dst.data());
+  const char* sbase = static_cast<const char*>(src.data());
+  // Fast path: both dense in the same row-major order.
+  if (same && dst.is_contiguous() && ns == nd && src.is_contiguous() && src.sizes == dst.sizes) {
+    if (dbase != sbase) std::memmove(dbase, sbase, static_cast<size_t>(n * di));
+    return;
+  }
+  // Rows along the innermost dim; the outer dims are walked with an odometer.
+  const int64_t inner = nd > 0 ? dst.sizes[nd - 1] : 1;
+  const int64_t dinc = nd > 0 ? dst.strides[nd - 1] : 0, sinc = nd > 0 ? sstr[nd - 1] : 0;
+  const int64_t rows = n / inner;
+  std::vector<int64_t> idx(nd > 0 ? nd - 1 : 0, 0);
+  int64_t doff = 0, soff = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    char* d = dbase + doff * di;
+    const char* s = sbase + soff * si;
+    if (same && dinc == 1 && sinc == 1) {
+      std::memmove(d, s, static_cast<size_t>(inner * di));
+    } else if (same && di == 4) {
+      for (int64_t i = 0; i < inner; ++i) std::memcpy(d + i * dinc * 4, s + i * sinc * 4, 4);
+    } else if (same) {
+      for (int64_t i = 0; i < inner; ++i) std::memcpy(d + i * dinc * di, s + i * sinc * si, static_cast<size_t>(di));
+    } else {
+      for (int64_t i = 0; i < inner; ++i) {
+        store_from_double(d + i * dinc * di, dst.dtype, load_as_double(s + i * sinc * si, src.dtype));
+      }
+    }
+    for (int64_t dd = nd - 2; dd >= 0; --dd) {
+      if (++idx[dd] < dst.sizes[dd]) {
+        doff += dst.strides[dd];
+        soff += sstr[dd];
+        break;
+      }
+      doff -= dst.strides[dd] * (dst.sizes[dd] - 1);
+      soff -= sstr[dd] * (dst.sizes[dd] - 1);
+      idx[dd] = 0;
+    }
+  }
+}
+
+}  // namespace aotrun::shim

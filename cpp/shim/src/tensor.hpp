@@ -1,0 +1,83 @@
+// The tensor object behind an AtenTensorHandle: a view (sizes, strides,
+// storage offset in elements, dtype, device) over a reference-counted
+// Storage. Handles are heap-allocated Tensor objects; copying a Tensor shares
+// its storage, and the storage's memory is released when the last Tensor
+// referring to it goes (unless it is borrowed: create_tensor_from_blob).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "aotrun_shim/shim.h"
+
+namespace aotrun::shim {
+
+class Storage {
+ public:
+  // Allocates `nbytes` (64-byte aligned; nullptr data for 0 bytes). Throws on failure.
+  static std::shared_ptr<Storage> allocate(size_t nbytes);
+  // Refers to memory owned by someone else; never freed here.
+  static std::shared_ptr<Storage> borrow(void* data, size_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  bool owned() const { return owned_; }
+
+ private:
+  Storage(void* data, size_t nbytes, bool owned) : data_(data), nbytes_(nbytes), owned_(owned) {}
+  void* data_;
+  size_t nbytes_;
+  bool owned_;
+};
+
+struct Tensor {
+  std::shared_ptr<Storage> storage;  // null: an undefined tensor
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t storage_offset = 0;  // in elements
+  int32_t dtype = 6;           // float32
+  int32_t device_type = 0;     // cpu
+  int32_t device_index = -1;
+
+  bool defined() const { return storage != nullptr; }
+  int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
+  int64_t numel() const;
+  size_t itemsize() const;
+  // Address of the first element (storage data + offset), may be null for empty storage.
+  void* data() const;
+  // Address of the element at `index` (one index per dim).
+  void* element(const int64_t* index) const;
+  bool is_contiguous() const;
+  // Every element at a distinct address and the elements fill a contiguous
+  // range (any order of dims): PyTorch's "non-overlapping and dense".
+  bool is_non_overlapping_and_dense() const;
+};
+
+// Bytes a storage needs for a view of these sizes/strides starting at
+// `offset` elements (PyTorch's computeStorageNbytes): 0 if any size is 0.
+size_t storage_nbytes_for(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset,
+                          size_t itemsize);
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);
+// Strides of a permutation `order` (outermost first) of dims laid out densely.
+std::vector<int64_t> strides_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& order);
+
+// A new handle (the caller owns it) / the object behind a handle. as_tensor
+// throws (naming `what`) on a null handle.
+AtenTensorHandle new_handle(Tensor t);
+Tensor& as_tensor(AtenTensorHandle h, const char* what);
+
+// A new CPU tensor with fresh storage.
+Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype);
+Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype);
+
+// Copies src's elements into dst elementwise (src broadcast to dst's shape,
+// dtype converted). Throws when the shapes do not broadcast or a dtype is not
+// supported.
+void copy_elements(const Tensor& dst, const Tensor& src);
+
+}  // namespace aotrun::shim

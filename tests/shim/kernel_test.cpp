@@ -1,0 +1,484 @@
+// The shim's kernels against straightforward reference implementations
+// (naive loops in double) over odd shapes, strides, transposes, groups,
+// padding, dilation, masks and bfloat16; no libtorch needed. Float32 results
+// must be within rtol 1.3e-6 / atol 1e-5 of the reference, bfloat16 ones
+// within rtol 1.6e-2 / atol 1e-5 of the reference rounded to bfloat16.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "aotrun_shim/shim.h"
+#include "shim_api.hpp"
+#include "tensor_probe.hpp"
+
+namespace {
+
+const ShimApi& api() {
+  static ShimApi* a = [] {
+    auto* x = new ShimApi;
+    const std::string missing = x->resolve(RTLD_DEFAULT);
+    if (!missing.empty()) std::abort();
+    return x;
+  }();
+  return *a;
+}
+
+constexpr int32_t kF32 = 6, kF64 = 7, kBF16 = 15;
+
+// A tensor over its own buffer with arbitrary strides, filled with values in [-1, 1).
+struct T {
+  std::vector<char> buf;
+  AtenTensorHandle h = nullptr;
+  std::vector<int64_t> sizes, strides;
+  int32_t dtype = kF32;
+  T() = default;
+  T(std::vector<int64_t> sz, std::vector<int64_t> st, int32_t dt, uint32_t seed, int64_t offset = 0)
+      : sizes(std::move(sz)), strides(std::move(st)), dtype(dt) {
+    int64_t span = 1;
+    for (size_t i = 0; i < sizes.size(); ++i) span += std::max<int64_t>(sizes[i] - 1, 0) * strides[i];
+    const int64_t n = span + offset;
+    const size_t item = dt == kBF16 ? 2 : dt == kF64 ? 8 : 4;
+    buf.resize(static_cast<size_t>(n) * item);
+    uint32_t s = seed * 747796405u + 1;
+    for (int64_t i = 0; i < n; ++i) {
+      s = s * 1664525u + 1013904223u;
+      const float v = static_cast<float>((s >> 8) & 0xffff) / 32768.0f - 1.0f;
+      if (dt == kF32) std::memcpy(&buf[i * 4], &v, 4);
+      if (dt == kF64) {
+        const double d = v;
+        std::memcpy(&buf[i * 8], &d, 8);
+      }
+      if (dt == kBF16) {
+        const uint16_t b = bf16_bits(v);
+        std::memcpy(&buf[i * 2], &b, 2);
+      }
+    }
+    EXPECT_EQ(aoti_torch_create_tensor_from_blob(buf.data(), static_cast<int64_t>(sizes.size()), sizes.data(),
+                                                 strides.data(), offset, dt, aoti_torch_device_type_cpu(), 0, &h),
+              AOTI_TORCH_SUCCESS);
+  }
+  ~T() {
+    if (h != nullptr) aoti_torch_delete_tensor_object(h);
+  }
+  T(const T&) = delete;
+  // The element at a multi-index, as double.
+  double at(const std::vector<int64_t>& idx) const {
+    std::vector<double> v = values_at(idx);
+    return v[0];
+  }
+  std::vector<double> values_at(const std::vector<int64_t>& idx) const {
+    int64_t off = 0;
+    for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * strides[i];
+    void* p = nullptr;
+    aoti_torch_get_data_ptr(h, &p);
+    const char* c = static_cast<const char*>(p);
+    if (dtype == kF32) {
+      float f;
+      std::memcpy(&f, c + off * 4, 4);
+      return {f};
+    }
+    if (dtype == kF64) {
+      double d;
+      std::memcpy(&d, c + off * 8, 8);
+      return {d};
+    }
+    uint16_t b;
+    std::memcpy(&b, c + off * 2, 2);
+    return {bf16_value(b)};
+  }
+};
+
+std::vector<int64_t> rowmajor(const std::vector<int64_t>& s) {
+  std::vector<int64_t> st(s.size());
+  int64_t acc = 1;
+  for (size_t d = s.size(); d-- > 0;) st[d] = acc, acc *= s[d];
+  return st;
+}
+
+double round_to(double v, int32_t dt) { return dt == kBF16 ? bf16_value(bf16_bits(static_cast<float>(v))) : v; }
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, int32_t dt,
+                  const std::string& what) {
+  const double rtol = dt == kBF16 ? 1.6e-2 : 1.3e-6, atol = 1e-5;
+  std::vector<double> w = want;
+  for (double& x : w) x = round_to(x, dt);
+  EXPECT_EQ(close(got, w, rtol, atol), "") << what;
+}
+
+// --- GEMM ------------------------------------------------------------------
+
+// Strides for a [r, c] matrix: 0 row-major, 1 column-major, 2 row-major with
+// gaps (every other column and row), 3 column-major with gaps.
+std::vector<int64_t> mat_strides(int64_t r, int64_t c, int kind) {
+  switch (kind) {
+    case 0: return {c, 1};
+    case 1: return {1, r};
+    case 2: return {2 * c + 3, 2};
+    default: return {2, 2 * r + 1};
+  }
+}
+
+TEST(ShimKernels, AddmmMatchesNaiveOverShapesStridesAndDtypes) {
+  const int64_t shapes[][3] = {{1, 1, 1}, {3, 7, 5}, {17, 1, 9}, {4, 64, 128}, {33, 65, 17}, {2, 0, 3}};
+  int count = 0;
+  for (int32_t dt : {kF32, kF64, kBF16}) {
+    for (const auto& sh : shapes) {
+      const int64_t m = sh[0], k = sh[1], n = sh[2];
+      for (int ka = 0; ka < 4; ++ka) {
+        for (int kb = 0; kb < 4; ++kb) {
+          const int ko = (ka + kb) % 4, bias_kind = (ka * 4 + kb) % 3;
+          const double beta = (kb % 2) ? 0.5 : 1.0, alpha = (ka % 2) ? -2.0 : 1.0;
+          T a({m, k}, mat_strides(m, k, ka), dt, 1), b({k, n}, mat_strides(k, n, kb), dt, 2);
+          T bias = bias_kind == 0   ? T({n}, {1}, dt, 3)
+                   : bias_kind == 1 ? T({m, n}, mat_strides(m, n, 3 - ka), dt, 3)
+                                    : T({1, n}, {n, 1}, dt, 3);
+          T out({m, n}, mat_strides(m, n, ko), dt, 4);
+          ASSERT_EQ(aoti_torch_cpu_addmm_out(out.h, bias.h, a.h, b.h, beta, alpha), AOTI_TORCH_SUCCESS)
+              << aotrun_shim_last_error();
+          std::vector<double> got, want;
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double acc = 0;
+              for (int64_t p = 0; p < k; ++p) acc += a.at({i, p}) * b.at({p, j});
+              const double bv = bias_kind == 1 ? bias.at({i, j}) : bias_kind == 2 ? bias.at({0, j}) : bias.at({j});
+              want.push_back(beta * bv + alpha * acc);
+              got.push_back(out.at({i, j}));
+            }
+          }
+          expect_close(got, want, dt,
+                       "addmm " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + " kinds " +
+                           std::to_string(ka) + std::to_string(kb) + std::to_string(ko) + " dtype " +
+                           std::to_string(dt));
+          ++count;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(count, 3 * 6 * 16);
+}
+
+TEST(ShimKernels, MmAndBmmMatchNaive) {
+  for (int32_t dt : {kF32, kBF16}) {
+    T a({5, 9}, {1, 5}, dt, 5), b({9, 3}, {3, 1}, dt, 6), out({5, 3}, {3, 1}, dt, 7);
+    ASSERT_EQ(aoti_torch_cpu_mm_out(out.h, a.h, b.h), AOTI_TORCH_SUCCESS);
+    std::vector<double> got, want;
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < 9; ++p) acc += a.at({i, p}) * b.at({p, j});
+        want.push_back(acc);
+        got.push_back(out.at({i, j}));
+      }
+    expect_close(got, want, dt, "mm");
+    // bmm: batch-innermost operand, transposed second operand, strided out.
+    T x({4, 3, 6}, {1, 24, 4}, dt, 8), y({4, 6, 2}, {12, 1, 6}, dt, 9), o({4, 3, 2}, {1, 8, 4}, dt, 10);
+    ASSERT_EQ(aoti_torch_cpu_bmm_out(o.h, x.h, y.h), AOTI_TORCH_SUCCESS);
+    got.clear();
+    want.clear();
+    for (int64_t bb = 0; bb < 4; ++bb)
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 2; ++j) {
+          double acc = 0;
+          for (int64_t p = 0; p < 6; ++p) acc += x.at({bb, i, p}) * y.at({bb, p, j});
+          want.push_back(acc);
+          got.push_back(o.at({bb, i, j}));
+        }
+    expect_close(got, want, dt, "bmm");
+  }
+}
+
+// --- convolution --------------------------------------------------------------
+
+struct Conv {
+  std::vector<int64_t> in;
+  int64_t oc;
+  std::vector<int64_t> k, stride, pad, dil;
+  int64_t groups;
+  bool bias, cl;
+};
+
+void check_conv(const Conv& c, int32_t dt) {
+  const int64_t nd = static_cast<int64_t>(c.k.size());
+  std::vector<int64_t> ws = {c.oc, c.in[1] / c.groups};
+  ws.insert(ws.end(), c.k.begin(), c.k.end());
+  auto cl_strides = [](const std::vector<int64_t>& s) {
+    std::vector<int64_t> st(s.size());
+    int64_t acc = s[1];
+    st[1] = 1;
+    for (size_t d = s.size() - 1; d >= 2; --d) st[d] = acc, acc *= s[d];
+    st[0] = acc;
+    return st;
+  };
+  T x(c.in, c.cl ? cl_strides(c.in) : rowmajor(c.in), dt, 11);
+  T w(ws, c.cl ? cl_strides(ws) : rowmajor(ws), dt, 12);
+  T b({c.oc}, {1}, dt, 13);
+  AtenTensorHandle bh = b.h, out = nullptr;
+  const std::vector<int64_t> op(nd, 0);
+  ASSERT_EQ(aoti_torch_cpu_convolution(x.h, w.h, c.bias ? &bh : nullptr, c.stride.data(), nd, c.pad.data(), nd,
+                                       c.dil.data(), nd, 0, op.data(), nd, c.groups, &out),
+            AOTI_TORCH_SUCCESS)
+      << aotrun_shim_last_error();
+  const TensorDesc d = describe(api(), out);
+  std::vector<int64_t> os = {c.in[0], c.oc};
+  for (int64_t i = 0; i < nd; ++i) {
+    os.push_back((c.in[2 + i] + 2 * c.pad[i] - c.dil[i] * (c.k[i] - 1) - 1) / c.stride[i] + 1);
+  }
+  ASSERT_EQ(d.sizes, os);
+  if (c.cl && nd == 2) {
+    EXPECT_EQ(d.strides, cl_strides(os));  // channels-last in, channels-last out
+  } else {
+    EXPECT_EQ(d.strides, rowmajor(os));
+  }
+  const std::vector<double> got = values(api(), out);
+  std::vector<double> want;
+  const int64_t cg = c.in[1] / c.groups, og = c.oc / c.groups;
+  // Iterate the output in row-major order over up to 3 spatial dims.
+  std::vector<int64_t> o3(3, 1), k3(3, 1), i3(3, 1), s3(3, 1), p3(3, 0), d3(3, 1);
+  for (int64_t i = 0; i < nd; ++i) {
+    o3[3 - nd + i] = os[2 + i];
+    k3[3 - nd + i] = c.k[i];
+    i3[3 - nd + i] = c.in[2 + i];
+    s3[3 - nd + i] = c.stride[i];
+    p3[3 - nd + i] = c.pad[i];
+    d3[3 - nd + i] = c.dil[i];
+  }
+  auto idx = [&](int64_t n0, int64_t ch, int64_t a, int64_t bq, int64_t cq) {
+    std::vector<int64_t> v = {n0, ch};
+    const int64_t sp[3] = {a, bq, cq};
+    for (int64_t i = 0; i < nd; ++i) v.push_back(sp[3 - nd + i]);
+    return v;
+  };
+  for (int64_t n0 = 0; n0 < c.in[0]; ++n0)
+    for (int64_t o = 0; o < c.oc; ++o)
+      for (int64_t y0 = 0; y0 < o3[0]; ++y0)
+        for (int64_t y1 = 0; y1 < o3[1]; ++y1)
+          for (int64_t y2 = 0; y2 < o3[2]; ++y2) {
+            double acc = c.bias ? b.at({o}) : 0.0;
+            const int64_t g = o / og;
+            for (int64_t ci = 0; ci < cg; ++ci)
+              for (int64_t a = 0; a < k3[0]; ++a)
+                for (int64_t bq = 0; bq < k3[1]; ++bq)
+                  for (int64_t cq = 0; cq < k3[2]; ++cq) {
+                    const int64_t x0 = y0 * s3[0] - p3[0] + a * d3[0], x1 = y1 * s3[1] - p3[1] + bq * d3[1],
+                                  x2 = y2 * s3[2] - p3[2] + cq * d3[2];
+                    if (x0 < 0 || x0 >= i3[0] || x1 < 0 || x1 >= i3[1] || x2 < 0 || x2 >= i3[2]) continue;
+                    acc += x.at(idx(n0, g * cg + ci, x0, x1, x2)) * w.at(idx(o, ci, a, bq, cq));
+                  }
+            want.push_back(acc);
+          }
+  expect_close(got, want, dt, "convolution " + std::to_string(nd) + "d");
+  aoti_torch_delete_tensor_object(out);
+}
+
+TEST(ShimKernels, ConvolutionMatchesNaive) {
+  const std::vector<Conv> cases = {
+      {{2, 3, 7, 9}, 5, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true, false},
+      {{1, 4, 11, 6}, 6, {3, 2}, {2, 1}, {2, 0}, {2, 3}, 2, true, false},
+      {{2, 6, 5, 5}, 6, {3, 3}, {1, 2}, {1, 1}, {1, 1}, 6, false, false},                // depthwise
+      {{2, 3, 8, 8}, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true, true},                  // channels_last
+      {{1, 8, 4, 4}, 4, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 2, true, true},                  // pointwise, grouped
+      {{3, 2, 13}, 4, {4}, {3}, {2}, {2}, 2, true, false},                               // 1d
+      {{1, 2, 5, 6, 4}, 3, {2, 3, 2}, {2, 1, 1}, {0, 1, 1}, {1, 2, 1}, 1, true, false},  // 3d
+      {{1, 4, 3, 4, 5}, 4, {3, 1, 2}, {1, 1, 1}, {1, 0, 0}, {1, 1, 2}, 4, false, true},  // 3d depthwise cl
+  };
+  for (const auto& c : cases) {
+    check_conv(c, kF32);
+    check_conv(c, kBF16);
+  }
+}
+
+// --- attention and cumsum -----------------------------------------------------
+
+TEST(ShimKernels, AttentionMatchesNaive) {
+  for (int32_t dt : {kF32, kF64}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const int64_t B = 2, Hq = variant == 3 ? 4 : 2, Hk = 2, L = variant == 2 ? 3 : 5, S = 6, E = 8;
+      const bool causal = variant == 1 || variant == 2;
+      // query stored [B, L, H, E] (as models pass it), key/value row-major
+      T q({B, Hq, L, E}, {L * Hq * E, E, Hq * E, 1}, dt, 21);
+      T k({B, Hk, S, E}, rowmajor({B, Hk, S, E}), dt, 22);
+      T v({B, Hk, S, E}, rowmajor({B, Hk, S, E}), dt, 23);
+      T mask({L, S}, {S, 1}, dt, 24);
+      AtenTensorHandle mh = mask.h, out = nullptr, lse = nullptr;
+      double scale = 0.35;
+      ASSERT_EQ(
+          aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+              q.h, k.h, v.h, 0.0, causal, variant == 0 ? &mh : nullptr, variant == 3 ? nullptr : &scale, &out, &lse),
+          AOTI_TORCH_SUCCESS)
+          << aotrun_shim_last_error();
+      const double sc = variant == 3 ? 1.0 / std::sqrt(static_cast<double>(E)) : scale;
+      std::vector<double> want, want_lse;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hq; ++h) {
+          const int64_t hk = h / (Hq / Hk);
+          for (int64_t i = 0; i < L; ++i) {
+            std::vector<double> s(S);
+            double mx = -INFINITY;
+            for (int64_t j = 0; j < S; ++j) {
+              double acc = 0;
+              for (int64_t e = 0; e < E; ++e) acc += q.at({b, h, i, e}) * k.at({b, hk, j, e});
+              s[j] = acc * sc + (variant == 0 ? mask.at({i, j}) : 0.0);
+              if (causal && j > i) s[j] = -INFINITY;
+              mx = std::max(mx, s[j]);
+            }
+            double sum = 0;
+            for (double& x : s) sum += (x = std::exp(x - mx));
+            want_lse.push_back(mx + std::log(sum));
+            for (int64_t e = 0; e < E; ++e) {
+              double acc = 0;
+              for (int64_t j = 0; j < S; ++j) acc += s[j] / sum * v.at({b, hk, j, e});
+              want.push_back(acc);
+            }
+          }
+        }
+      expect_close(values(api(), out), want, dt, "attention variant " + std::to_string(variant));
+      expect_close(values(api(), lse), want_lse, dt, "logsumexp variant " + std::to_string(variant));
+      aoti_torch_delete_tensor_object(out);
+      aoti_torch_delete_tensor_object(lse);
+    }
+  }
+}
+
+TEST(ShimKernels, CumsumMatchesNaive) {
+  T x({3, 4, 5}, {1, 15, 3}, kF32, 31);  // non-contiguous
+  for (int64_t dim : {0, 1, 2, -1}) {
+    AtenTensorHandle out = nullptr;
+    ASSERT_EQ(aoti_torch_cpu_cumsum(x.h, dim, nullptr, &out), AOTI_TORCH_SUCCESS);
+    const int64_t d = dim < 0 ? dim + 3 : dim;
+    std::vector<double> want;
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t l = 0; l < 5; ++l) {
+          std::vector<int64_t> idx = {i, j, l};
+          double acc = 0;
+          const int64_t upto = idx[d];
+          for (int64_t t = 0; t <= upto; ++t) {
+            idx[d] = t;
+            acc += x.at(idx);
+          }
+          want.push_back(acc);
+        }
+    EXPECT_EQ(describe(api(), out).strides, rowmajor({3, 4, 5}));
+    expect_close(values(api(), out), want, kF32, "cumsum dim " + std::to_string(dim));
+    aoti_torch_delete_tensor_object(out);
+  }
+  std::vector<int64_t> ids = {3, -1, 4, 1, -5, 9};
+  AtenTensorHandle it = nullptr, out = nullptr;
+  const int64_t sz = 6, st = 1;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(ids.data(), 1, &sz, &st, 0, aoti_torch_dtype_int64(),
+                                               aoti_torch_device_type_cpu(), 0, &it),
+            AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_cpu_cumsum(it, 0, nullptr, &out), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(values(api(), out), (std::vector<double>{3, 2, 6, 7, 2, 11}));
+  aoti_torch_delete_tensor_object(out);
+  aoti_torch_delete_tensor_object(it);
+}
+
+// --- tensor objects -------------------------------------------------------------
+
+TEST(ShimTensors, StorageLivesUntilTheLastHandleAndBlobsAreNotOwned) {
+  std::vector<float> blob = {1, 2, 3, 4, 5, 6};
+  const int64_t sz[] = {2, 3}, st[] = {3, 1};
+  AtenTensorHandle b = nullptr, e = nullptr, v = nullptr, n = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(blob.data(), 2, sz, st, 0, kF32, 0, 0, &b), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_empty_strided(2, sz, st, kF32, 0, 0, &e), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_copy_(e, b, 0), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_delete_tensor_object(b), AOTI_TORCH_SUCCESS);  // the blob stays (ASan would see a bad free)
+  const int64_t vs[] = {3}, vt[] = {1};
+  ASSERT_EQ(aoti_torch__reinterpret_tensor(e, 1, vs, vt, 3, &v), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_new_tensor_handle(v, &n), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_delete_tensor_object(e), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_delete_tensor_object(v), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(values(api(), n), (std::vector<double>{4, 5, 6}));  // storage still alive (ASan: no use after free)
+  ASSERT_EQ(aoti_torch_delete_tensor_object(n), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(blob[5], 6.0f);
+}
+
+// --- bad input: a clear error, nothing crashes -------------------------------------
+
+std::string fails(AOTITorchError rc) {
+  EXPECT_EQ(rc, AOTI_TORCH_FAILURE);
+  return aotrun_shim_last_error();
+}
+
+TEST(ShimBadInput, UnsupportedKernelArgumentsNameTheOpAndArgument) {
+  T x({1, 2, 5, 5}, rowmajor({1, 2, 5, 5}), kF32, 1), w({2, 2, 3, 3}, rowmajor({2, 2, 3, 3}), kF32, 2);
+  const int64_t one[] = {1, 1}, zero[] = {0, 0}, opad[] = {1, 0};
+  AtenTensorHandle out = nullptr;
+  std::string m = fails(aoti_torch_cpu_convolution(x.h, w.h, nullptr, one, 2, zero, 2, one, 2, 1, zero, 2, 1, &out));
+  EXPECT_NE(m.find("aoti_torch_cpu_convolution"), std::string::npos) << m;
+  EXPECT_NE(m.find("'transposed'"), std::string::npos) << m;
+  m = fails(aoti_torch_cpu_convolution(x.h, w.h, nullptr, one, 2, zero, 2, one, 2, 0, opad, 2, 1, &out));
+  EXPECT_NE(m.find("'output_padding'"), std::string::npos) << m;
+  m = fails(aoti_torch_cpu_convolution(x.h, w.h, nullptr, one, 2, zero, 2, one, 2, 0, zero, 2, 3, &out));
+  EXPECT_NE(m.find("'groups'"), std::string::npos) << m;
+  const int64_t three[] = {1, 1, 1};
+  m = fails(aoti_torch_cpu_convolution(x.h, w.h, nullptr, three, 3, zero, 2, one, 2, 0, zero, 2, 1, &out));
+  EXPECT_NE(m.find("'stride'"), std::string::npos) << m;
+  EXPECT_EQ(out, nullptr);
+
+  // An unsupported dtype in GEMM.
+  std::vector<int64_t> ints(6, 1);
+  const int64_t sz[] = {2, 3}, st[] = {3, 1}, sz2[] = {3, 2}, st2[] = {2, 1}, so[] = {2, 2}, sto[] = {2, 1};
+  AtenTensorHandle a = nullptr, b = nullptr, o = nullptr;
+  aoti_torch_create_tensor_from_blob(ints.data(), 2, sz, st, 0, aoti_torch_dtype_int64(), 0, 0, &a);
+  aoti_torch_create_tensor_from_blob(ints.data(), 2, sz2, st2, 0, aoti_torch_dtype_int64(), 0, 0, &b);
+  aoti_torch_empty_strided(2, so, sto, aoti_torch_dtype_int64(), 0, 0, &o);
+  m = fails(aoti_torch_cpu_mm_out(o, a, b));
+  EXPECT_NE(m.find("aoti_torch_cpu_mm_out"), std::string::npos) << m;
+  EXPECT_NE(m.find("int64"), std::string::npos) << m;
+  m = fails(aoti_torch_cpu_bmm_out(o, a, b));
+  EXPECT_NE(m.find("'self'"), std::string::npos) << m;
+  m = fails(aoti_torch_cpu_addmm_out(o, nullptr, a, b, 1, 1));
+  EXPECT_NE(m.find("null"), std::string::npos) << m;
+  for (auto h : {a, b, o}) aoti_torch_delete_tensor_object(h);
+
+  // Attention with dropout.
+  T q({1, 1, 2, 4}, rowmajor({1, 1, 2, 4}), kF32, 3);
+  AtenTensorHandle r0 = nullptr, r1 = nullptr;
+  m = fails(
+      aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.h, q.h, q.h, 0.1, 0, nullptr, nullptr, &r0, &r1));
+  EXPECT_NE(m.find("'dropout_p'"), std::string::npos) << m;
+}
+
+TEST(ShimBadInput, HandlesAndDevices) {
+  std::string m = fails(aoti_torch_delete_tensor_object(nullptr));
+  EXPECT_NE(m.find("null"), std::string::npos) << m;
+  int64_t v = 0;
+  m = fails(aoti_torch_get_dim(nullptr, &v));
+  const int64_t sz[] = {2}, st[] = {1}, neg[] = {-2};
+  AtenTensorHandle h = nullptr;
+  m = fails(aoti_torch_empty_strided(1, sz, st, kF32, aoti_torch_device_type_cuda(), 0, &h));
+  EXPECT_NE(m.find("CPU"), std::string::npos) << m;
+  m = fails(aoti_torch_empty_strided(1, sz, st, 99, 0, 0, &h));
+  EXPECT_NE(m.find("dtype"), std::string::npos) << m;
+  m = fails(aoti_torch_empty_strided(1, neg, st, kF32, 0, 0, &h));
+  EXPECT_NE(m.find("negative"), std::string::npos) << m;
+  EXPECT_EQ(h, nullptr);
+  ASSERT_EQ(aoti_torch_empty_strided(1, sz, st, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
+  m = fails(aoti_torch_get_size(h, 3, &v));
+  EXPECT_NE(m.find("out of range"), std::string::npos) << m;
+  float f = 0;
+  m = fails(aoti_torch_item_float32(h, &f));  // two elements
+  aoti_torch_delete_tensor_object(h);
+}
+
+// A failed check throws (as libtorch's does) with the message; the message is
+// also this thread's last error.
+TEST(ShimBadInput, CheckThrowsWithItsMessage) {
+  aoti_torch_check(true, "f", "file.cpp", 1, "never");
+  try {
+    aoti_torch_check(false, "kernel", "model.cpp", 42, "index out of bounds: 0 <= tmp0 < 100L");
+    FAIL() << "no exception";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("index out of bounds: 0 <= tmp0 < 100L"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("model.cpp:42"), std::string::npos);
+  }
+  EXPECT_NE(std::string(aotrun_shim_last_error()).find("index out of bounds"), std::string::npos);
+}
+
+}  // namespace
