@@ -573,6 +573,42 @@ TEST(DifferentialKernels, Addmm) {
   }
 }
 
+// libtorch's *_out kernels resize an `out` of other sizes (resize_output): a
+// model exported for one batch and run at another relies on it (torch 2.6's
+// static mlp given 2 rows instead of 4).
+TEST(DifferentialKernels, OutOfOtherSizesIsResized) {
+  NEED_LIBTORCH();
+  expect_kernel_agrees(
+      [&](Side& sd, int* rc) {
+        const int32_t dt = sd.a.aoti_torch_dtype_float32();
+        AtenTensorHandle a = matrix(sd, 2, 16, false, false, 8), b = matrix(sd, 16, 5, false, false, 9);
+        AtenTensorHandle bias = matrix(sd, 1, 5, false, false, 10);
+        AtenTensorHandle out = sd.empty({4, 5}, {5, 1}, dt);  // compiled for 4 rows
+        *rc = sd.a.aoti_torch_cpu_addmm_out(out, bias, a, b, 1.0, 1.0);
+        return out;
+      },
+      false, "addmm into a larger out");
+  expect_kernel_agrees(
+      [&](Side& sd, int* rc) {
+        const int32_t dt = sd.a.aoti_torch_dtype_float32();
+        AtenTensorHandle a = matrix(sd, 6, 3, false, false, 11), b = matrix(sd, 3, 7, true, false, 12);
+        AtenTensorHandle out = sd.empty({2, 7}, {7, 1}, dt);  // too small: grows
+        *rc = sd.a.aoti_torch_cpu_mm_out(out, a, b);
+        return out;
+      },
+      false, "mm into a smaller out");
+  expect_kernel_agrees(
+      [&](Side& sd, int* rc) {
+        const int32_t dt = sd.a.aoti_torch_dtype_float32();
+        const auto da = random_f32(2 * 3 * 4, 13), db = random_f32(2 * 4 * 5, 14);
+        AtenTensorHandle a = sd.blob(da, {2, 3, 4}, {12, 4, 1}, dt), b = sd.blob(db, {2, 4, 5}, {20, 5, 1}, dt);
+        AtenTensorHandle out = sd.empty({1, 3, 5}, {15, 5, 1}, dt);
+        *rc = sd.a.aoti_torch_cpu_bmm_out(out, a, b);
+        return out;
+      },
+      false, "bmm into an out of another batch");
+}
+
 TEST(DifferentialKernels, MmAndBmm) {
   NEED_LIBTORCH();
   for (bool bf16 : {false, true}) {

@@ -30,7 +30,9 @@ AOTITorchError guard(const char* fn, F&& f) noexcept {
     f();
     return AOTI_TORCH_SUCCESS;
   } catch (const std::exception& e) {
-    set_last_error(std::string(fn) + ": " + e.what());
+    // Kernel errors already start with the op's name (fail_arg): once is enough.
+    const std::string what = e.what(), prefix = std::string(fn) + ": ";
+    set_last_error(what.compare(0, prefix.size(), prefix) == 0 ? what : prefix + what);
   } catch (...) {
     set_last_error(std::string(fn) + ": unknown error");
   }

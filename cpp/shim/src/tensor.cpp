@@ -29,6 +29,32 @@ Storage::~Storage() {
   if (owned_) std::free(data_);
 }
 
+void Storage::grow(size_t nbytes) {
+  if (nbytes <= nbytes_) return;
+  if (!owned_)
+    throw ShimError("cannot grow borrowed memory (create_tensor_from_blob) to " + std::to_string(nbytes) + " bytes");
+  void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+  if (p == nullptr) throw ShimError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+  if (nbytes_ > 0) std::memcpy(p, data_, nbytes_);
+  std::free(data_);
+  data_ = p;
+  nbytes_ = nbytes;
+}
+
+void resize_output(Tensor& out, const std::vector<int64_t>& sizes, const char* op) {
+  if (out.sizes == sizes) return;
+  std::vector<int64_t> strides = contiguous_strides(sizes);
+  const size_t need = storage_nbytes_for(sizes, strides, out.storage_offset, out.itemsize());
+  try {
+    if (out.storage->nbytes() < need) out.storage->grow(need);
+  } catch (const ShimError& e) {
+    throw ShimError(std::string(op) + ": argument 'out' must be resized to " + std::to_string(need) +
+                    " bytes: " + e.what());
+  }
+  out.sizes = sizes;
+  out.strides = std::move(strides);
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;

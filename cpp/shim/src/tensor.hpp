@@ -27,6 +27,10 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   bool owned() const { return owned_; }
+  // Grows owned memory to `nbytes` in place, keeping the old bytes (as
+  // libtorch's storage resize does): every tensor sharing this storage sees
+  // the new memory. Throws for borrowed memory, or when allocation fails.
+  void grow(size_t nbytes);
 
  private:
   Storage(void* data, size_t nbytes, bool owned) : data_(data), nbytes_(nbytes), owned_(owned) {}
@@ -70,6 +74,13 @@ std::vector<int64_t> strides_in_order(const std::vector<int64_t>& sizes, const s
 // throws (naming `what`) on a null handle.
 AtenTensorHandle new_handle(Tensor t);
 Tensor& as_tensor(AtenTensorHandle h, const char* what);
+
+// PyTorch's resize_output for an `out=` argument: a tensor whose sizes differ
+// from `sizes` takes them, with contiguous strides, its storage grown when too
+// small. (libtorch does the same inside its *_out kernels: a model exported
+// for one shape and run at another relies on it.) Throws naming `op` when the
+// memory is borrowed and too small.
+void resize_output(Tensor& out, const std::vector<int64_t>& sizes, const char* op);
 
 // A new CPU tensor with fresh storage.
 Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype);

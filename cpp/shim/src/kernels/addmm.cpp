@@ -6,12 +6,15 @@
 
 namespace aotrun::shim::kernels {
 
-void addmm(const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha) {
+void addmm(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha) {
   const char* op = "aoti_torch_cpu_addmm_out";
   expect_cpu_defined(self, op, "self");
   if (self.dim() > 2) fail_arg(op, "self", "must be 1-d or 2-d, got " + std::to_string(self.dim()) + "-d");
   if (self.dtype != out.dtype) fail_arg(op, "self", "must have out's dtype");
   expect_dim(out, 2, op, "out");
+  expect_dim(mat1, 2, op, "mat1");
+  expect_dim(mat2, 2, op, "mat2");
+  resize_output(out, {mat1.sizes[0], mat2.sizes[1]}, op);
   if (beta != 0.0) {
     // Broadcast self into out, then accumulate the product on top. When self
     // and out are the same view this is a no-op copy.

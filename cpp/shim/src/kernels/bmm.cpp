@@ -16,11 +16,12 @@ Tensor batch(const Tensor& t, int64_t i) {
 }
 }  // namespace
 
-void bmm(const Tensor& out, const Tensor& self, const Tensor& mat2) {
+void bmm(Tensor& out, const Tensor& self, const Tensor& mat2) {
   const char* op = "aoti_torch_cpu_bmm_out";
   expect_dim(self, 3, op, "self");
   expect_dim(mat2, 3, op, "mat2");
   expect_dim(out, 3, op, "out");
+  resize_output(out, {self.sizes[0], self.sizes[1], mat2.sizes[2]}, op);
   const int64_t b = self.sizes[0];
   if (mat2.sizes[0] != b || out.sizes[0] != b) {
     fail_arg(op, "mat2",

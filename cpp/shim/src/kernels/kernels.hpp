@@ -17,9 +17,10 @@ namespace aotrun::shim::kernels {
 void gemm(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
 
 // out = beta * self + alpha * (mat1 @ mat2), self broadcast to out's shape.
-void addmm(const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha);
-void mm(const Tensor& out, const Tensor& self, const Tensor& mat2);
-void bmm(const Tensor& out, const Tensor& self, const Tensor& mat2);
+// `out` of other sizes is resized first (resize_output), as libtorch does.
+void addmm(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha);
+void mm(Tensor& out, const Tensor& self, const Tensor& mat2);
+void bmm(Tensor& out, const Tensor& self, const Tensor& mat2);
 
 struct ConvParams {
   std::vector<int64_t> stride, padding, dilation;  // one per spatial dim (expanded)
