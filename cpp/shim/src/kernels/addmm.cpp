@@ -1,7 +1,7 @@
 // aoti_torch_cpu_addmm_out: out = beta * self + alpha * (mat1 @ mat2).
 #include <string>
 
-#include "../error.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 
 namespace aotrun::shim::kernels {

@@ -1,7 +1,7 @@
 // aoti_torch_cpu_bmm_out: out[i] = self[i] @ mat2[i] for each batch i.
 #include <string>
 
-#include "../error.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 
 namespace aotrun::shim::kernels {

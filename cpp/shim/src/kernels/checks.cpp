@@ -1,7 +1,7 @@
 #include <string>
 
-#include "../dtype.hpp"
-#include "../error.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 
 namespace aotrun::shim::kernels {

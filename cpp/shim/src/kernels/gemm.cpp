@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../dtype.hpp"
-#include "../error.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 
 namespace aotrun::shim::kernels {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../tensor.hpp"
+#include "tensor.hpp"
 
 namespace aotrun::shim::kernels {
 

@@ -1,5 +1,5 @@
 // aoti_torch_cpu_mm_out: out = self @ mat2.
-#include "../error.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 
 namespace aotrun::shim::kernels {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "../dtype.hpp"
-#include "../error.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 
 namespace aotrun::shim::kernels {
