@@ -1,7 +1,7 @@
 // Package options, open/close and introspection.
 
 #include "handles.hpp"
-#include "loader/symbols.hpp"
+#include "package/symbols.hpp"
 #include "status.hpp"
 #include "struct_out.hpp"
 

@@ -8,8 +8,8 @@
 
 #include "package/package_kind.hpp"
 #include "package/spec_reader.hpp"
-#include "util/clock.hpp"
-#include "util/error.hpp"
+#include "base/clock.hpp"
+#include "base/error.hpp"
 
 namespace aotrun {
 namespace {

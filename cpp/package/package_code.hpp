@@ -2,8 +2,8 @@
 // points as plain function pointers (the hot path calls them directly, with
 // no virtual dispatch), what the loader found while probing them, and the
 // names to use in messages. Two implementations: an aotrun package library
-// (loader/native_library.hpp) and a format bridged inside libaotrun
-// (pt2/aoti_bridge.hpp). Immutable once constructed; shared by the Package
+// (package/native/native_library.hpp) and a format bridged inside libaotrun
+// (package/pt2/bridge/aoti_bridge.hpp). Immutable once constructed; shared by the Package
 // and every runner created from it, from any thread.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include <aotrun/package_abi.h>
 
-#include "loader/symbols.hpp"
+#include "package/symbols.hpp"
 #include "package/constant_info.hpp"
 
 namespace aotrun {

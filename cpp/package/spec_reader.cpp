@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "device/cpu/host_services.hpp"
-#include "log/log.hpp"
-#include "runner/package_call.hpp"
-#include "runner/validate.hpp"
-#include "util/error.hpp"
+#include "base/log.hpp"
+#include "base/guard.hpp"
+#include "base/dltensor.hpp"
+#include "base/error.hpp"
 
 namespace aotrun {
 namespace {

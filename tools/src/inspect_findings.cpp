@@ -7,7 +7,7 @@
 #include <aotrun/aotrun.hpp>
 
 #include "error.h"
-#include "loader/link_findings.hpp"
+#include "linkinfo/link_findings.hpp"
 #include "model_library.h"
 #include "table.h"
 

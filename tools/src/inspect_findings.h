@@ -1,5 +1,5 @@
 // `aotrun inspect`'s pre-dlopen findings: what the loader checks about a
-// package's model library before dlopen (loader/link_findings.hpp, linked
+// package's model library before dlopen (linkinfo/link_findings.hpp, linked
 // in directly: the C API returns only the refusal), shown for packages that
 // open and for packages it refuses.
 #ifndef AOTRUN_TOOLS_INSPECT_FINDINGS_H_

@@ -1,12 +1,12 @@
 // A PyTorch AOTInductor archive (.pt2): a zip file whose model is bridged to
-// the package ABI inside libaotrun (pt2/aoti_bridge.hpp).
+// the package ABI inside libaotrun (package/pt2/bridge/aoti_bridge.hpp).
 #include "package/package.hpp"
 #include "package/package_kind.hpp"
 #include "package/trust.hpp"
-#include "pt2/aoti_bridge.hpp"
-#include "pt2/pt2_archive.hpp"
-#include "util/clock.hpp"
-#include "util/error.hpp"
+#include "package/pt2/bridge/aoti_bridge.hpp"
+#include "package/pt2/archive/pt2_archive.hpp"
+#include "base/clock.hpp"
+#include "base/error.hpp"
 
 namespace aotrun {
 namespace {
