@@ -28,6 +28,7 @@
 
 using aotrun::Code;
 using aotrun::Error;
+using aotrun::Pt2Options;
 using namespace aotrun::pt2;
 
 namespace {

@@ -88,13 +88,16 @@ NativeLibrary::NativeLibrary(const std::string& path, uint32_t expected_abi, int
     symbols_.push_back(std::move(r));
   }
   fn_.run_single_threaded = reinterpret_cast<aotrun_pkg_container_run_single_threaded_fn>(slots[kSymRunSingleThreaded]);
-}
 
-std::string NativeLibrary::single_threaded_ignored_reason() const {
-  const SymbolSpec& spec = kPackageSymbols[kSymRunSingleThreaded];
-  if (!symbols_[kSymRunSingleThreaded].ignored) return "";
-  return "exported, but the package declares ABI " + abi_version_string(abi_version_) + " and run_single_threaded is " +
-         abi_version_string(spec.since) + ": not used";
+  info_.label = "ABI " + abi_version_string(abi_version_);
+  info_.subject = "package " + info_.label;
+  info_.run_symbol = AOTRUN_PKG_SYM_RUN;
+  info_.run_single_threaded_symbol = AOTRUN_PKG_SYM_RUN_SINGLE_THREADED;
+  if (symbols_[kSymRunSingleThreaded].ignored) {
+    info_.single_threaded_ignored_reason =
+        "exported, but the package declares ABI " + abi_version_string(abi_version_) + " and run_single_threaded is " +
+        abi_version_string(kPackageSymbols[kSymRunSingleThreaded].since) + ": not used";
+  }
 }
 
 int32_t NativeLibrary::create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const {

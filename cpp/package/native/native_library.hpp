@@ -22,11 +22,6 @@ class NativeLibrary final : public PackageCode {
   NativeLibrary(const std::string& path, uint32_t expected_abi, int fd = -1);
 
   int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override;
-  std::string label() const override { return "ABI " + abi_version_string(abi_version_); }
-  std::string subject() const override { return "package " + label(); }
-  std::string run_symbol() const override { return AOTRUN_PKG_SYM_RUN; }
-  std::string run_single_threaded_symbol() const override { return AOTRUN_PKG_SYM_RUN_SINGLE_THREADED; }
-  std::string single_threaded_ignored_reason() const override;
 
  private:
   DlHandle handle_;

@@ -28,13 +28,9 @@
 #include <string>
 
 #include "package/package_code.hpp"
+#include "package/package_options.hpp"
 
 namespace aotrun::pt2 {
-
-struct Pt2Options {
-  std::string model = "model";  // which model of the archive
-  std::string libtorch;         // libtorch_cpu.so or its directory; "" = $AOTRUN_LIBTORCH / already loaded
-};
 
 // Opens model `options.model` of the archive at `path`: extracts it into a
 // private directory (removed when the returned code goes away), loads

@@ -49,15 +49,15 @@ class Pt2Code final : public PackageCode {
     fn_.run_single_threaded =
         bridge_->lib->fn().run_single_threaded != nullptr ? &bridge::run_single_threaded : nullptr;
     symbols_ = bridge_->lib->symbols();
+    info_.label = "AOTInductor .pt2";
+    info_.subject = info_.label;
+    info_.run_symbol = AotiLibrary::kRun;
+    info_.run_single_threaded_symbol = AotiLibrary::kRunSingleThreaded;
+    info_.may_leave_specs_unknown = true;
   }
   int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override {
     return bridge::create(bridge_.get(), out, args);
   }
-  std::string label() const override { return "AOTInductor .pt2"; }
-  std::string subject() const override { return label(); }
-  std::string run_symbol() const override { return AotiLibrary::kRun; }
-  std::string run_single_threaded_symbol() const override { return AotiLibrary::kRunSingleThreaded; }
-  bool may_leave_specs_unknown() const override { return true; }
   // Filled by the first create (package open makes a metadata container).
   const std::vector<ConstantInfo>* model_constants() const override {
     return bridge_->constants_ready.load(std::memory_order_acquire) ? &bridge_->constants_infos : nullptr;
