@@ -1,7 +1,6 @@
 // Human- and JSON-facing names for the library's values: dtypes, devices,
 // ABI versions, modes, shapes, durations and byte counts.
-#ifndef AOTRUN_TOOLS_DESCRIBE_H_
-#define AOTRUN_TOOLS_DESCRIBE_H_
+#pragma once
 
 #include <cstdint>
 #include <optional>
@@ -10,7 +9,7 @@
 
 #include <aotrun/aotrun.h>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // DLPack's bool (kDLBool, code 6, one byte per element, since DLPack 0.8;
 // Debian's dlpack.h 0.6 has no enumerator for it): what .pt2 bool tensors are.
@@ -45,6 +44,4 @@ std::string duration_text(double nanoseconds);
 // "1.5 KiB", "12 B"
 std::string bytes_text(uint64_t bytes);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_DESCRIBE_H_
+}  // namespace aotrun::cli

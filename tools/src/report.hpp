@@ -1,7 +1,6 @@
 // Package descriptions shared by `inspect`, `run` and `bench`, as JSON and
 // as text.
-#ifndef AOTRUN_TOOLS_REPORT_H_
-#define AOTRUN_TOOLS_REPORT_H_
+#pragma once
 
 #include <ostream>
 #include <string>
@@ -10,9 +9,9 @@
 
 #include <aotrun/aotrun.h>
 
-#include "runtime.h"
+#include "runtime.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // {"open": ns, "verify": ns, "dlopen": ns, "weights": ns, "metadata": ns}
 nlohmann::ordered_json load_ns_json(const aotrun_package_info& info);
@@ -33,6 +32,4 @@ std::string graph_stats_text(const aotrun_runner_stats& stats);
 // in-flight against the window, time submitters were blocked, refusals.
 std::string async_stats_text(const aotrun_runner_stats& stats);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_REPORT_H_
+}  // namespace aotrun::cli

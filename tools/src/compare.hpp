@@ -1,8 +1,7 @@
 // Comparison of two host tensors: bit for bit, and against a tolerance
 // (torch.testing.assert_close's rule |actual - expected| <= atol + rtol * |expected|),
 // and where they first differ.
-#ifndef AOTRUN_TOOLS_COMPARE_H_
-#define AOTRUN_TOOLS_COMPARE_H_
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -10,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tensor.h"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // A tolerance for one comparison. rtol = atol = 0 means bit for bit.
 struct Tolerance {
@@ -79,6 +78,4 @@ std::string tolerance_verdict_text(const Comparison& c);
 // {"identical": true} or the fields above.
 nlohmann::ordered_json comparison_json(const Comparison& c);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_COMPARE_H_
+}  // namespace aotrun::cli

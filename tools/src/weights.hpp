@@ -1,17 +1,16 @@
 // `--weights FILE.safetensors` (run, check, bench): new values for a
 // package's constants, applied to each runner before it runs, through the
 // host API's constant updates (aotrun.h, "Constants (weights)").
-#ifndef AOTRUN_TOOLS_WEIGHTS_H_
-#define AOTRUN_TOOLS_WEIGHTS_H_
+#pragma once
 
 #include <string>
 #include <vector>
 
 #include <aotrun/aotrun.hpp>
 
-#include "args.h"
+#include "args.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 struct WeightsOption {
   std::string path;      // empty: the package's own weights
@@ -29,6 +28,4 @@ WeightsOption weights_option(const Args& args);
 // with the library's code and message (which names the file and constant).
 void apply_weights(aotrun::cxx::Runner& runner, const WeightsOption& weights);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_WEIGHTS_H_
+}  // namespace aotrun::cli

@@ -2,17 +2,16 @@
 // package's model library before dlopen (linkinfo/link_findings.hpp, linked
 // in directly: the C API returns only the refusal), shown for packages that
 // open and for packages it refuses.
-#ifndef AOTRUN_TOOLS_INSPECT_FINDINGS_H_
-#define AOTRUN_TOOLS_INSPECT_FINDINGS_H_
+#pragma once
 
 #include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "runtime.h"
+#include "runtime.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 nlohmann::ordered_json link_findings_json(const std::string& package_path);
 void link_findings_text(const std::string& package_path, std::ostream& out);
@@ -21,6 +20,4 @@ void link_findings_text(const std::string& package_path, std::ostream& out);
 // the refusal, as JSON or text) to stdout, then rethrows the Failure.
 Package open_or_show_findings(const std::string& path, bool verify_hashes, bool json);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_INSPECT_FINDINGS_H_
+}  // namespace aotrun::cli

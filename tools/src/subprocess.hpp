@@ -1,8 +1,7 @@
 // Running a child process with a wall-clock limit, for `aotrun compat`: each
 // package is opened and run in a child of its own, so that one that crashes,
 // hangs or aborts ends only that child.
-#ifndef AOTRUN_TOOLS_SUBPROCESS_H_
-#define AOTRUN_TOOLS_SUBPROCESS_H_
+#pragma once
 
 #include <sys/types.h>
 
@@ -10,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 struct ChildResult {
   std::string out;       // all of stdout (up to a limit, then cut)
@@ -62,6 +61,4 @@ void install_child_reaper();
 // The path of this executable (/proc/self/exe), for re-executing it.
 std::string self_executable();
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_SUBPROCESS_H_
+}  // namespace aotrun::cli

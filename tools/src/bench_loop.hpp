@@ -2,8 +2,7 @@
 // per-run latencies, and an optional live progress line. What each thread
 // does per run (a synchronous call, or an asynchronous submission) is a
 // CallerWork; the loop only coordinates the threads and the clock.
-#ifndef AOTRUN_TOOLS_BENCH_LOOP_H_
-#define AOTRUN_TOOLS_BENCH_LOOP_H_
+#pragma once
 
 #include <chrono>
 #include <cstdint>
@@ -14,9 +13,9 @@
 
 #include <aotrun/aotrun.h>
 
-#include "runtime.h"
+#include "runtime.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 using Clock = std::chrono::steady_clock;
 
@@ -71,6 +70,4 @@ struct Percentiles {
 // Nearest-rank percentiles of sorted latencies (all zero when empty).
 Percentiles percentiles(const std::vector<uint64_t>& sorted);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_BENCH_LOOP_H_
+}  // namespace aotrun::cli

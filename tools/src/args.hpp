@@ -5,15 +5,14 @@
 // values, values given to flags and repeated single-use options throw
 // UsageError (exit code 2). Help texts are the commands' own (kHelp), so
 // CLI11's generated help is not used.
-#ifndef AOTRUN_TOOLS_ARGS_H_
-#define AOTRUN_TOOLS_ARGS_H_
+#pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 struct OptionSpec {
   std::string name;          // without the leading "--"; "help" also answers to -h
@@ -59,6 +58,4 @@ class Args {
   std::vector<std::string> positionals_;
 };
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_ARGS_H_
+}  // namespace aotrun::cli

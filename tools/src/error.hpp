@@ -6,15 +6,14 @@
 //   Failure     — the command line was fine but the work failed: the package,
 //                 the runtime, or a file the user named. Exit code 1, printed
 //                 as "aotrun: <CODE_NAME>: <message>".
-#ifndef AOTRUN_TOOLS_ERROR_H_
-#define AOTRUN_TOOLS_ERROR_H_
+#pragma once
 
 #include <stdexcept>
 #include <string>
 
 #include <aotrun/aotrun.h>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
@@ -49,6 +48,4 @@ class Failure : public std::runtime_error {
 // the message when the library's message alone would not say what failed.
 void check(aotrun_status* status, const std::string& context = "");
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_ERROR_H_
+}  // namespace aotrun::cli

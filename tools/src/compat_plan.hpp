@@ -1,7 +1,6 @@
 // What `aotrun compat` sweeps: packages found in directories or listed in a
 // manifest, each with its reference data, tolerances, modes and expectation.
-#ifndef AOTRUN_TOOLS_COMPAT_PLAN_H_
-#define AOTRUN_TOOLS_COMPAT_PLAN_H_
+#pragma once
 
 #include <optional>
 #include <string>
@@ -9,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // One set of reference data: the inputs (in the package's input order) and
 // the outputs expected for them. Files are .npy; "FILE.safetensors:KEY"
@@ -57,6 +56,4 @@ CompatEntry entry_from_json(const nlohmann::json& j);
 // The names of the package modes, in sweep order.
 const std::vector<std::string>& compat_mode_names();
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_COMPAT_PLAN_H_
+}  // namespace aotrun::cli

@@ -1,17 +1,16 @@
 // The per-thread work of `aotrun bench --mode async`: submissions with
 // aotrun_runner_run_async kept in a ring of events.
-#ifndef AOTRUN_TOOLS_BENCH_ASYNC_H_
-#define AOTRUN_TOOLS_BENCH_ASYNC_H_
+#pragma once
 
 #include <memory>
 #include <vector>
 
 #include <aotrun/aotrun.h>
 
-#include "bench_loop.h"
-#include "runtime.h"
+#include "bench_loop.hpp"
+#include "runtime.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // Work that keeps up to `depth` runs of its own in flight. Each ring slot has
 // its own outputs, reused only after the slot's event completed; when the
@@ -22,6 +21,4 @@ namespace aotrun_cli {
 std::unique_ptr<CallerWork> make_async_work(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
                                             const std::vector<TensorSpec>& output_specs, int depth);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_BENCH_ASYNC_H_
+}  // namespace aotrun::cli

@@ -1,15 +1,14 @@
 // What a PyTorch AOTInductor .pt2 archive records about itself, read from
 // the ZIP for `aotrun inspect` (the C API reports format "pt2" and the
 // AOTInductor entry points, nothing about the torch that made it).
-#ifndef AOTRUN_TOOLS_PT2_FACTS_H_
-#define AOTRUN_TOOLS_PT2_FACTS_H_
+#pragma once
 
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 struct Pt2Facts {
   bool readable = false;
@@ -30,6 +29,4 @@ struct Pt2Facts {
 
 Pt2Facts read_pt2_facts(const std::string& path, const std::string& model = "model");
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_PT2_FACTS_H_
+}  // namespace aotrun::cli

@@ -1,8 +1,7 @@
 // A package's constants (weights) as `aotrun inspect` shows them: a table of
 // name, dtype, shape, size (and original name or "folded" where a package
 // has them), and the same as JSON.
-#ifndef AOTRUN_TOOLS_CONSTANTS_REPORT_H_
-#define AOTRUN_TOOLS_CONSTANTS_REPORT_H_
+#pragma once
 
 #include <cstddef>
 #include <ostream>
@@ -10,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime.h"
+#include "runtime.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // The "constants" line of inspect's header: "2 (16.0 KiB)"; for a .pt2 whose
 // library does not report its constants, where they are.
@@ -25,6 +24,4 @@ nlohmann::ordered_json constants_json(const Package& package);
 // The table, with at most `limit` rows and a "... and N more" line.
 void print_constants(const Package& package, size_t limit, std::ostream& out);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_CONSTANTS_REPORT_H_
+}  // namespace aotrun::cli

@@ -2,12 +2,11 @@
 // `aotrun inspect` can examine it when the C API refuses the package): the
 // .so of a .pt2 archive (copied out to a private temporary file), the
 // "library" of a package directory's manifest.json, or a bare .so itself.
-#ifndef AOTRUN_TOOLS_MODEL_LIBRARY_H_
-#define AOTRUN_TOOLS_MODEL_LIBRARY_H_
+#pragma once
 
 #include <string>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 class ModelLibrary {
  public:
@@ -30,6 +29,4 @@ class ModelLibrary {
 // loaded, else the one AOTRUN_LIBTORCH names; "" when neither.
 std::string libtorch_in_use();
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_MODEL_LIBRARY_H_
+}  // namespace aotrun::cli

@@ -1,12 +1,11 @@
 // Plain-text output: aligned tables and number formatting.
-#ifndef AOTRUN_TOOLS_TABLE_H_
-#define AOTRUN_TOOLS_TABLE_H_
+#pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // Rows of cells printed with each column padded to its widest cell, two
 // spaces between columns, and `indent` spaces before each row.
@@ -25,6 +24,4 @@ class Table {
 // "%.6g" for floating values, exact digits for integral dtypes.
 std::string number_text(double value, bool integral);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_TABLE_H_
+}  // namespace aotrun::cli

@@ -2,14 +2,13 @@
 // and 3.0): little-endian, C-order arrays of float32, float64, int8, int16,
 // int32, int64 and uint8. Anything else is rejected with a message that says
 // what the file holds.
-#ifndef AOTRUN_TOOLS_NPY_H_
-#define AOTRUN_TOOLS_NPY_H_
+#pragma once
 
 #include <string>
 
-#include "tensor.h"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // Reads `path` into a tensor named `name`. Throws Failure: NOT_FOUND (cannot
 // open), INVALID_ARGUMENT (not .npy, unsupported dtype, byte order or
@@ -23,6 +22,4 @@ void write_npy(const std::string& path, const HostTensor& tensor);
 // The .npy type string for a dtype ("<f4"), or "" when unsupported.
 std::string npy_descr(DLDataType dtype);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_NPY_H_
+}  // namespace aotrun::cli

@@ -1,7 +1,6 @@
 // A host tensor the CLI owns: a 64-byte aligned buffer plus the DLTensor
 // that describes it to the library. Also random filling and summaries.
-#ifndef AOTRUN_TOOLS_TENSOR_H_
-#define AOTRUN_TOOLS_TENSOR_H_
+#pragma once
 
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +10,7 @@
 
 #include <dlpack/dlpack.h>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // dtypes the CLI can fill, summarise and read/write as .npy.
 bool dtype_supported(DLDataType dtype);
@@ -63,6 +62,4 @@ struct Summary {
 };
 Summary summarize(const HostTensor& tensor);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_TENSOR_H_
+}  // namespace aotrun::cli

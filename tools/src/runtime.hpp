@@ -3,8 +3,7 @@
 // command-line settings, and input/output specs copied out of the package.
 // aotrun::cxx::Error thrown from here (or from any aotrun::cxx call) is
 // reported by main() exactly like a Failure with the library's code.
-#ifndef AOTRUN_TOOLS_RUNTIME_H_
-#define AOTRUN_TOOLS_RUNTIME_H_
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -12,9 +11,9 @@
 
 #include <aotrun/aotrun.hpp>
 
-#include "weights.h"
+#include "weights.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 using Package = aotrun::cxx::Package;
 using Runner = aotrun::cxx::Runner;
@@ -43,6 +42,4 @@ struct TensorSpec {
 std::vector<TensorSpec> package_inputs(const Package& package);
 std::vector<TensorSpec> package_outputs(const Package& package);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_RUNTIME_H_
+}  // namespace aotrun::cli

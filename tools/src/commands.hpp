@@ -2,16 +2,15 @@
 //
 // Each command parses argv[begin, argc) itself, writes its report to stdout,
 // and returns the process exit code; errors are thrown (see error.h).
-#ifndef AOTRUN_TOOLS_COMMANDS_H_
-#define AOTRUN_TOOLS_COMMANDS_H_
+#pragma once
 
 #include <vector>
 
 #include <aotrun/aotrun.h>
 
-#include "args.h"
+#include "args.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 int inspect_main(int argc, char** argv, int begin);
 int run_main(int argc, char** argv, int begin);
@@ -32,6 +31,4 @@ void apply_log_option(const Args& args);
 // handles itself, for the message (", async").
 aotrun_mode mode_option(const Args& args, const std::string& option = "mode", const std::string& also = "");
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_COMMANDS_H_
+}  // namespace aotrun::cli

@@ -1,16 +1,15 @@
 // Running one package several times in one mode for `aotrun check`, keeping
 // every run's outputs.
-#ifndef AOTRUN_TOOLS_CHECK_RUNS_H_
-#define AOTRUN_TOOLS_CHECK_RUNS_H_
+#pragma once
 
 #include <vector>
 
 #include <aotrun/aotrun.h>
 
-#include "runtime.h"
-#include "tensor.h"
+#include "runtime.hpp"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 struct ModeRuns {
   aotrun_mode effective = AOTRUN_MODE_THREADED;
@@ -28,6 +27,4 @@ struct ModeRuns {
 ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async, const std::vector<DLTensor>& inputs,
                   const std::vector<TensorSpec>& output_specs, int runs);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_CHECK_RUNS_H_
+}  // namespace aotrun::cli

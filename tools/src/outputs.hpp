@@ -1,15 +1,14 @@
 // Allocating output tensors with the shapes the runner reports.
-#ifndef AOTRUN_TOOLS_OUTPUTS_H_
-#define AOTRUN_TOOLS_OUTPUTS_H_
+#pragma once
 
 #include <vector>
 
 #include <aotrun/aotrun.h>
 
-#include "runtime.h"
-#include "tensor.h"
+#include "runtime.hpp"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // Asks the runner for the output shapes of `inputs` and allocates one
 // zeroed host tensor per output of `specs`. Throws Failure with the
@@ -17,6 +16,4 @@ namespace aotrun_cli {
 std::vector<HostTensor> allocate_outputs(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
                                          const std::vector<TensorSpec>& specs);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_OUTPUTS_H_
+}  // namespace aotrun::cli

@@ -1,16 +1,15 @@
 // Building a package's input tensors from --input files or random data.
-#ifndef AOTRUN_TOOLS_INPUTS_H_
-#define AOTRUN_TOOLS_INPUTS_H_
+#pragma once
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "runtime.h"
-#include "tensor.h"
+#include "runtime.hpp"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 struct InputPlan {
   std::map<std::string, std::string> files;  // input name -> .npy path
@@ -40,6 +39,4 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
 // DLTensor views of `tensors` (valid while the tensors live).
 std::vector<DLTensor> views(std::vector<HostTensor>& tensors);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_INPUTS_H_
+}  // namespace aotrun::cli

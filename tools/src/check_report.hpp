@@ -1,6 +1,5 @@
 // The results of `aotrun check` and how they are reported (text or JSON).
-#ifndef AOTRUN_TOOLS_CHECK_REPORT_H_
-#define AOTRUN_TOOLS_CHECK_REPORT_H_
+#pragma once
 
 #include <optional>
 #include <ostream>
@@ -9,12 +8,12 @@
 
 #include <aotrun/aotrun.h>
 
-#include "compare.h"
-#include "runtime.h"
-#include "inputs.h"
-#include "tensor.h"
+#include "compare.hpp"
+#include "runtime.hpp"
+#include "inputs.hpp"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 // One mode of the check: which runner mode, and whether runs are asynchronous.
 struct ModeCase {
@@ -70,6 +69,4 @@ void tally(CheckReport& report);
 void print_check_text(const CheckReport& report, std::ostream& out);
 void print_check_json(const CheckReport& report, std::ostream& out);
 
-}  // namespace aotrun_cli
-
-#endif  // AOTRUN_TOOLS_CHECK_REPORT_H_
+}  // namespace aotrun::cli
