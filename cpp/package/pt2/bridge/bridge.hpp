@@ -4,7 +4,7 @@
 //
 //   entry_points.cpp     the package ABI's functions, create .. output_shapes
 //   specs_probe.cpp      specs and constants worked out from the first container
-//   run_checks.cpp       what a run is refused for before it is launched
+//   run_checks.hpp       what a run is refused for before it is launched
 //   launch_contexts.cpp  the launched call, its reusable contexts and input views
 //   pt2_code.cpp         Pt2Code and open_pt2
 #pragma once
@@ -125,11 +125,10 @@ void settle_specs(Bridge& b, AotiContainerHandle h);
 // Deletes a container's kept handles (after the container itself).
 void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept);
 
-// A run's arguments against the model (run_checks.cpp): AOTRUN_PKG_OK, or
-// the status with t_last_error set.
-int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a, bool single_threaded);
-// Launches the checked run on the host's stream (launch_contexts.cpp).
-int32_t launch_run(BridgeContainer* c, const aotrun_pkg_run_args* a, bool single_threaded);
+// A run: its checks against the model (run_checks.hpp), then its launch on
+// the host's stream (launch_contexts.cpp). The package's status, with
+// t_last_error set on failure.
+int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded);
 
 // The package ABI (entry_points.cpp).
 uint32_t abi_version();

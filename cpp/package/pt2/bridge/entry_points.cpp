@@ -1,5 +1,5 @@
 // The package ABI's entry points of a .pt2 (everything but the run's body:
-// run_checks.cpp, launch_contexts.cpp). Nothing leaves them as an exception.
+// run_checks.hpp, launch_contexts.cpp). Nothing leaves them as an exception.
 #include <algorithm>
 #include <cstring>
 
@@ -171,20 +171,10 @@ int32_t output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) 
 }
 
 int32_t run(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a) {
-  return bridge_guard("run", [&] {
-    BridgeContainer* c = as_container(pc);
-    if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
-    const int32_t rc = check_run(*c, a, false);
-    return rc != AOTRUN_PKG_OK ? rc : launch_run(c, a, false);
-  });
+  return bridge_guard("run", [&] { return run_common(pc, a, false); });
 }
 int32_t run_single_threaded(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a) {
-  return bridge_guard("run_single_threaded", [&] {
-    BridgeContainer* c = as_container(pc);
-    if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
-    const int32_t rc = check_run(*c, a, true);
-    return rc != AOTRUN_PKG_OK ? rc : launch_run(c, a, true);
-  });
+  return bridge_guard("run_single_threaded", [&] { return run_common(pc, a, true); });
 }
 
 }  // namespace aotrun::pt2::bridge

@@ -7,6 +7,7 @@
 #include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
 #include "package/pt2/bridge/bridge.hpp"
+#include "package/pt2/bridge/run_checks.hpp"
 
 namespace aotrun::pt2::bridge {
 namespace {
@@ -253,7 +254,10 @@ int32_t run_work(void* p) {
 
 }  // namespace
 
-int32_t launch_run(BridgeContainer* c, const aotrun_pkg_run_args* a, bool single_threaded) {
+int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded) {
+  BridgeContainer* c = as_container(pc);
+  if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
+  if (const int32_t rc = check_run(*c, a, single_threaded); rc != AOTRUN_PKG_OK) return rc;
   const Bridge& b = *c->b;
   Work* w = c->pool->take();
   if (w == nullptr) {

@@ -2,13 +2,20 @@
 // outside the range the model was compiled for, the threaded run under
 // capture, strides the model cannot take. The runner has checked the
 // tensors against the specs; these are the model's own limits.
+//
+// Inline, included by launch_contexts.cpp only: the checks run on every call
+// and are compiled into the run path, as they were before the bridge was
+// split into files (callgrind: two calls across files cost ~30 instructions
+// per run).
+#pragma once
+
 #include "base/dltensor.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/specs/input_layout.hpp"
 
 namespace aotrun::pt2::bridge {
 
-int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a, bool single_threaded) {
+inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a, bool single_threaded) {
   const Bridge& b = *c.b;
   if (a->num_inputs != b.inputs.size() || a->num_outputs != b.outputs.size()) {
     return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensor counts differ from the model's");
