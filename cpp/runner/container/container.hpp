@@ -3,7 +3,7 @@
 // the device's own stream or a caller's), the output-shape function, and
 // destruction. The runner's modes and the graph executor reach the package
 // only through here, each call behind the exception barrier of
-// package_call.hpp. Owned by its Runner; created and destroyed with it.
+// base/guard.hpp. Owned by its Runner; created and destroyed with it.
 #pragma once
 
 #include <cstddef>

@@ -5,8 +5,7 @@
 //
 // Inline, included by launch_contexts.cpp only: the checks run on every call
 // and are compiled into the run path, as they were before the bridge was
-// split into files (callgrind: two calls across files cost ~30 instructions
-// per run).
+// split into files.
 #pragma once
 
 #include "base/dltensor.hpp"
