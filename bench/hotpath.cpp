@@ -54,11 +54,11 @@
 
 #include <aotrun/aotrun.h>
 
-#include "pt2/aoti_library.hpp"
-#include "pt2/pt2_archive.hpp"
-#include "pt2/private_dir.hpp"
-#include "pt2/torch_runtime.hpp"
-#include "pt2/zip_archive.hpp"
+#include "package/pt2/binding/aoti_library.hpp"
+#include "package/pt2/archive/pt2_archive.hpp"
+#include "package/pt2/archive/private_dir.hpp"
+#include "package/pt2/binding/torch_runtime.hpp"
+#include "package/pt2/archive/zip_archive.hpp"
 #include "support/direct_package.hpp"
 
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "device/cpu/host_services.hpp"
-#include "pt2/aoti_bridge.hpp"
+#include "package/pt2/bridge/aoti_bridge.hpp"
 #include "support/process_memory.hpp"
 
 namespace {

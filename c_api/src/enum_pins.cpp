@@ -5,9 +5,9 @@
 #include <aotrun/package_abi.h>
 
 #include "device/cpu/capture.hpp"
-#include "log/log.hpp"
+#include "base/log.hpp"
 #include "package/package.hpp"
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 namespace {
 

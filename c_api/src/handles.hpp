@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
-#include "async/async_event.hpp"
+#include "runner/async/async_event.hpp"
 #include "device/cpu/graph.hpp"
 #include "device/cpu/stream.hpp"
 #include "package/package.hpp"
-#include "runner/options.hpp"
+#include "runner/container/options.hpp"
 #include "runner/runner.hpp"
 
 struct aotrun_package_options {

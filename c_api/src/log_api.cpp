@@ -1,6 +1,6 @@
 #include <new>
 
-#include "log/log.hpp"
+#include "base/log.hpp"
 #include "status.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // Package options, open/close and introspection.
 
 #include "handles.hpp"
-#include "loader/symbols.hpp"
+#include "package/symbols.hpp"
 #include "status.hpp"
 #include "struct_out.hpp"
 
@@ -72,7 +72,7 @@ aotrun_status* aotrun_package_options_set_pt2_model(aotrun_package_options* opti
     if (name != nullptr && (*name == '\0' || std::strchr(name, '/') != nullptr)) {
       fail(Code::InvalidArgument, std::string("pt2 model name '") + name + "' is empty or contains '/'");
     }
-    options->options.pt2_model = name != nullptr ? name : "model";
+    options->options.pt2.model = name != nullptr ? name : "model";
   });
 }
 
@@ -80,7 +80,7 @@ aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* optio
   return guarded([&] {
     require(options, "options");
     if (path != nullptr && *path == '\0') fail(Code::InvalidArgument, "libtorch path is empty");
-    options->options.libtorch = path != nullptr ? path : "";
+    options->options.pt2.libtorch = path != nullptr ? path : "";
   });
 }
 

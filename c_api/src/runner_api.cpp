@@ -3,8 +3,8 @@
 #include <thread>
 
 #include "handles.hpp"
-#include "log/log.hpp"
-#include "runner/validate.hpp"
+#include "base/log.hpp"
+#include "runner/container/validate.hpp"
 #include "status.hpp"
 #include "struct_out.hpp"
 

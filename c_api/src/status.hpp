@@ -1,5 +1,6 @@
 // aotrun_status and the exception barrier of the C API: every entry point
 // runs its body through guarded(), so no C++ exception crosses the boundary.
+// What was caught is sorted by the one classifier (base/guard.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,8 @@
 
 #include <aotrun/aotrun.h>
 
-#include "util/error.hpp"
+#include "base/error.hpp"
+#include "base/guard.hpp"
 
 struct aotrun_status {
   aotrun_code code;
@@ -28,14 +30,15 @@ aotrun_status* guarded(F&& body) noexcept {
   try {
     body();
     return nullptr;
-  } catch (const Error& e) {
-    return make_status(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return oom_status();
-  } catch (const std::exception& e) {
-    return make_status(Code::Internal, std::string("internal error: ") + e.what());
   } catch (...) {
-    return make_status(Code::Internal, "internal error: unknown exception");
+    // Sorted by base/guard.hpp's caught(), worded for the C API.
+    const Caught c = caught();
+    switch (c.kind) {
+      case Caught::Kind::Error: return make_status(c.code, c.what);
+      case Caught::Kind::OutOfMemory: return oom_status();
+      case Caught::Kind::Exception: return make_status(Code::Internal, "internal error: " + c.what);
+      default: return make_status(Code::Internal, "internal error: unknown exception");
+    }
   }
 }
 

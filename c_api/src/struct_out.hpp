@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 namespace aotrun::capi {
 

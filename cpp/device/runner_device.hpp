@@ -3,7 +3,7 @@
 // the stream its synchronous runs go on, how to wait for that stream, what a
 // failed package call left behind, and the GraphDevice of graph mode. Each
 // device is one folder (device/cpu, device/cuda) implementing this; adding a
-// device means a new folder and one line in make_runner_device().
+// device means a new folder and one row in device_table.cpp.
 //
 // Threads: one RunnerDevice per runner; begin_call/explain_failed_call are
 // called on the thread making the package call (their records are
@@ -17,12 +17,19 @@
 #include <aotrun/package_abi.h>
 #include <dlpack/dlpack.h>
 
-#include "graph/graph_device.hpp"
-#include "util/error.hpp"
+#include "base/error.hpp"
+#include "device/graph_device.hpp"
 
 namespace aotrun {
 
-class Package;
+// What a device needs of the package it runs, as plain data (the device
+// layer sits below the package layer). The package outlives its runners'
+// devices.
+struct DevicePackage {
+  std::string name;                                       // for messages
+  DLDevice device{kDLCPU, 0};                             // what it was compiled for
+  aotrun_pkg_get_last_error_fn get_last_error = nullptr;  // its message for a failure
+};
 
 class RunnerDevice {
  public:
@@ -59,21 +66,5 @@ class RunnerDevice {
   // The in-flight window when the caller sets none.
   virtual int32_t default_max_inflight(int32_t num_models) const = 0;
 };
-
-// UNSUPPORTED for a device type aotrun does not run on, and for a package
-// compiled for another device type than `device`'s.
-void check_device_type(const Package& pkg, DLDevice device);
-
-// The device a runner of `pkg` uses on `device`: check_device_type's errors;
-// UNSUPPORTED when this build lacks the device's backend; DEVICE when the
-// device cannot be used (the message says why).
-std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg, DLDevice device);
-
-namespace cpu {
-std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg);
-}
-namespace cuda {
-std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg, int device_id);
-}
 
 }  // namespace aotrun

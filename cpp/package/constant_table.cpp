@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 namespace aotrun {
 

@@ -8,8 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/error.hpp"
-#include "util/json.hpp"
+#include "base/error.hpp"
+#include "base/json.hpp"
+#include "device/device_table.hpp"
 
 namespace aotrun {
 namespace {
@@ -78,8 +79,8 @@ Manifest parse_manifest(const std::string& text, const std::string& where) {
   if (m.name.empty() || m.name.size() > 256) fail(Code::BadPackage, where + ": \"name\" must be 1..256 characters");
   m.abi_version = parse_abi_version(require_string(j, "abi_version", where), where);
   m.device = j.contains("device") ? require_string(j, "device", where) : "cpu";
-  if (m.device != "cpu" && m.device != "cuda") {
-    fail(Code::BadPackage, where + ": \"device\" must be \"cpu\" or \"cuda\", not \"" + m.device + "\"");
+  if (find_device(m.device) == nullptr) {
+    fail(Code::BadPackage, where + ": \"device\" must be " + device_names_quoted() + ", not \"" + m.device + "\"");
   }
   m.library = require_file_name(require(j, "library", where), "\"library\"", where);
   if (auto w = j.find("weights"); w != j.end()) {

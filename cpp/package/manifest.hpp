@@ -12,7 +12,7 @@ namespace aotrun {
 struct Manifest {
   std::string name;
   uint32_t abi_version = 0;  // (major << 16) | minor
-  std::string device;        // "cpu" or "cuda"
+  std::string device;        // a name in the device table: "cpu", "cuda"
   std::string library;       // file name inside the directory
   std::vector<std::string> weights;
   std::map<std::string, std::string> sha256;  // file name -> lower-case hex

@@ -8,8 +8,8 @@
 
 #include "package/package_kind.hpp"
 #include "package/spec_reader.hpp"
-#include "util/clock.hpp"
-#include "util/error.hpp"
+#include "base/clock.hpp"
+#include "base/error.hpp"
 
 namespace aotrun {
 namespace {
@@ -116,10 +116,10 @@ void Package::list_constants() {
 bool Package::mode_available(RunMode mode, std::string* reason) const {
   const bool st = code_->fn().run_single_threaded != nullptr;
   // "ABI 1.0" for aotrun packages, "AOTInductor .pt2" for bridged ones.
-  const std::string label = code_->label();
-  const std::string run = code_->run_symbol(), run_st = code_->run_single_threaded_symbol();
+  const std::string& label = code_->info().label;
+  const std::string &run = code_->info().run_symbol, &run_st = code_->info().run_single_threaded_symbol;
   // Exported but newer than the declared ABI: say so, not "lacks".
-  const std::string ignored = code_->single_threaded_ignored_reason();
+  const std::string& ignored = code_->info().single_threaded_ignored_reason;
   const std::string unused = "package '" + name_ + "' (" + label + "): " + run_st + " is " + ignored;
   std::string why;
   switch (mode) {
@@ -140,7 +140,7 @@ bool Package::mode_available(RunMode mode, std::string* reason) const {
       } else if (!st && !ignored.empty()) {
         why = "graph mode unavailable: " + unused + "; runs are eager through " + run;
       } else if (!st) {
-        why = "graph mode unavailable: " + code_->subject() + " lacks " + run_st + " (package '" + name_ +
+        why = "graph mode unavailable: " + code_->info().subject + " lacks " + run_st + " (package '" + name_ +
               "'); runs are eager through " + run;
       }
       break;

@@ -15,17 +15,10 @@
 #include "package/constant_info.hpp"
 #include "package/constant_table.hpp"
 #include "package/package_code.hpp"
+#include "package/package_options.hpp"
 #include "package/tensor_spec.hpp"
 
 namespace aotrun {
-
-struct PackageOptions {
-  bool verify_hashes = true;
-  std::string expected_sha256;         // of the .so, or of manifest.json; "" = none
-  bool allow_untrusted_files = false;  // group/world-writable or foreign-owned files
-  std::string pt2_model = "model";     // .pt2 archives: which model
-  std::string libtorch;                // .pt2 archives: libtorch_cpu.so or its directory ("" = $AOTRUN_LIBTORCH)
-};
 
 struct LoadTimings {
   uint64_t open_ns = 0, verify_ns = 0, dlopen_ns = 0, weights_ns = 0, metadata_ns = 0;

@@ -2,8 +2,8 @@
 // points as plain function pointers (the hot path calls them directly, with
 // no virtual dispatch), what the loader found while probing them, and the
 // names to use in messages. Two implementations: an aotrun package library
-// (loader/native_library.hpp) and a format bridged inside libaotrun
-// (pt2/aoti_bridge.hpp). Immutable once constructed; shared by the Package
+// (package/native/native_library.hpp) and a format bridged inside libaotrun
+// (package/pt2/bridge/aoti_bridge.hpp). Immutable once constructed; shared by the Package
 // and every runner created from it, from any thread.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include <aotrun/package_abi.h>
 
-#include "loader/symbols.hpp"
+#include "package/symbols.hpp"
 #include "package/constant_info.hpp"
 
 namespace aotrun {
@@ -43,6 +43,23 @@ struct SymbolReport {
   bool ignored = false;
 };
 
+// Names and capabilities of a package's code: plain data, settled when it
+// is loaded.
+struct PackageCodeInfo {
+  // Names for messages: "ABI 1.1" or "AOTInductor .pt2"; the subject of "X
+  // lacks Y" ("package ABI 1.0", "AOTInductor .pt2"); and the two run entry
+  // points in this code's own vocabulary.
+  std::string label;
+  std::string subject;
+  std::string run_symbol;
+  std::string run_single_threaded_symbol;
+  // Why run_single_threaded is exported but not used; "" when it is not.
+  std::string single_threaded_ignored_reason;
+  // Whether specs may report rank -1 ("not stated"): only a bridge whose
+  // format does not always declare shapes (.pt2 archives) may.
+  bool may_leave_specs_unknown = false;
+};
+
 class PackageCode {
  public:
   virtual ~PackageCode() = default;
@@ -58,22 +75,12 @@ class PackageCode {
   const std::string& path() const { return path_; }
   // The entry points as the loader probed them (a bridge's: the foreign ones).
   const std::vector<SymbolReport>& symbols() const { return symbols_; }
+  // Names and capabilities.
+  const PackageCodeInfo& info() const { return info_; }
 
   // Creates a container (aotrun_pkg_container_create's contract).
   virtual int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const = 0;
 
-  // Names for messages: "ABI 1.1" or "AOTInductor .pt2"; the subject of "X
-  // lacks Y" ("package ABI 1.0", "AOTInductor .pt2"); and the two run entry
-  // points in this code's own vocabulary.
-  virtual std::string label() const = 0;
-  virtual std::string subject() const = 0;
-  virtual std::string run_symbol() const = 0;
-  virtual std::string run_single_threaded_symbol() const = 0;
-  // Why run_single_threaded is exported but not used; "" when it is not.
-  virtual std::string single_threaded_ignored_reason() const { return ""; }
-  // Whether specs may report rank -1 ("not stated"): only a bridge whose
-  // format does not always declare shapes (.pt2 archives) may.
-  virtual bool may_leave_specs_unknown() const { return false; }
   // The constants the package's model holds itself, when its format keeps
   // them inside the model (a .pt2), as read at open; nullptr when the
   // package's constants are its ConstantTable (host-mapped, passed at
@@ -99,6 +106,7 @@ class PackageCode {
   uint32_t abi_version_ = 0;
   std::string path_;
   std::vector<SymbolReport> symbols_;
+  PackageCodeInfo info_;
 };
 
 // "1.1" for (1 << 16) | 1.

@@ -16,7 +16,7 @@
 
 #include "package/constant_table.hpp"
 #include "package/package_code.hpp"
-#include "util/unique_fd.hpp"
+#include "base/unique_fd.hpp"
 
 namespace aotrun {
 

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/checked_math.hpp"
-#include "util/error.hpp"
-#include "util/json.hpp"
+#include "base/checked_math.hpp"
+#include "base/error.hpp"
+#include "base/json.hpp"
 
 namespace aotrun {
 namespace {

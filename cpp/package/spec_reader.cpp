@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "device/cpu/host_services.hpp"
-#include "log/log.hpp"
-#include "runner/package_call.hpp"
-#include "runner/validate.hpp"
-#include "util/error.hpp"
+#include "base/log.hpp"
+#include "base/guard.hpp"
+#include "base/dltensor.hpp"
+#include "base/error.hpp"
 
 namespace aotrun {
 namespace {
@@ -110,7 +110,7 @@ PackageSpecs read_specs(const PackageCode& code, const std::string& name, DLDevi
                                    " bytes of a tensor spec; ABI 1.0 needs " +
                                    std::to_string(AOTRUN_PKG_TENSOR_SPEC_STRUCT_SIZE_1_0));
       }
-      const bool unknown = s.ndim == -1 && code.may_leave_specs_unknown();
+      const bool unknown = s.ndim == -1 && code.info().may_leave_specs_unknown;
       if (!unknown && (s.ndim < 0 || s.ndim > 32 || (s.ndim > 0 && s.shape == nullptr))) {
         fail(Code::BadPackage, "package '" + name + "' reports an invalid rank for " + (input ? "input " : "output ") +
                                    std::to_string(i));

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "package/package.hpp"
-#include "util/error.hpp"
-#include "util/sha256.hpp"
+#include "base/error.hpp"
+#include "base/sha256.hpp"
 
 namespace aotrun {
 

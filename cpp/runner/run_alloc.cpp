@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "runner/runner.hpp"
-#include "runner/validate.hpp"
-#include "util/error.hpp"
-#include "util/host_alloc.hpp"
+#include "runner/container/validate.hpp"
+#include "base/error.hpp"
+#include "base/host_alloc.hpp"
 
 namespace aotrun {
 namespace {
@@ -25,7 +25,7 @@ struct OwnedTensor {
 }  // namespace
 
 std::vector<DLManagedTensor*> Runner::run_alloc(const DLTensor* inputs, size_t num_inputs) {
-  if (!backend_->host_accessible()) {
+  if (!runner_device_->host_accessible()) {
     fail(Code::Unsupported,
          "run_alloc allocates host memory; runners on CUDA devices take caller-allocated "
          "outputs (aotrun_runner_run)");

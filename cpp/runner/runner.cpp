@@ -4,11 +4,12 @@
 #include <atomic>
 #include <cstring>
 
-#include "graph/graph_executor.hpp"
-#include "log/log.hpp"
-#include "runner/package_call.hpp"
-#include "runner/validate.hpp"
-#include "util/error.hpp"
+#include "base/error.hpp"
+#include "base/guard.hpp"
+#include "base/log.hpp"
+#include "device/device_table.hpp"
+#include "runner/container/validate.hpp"
+#include "runner/graph/graph_executor.hpp"
 
 namespace aotrun {
 namespace {
@@ -127,6 +128,9 @@ bool make_key(const DLTensor* inputs, size_t n, int64_t* key, size_t* len) {
   return true;
 }
 
+// What the device layer needs of the package, as plain data.
+DevicePackage device_package(const Package& pkg) { return {pkg.name(), pkg.device(), pkg.code().fn().get_last_error}; }
+
 }  // namespace
 
 std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const RunnerOptions& options) {
@@ -141,7 +145,7 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   r->device_ = options.has_device ? options.device : r->pkg_->device();
   // The type (UNSUPPORTED), then the id (INVALID_ARGUMENT), before the
   // device is touched.
-  check_device_type(*r->pkg_, r->device_);
+  check_device_type(device_package(*r->pkg_), r->device_);
   validate_device_option(r->device_);
   r->out_dims_ = total_output_dims(*r->pkg_);
   r->id_ = g_next_runner_id.fetch_add(1, std::memory_order_relaxed);
@@ -149,14 +153,14 @@ std::unique_ptr<Runner> Runner::create(std::shared_ptr<Package> pkg, const Runne
   if (options.max_inflight > kMaxInflight) {
     fail(Code::InvalidArgument, "max_inflight must be at most " + std::to_string(kMaxInflight));
   }
-  r->backend_ = make_runner_device(*r->pkg_, r->device_);
+  r->runner_device_ = make_runner_device(device_package(*r->pkg_), r->device_);
   r->window_ = std::make_unique<InflightWindow>(
-      options.max_inflight > 0 ? options.max_inflight : r->backend_->default_max_inflight(options.num_models));
+      options.max_inflight > 0 ? options.max_inflight : r->runner_device_->default_max_inflight(options.num_models));
   auto initial = std::make_unique<ConstantSet>();
   // A package's own constants: its table, or none for a model that holds them.
   if (!r->pkg_->model_holds_constants()) initial->entries = r->pkg_->constants();
   initial->container =
-      std::make_unique<Container>(*r->pkg_, *r->backend_, r->device_, options.num_models, initial->entries);
+      std::make_unique<Container>(*r->pkg_, *r->runner_device_, r->device_, options.num_models, initial->entries);
   ConstantSet& first = *initial;
   r->slots_ = std::make_unique<ConstantSlots>(std::move(initial));
   if (r->effective_ == RunMode::Graph) {
@@ -276,8 +280,9 @@ GraphExecutor& Runner::graphs_of(ConstantSet& set) {
   if (!set.graphs) {
     // A set's graphs read its container's constants: each set captures its
     // own, so a replay never reads another set's weights.
-    set.graphs = std::make_unique<GraphExecutor>(*set.container, options_, counters_, backend_->make_graph_device(),
-                                                 set.generation == 0 ? nullptr : &counters_.graph_recaptures);
+    set.graphs =
+        std::make_unique<GraphExecutor>(*set.container, options_, counters_, runner_device_->make_graph_device(),
+                                        set.generation == 0 ? nullptr : &counters_.graph_recaptures);
     set.graphs->capture_upfront(options_.capture_shapes);
     if (graphs_frozen_) set.graphs->freeze();
   }
@@ -297,7 +302,7 @@ void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* ou
 
 void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
                  cpu::Stream* stream) {
-  if (stream != nullptr && !backend_->takes_aotrun_streams()) {
+  if (stream != nullptr && !runner_device_->takes_aotrun_streams()) {
     fail(Code::InvalidArgument,
          "package '" + pkg_->name() + "' runs on a CUDA device; an aotrun CPU stream cannot carry its work");
   }
@@ -307,7 +312,7 @@ void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, s
 
 void Runner::run_on_device_stream(void* stream, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
                                   size_t num_outputs) {
-  if (backend_->takes_aotrun_streams()) {
+  if (runner_device_->takes_aotrun_streams()) {
     fail(Code::InvalidArgument, "package '" + pkg_->name() + "' runs on the CPU; use aotrun_runner_run_on_stream");
   }
   validate_run(inputs, num_inputs, outputs, num_outputs);
@@ -353,8 +358,8 @@ void Runner::install(ConstantSet next) {
   // no way to replace them) answers UNSUPPORTED: a limit of the package for
   // this request, not a broken package.
   try {
-    set->container =
-        std::make_unique<Container>(*pkg_, *backend_, device_, options_.num_models, set->entries, Code::Unsupported);
+    set->container = std::make_unique<Container>(*pkg_, *runner_device_, device_, options_.num_models, set->entries,
+                                                 Code::Unsupported);
   } catch (const Error& e) {
     throw Error(e.code(), std::string("constant update: ") + e.what());
   }

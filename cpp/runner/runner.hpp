@@ -11,16 +11,16 @@
 
 #include <aotrun/package_abi.h>
 
-#include "async/async_event.hpp"
-#include "async/window.hpp"
+#include "runner/async/async_event.hpp"
+#include "runner/async/window.hpp"
 #include "device/cpu/stream.hpp"
 #include "device/runner_device.hpp"
 #include "package/package.hpp"
-#include "runner/container.hpp"
-#include "runner/options.hpp"
-#include "stats/runner_stats.hpp"
-#include "weights/constant_slots.hpp"
-#include "weights/constant_update.hpp"
+#include "runner/container/container.hpp"
+#include "runner/container/options.hpp"
+#include "runner/container/runner_stats.hpp"
+#include "runner/constants/constant_slots.hpp"
+#include "runner/constants/constant_set_update.hpp"
 
 namespace aotrun {
 
@@ -129,7 +129,7 @@ class Runner {
   // Destroyed in reverse order: workers (idle by then), the constant sets
   // (each: its graphs, then its container, after the device's stream is
   // drained), the device.
-  std::unique_ptr<RunnerDevice> backend_;
+  std::unique_ptr<RunnerDevice> runner_device_;
   std::unique_ptr<ConstantSlots> slots_;
   bool graphs_frozen_ = false;    // graph mode; guarded by serial_
   uint64_t next_generation_ = 1;  // guarded by the slots' writer mutex

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "util/error.hpp"
-#include "util/sha256.hpp"
+#include "base/error.hpp"
+#include "base/sha256.hpp"
 
 namespace aotrun {
 namespace {

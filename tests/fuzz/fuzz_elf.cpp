@@ -13,11 +13,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "loader/elf_check.hpp"
-#include "loader/elf_symbols.hpp"
-#include "loader/link_findings.hpp"
-#include "loader/version_check.hpp"
-#include "util/error.hpp"
+#include "linkinfo/elf_check.hpp"
+#include "linkinfo/elf_symbols.hpp"
+#include "linkinfo/link_findings.hpp"
+#include "linkinfo/version_check.hpp"
+#include "base/error.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "invariants.hpp"
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "pt2/constant_list.hpp"
-#include "pt2/pickle_weights.hpp"
-#include "pt2/tensor_pickle.hpp"
-#include "util/error.hpp"
+#include "package/pt2/constants/constant_list.hpp"
+#include "package/pt2/constants/pickle_weights.hpp"
+#include "package/pt2/constants/tensor_pickle.hpp"
+#include "base/error.hpp"
 
 namespace {
 

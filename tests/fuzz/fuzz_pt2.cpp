@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "pt2/pt2_archive.hpp"
-#include "pt2/zip_archive.hpp"
-#include "util/error.hpp"
+#include "package/pt2/archive/pt2_archive.hpp"
+#include "package/pt2/archive/zip_archive.hpp"
+#include "base/error.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "invariants.hpp"
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 namespace {
 

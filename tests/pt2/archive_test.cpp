@@ -17,17 +17,18 @@
 #include <gtest/gtest.h>
 
 #include "device/cuda/cuda_context.hpp"
-#include "pt2/aoti_bridge.hpp"
-#include "pt2/pt2_archive.hpp"
-#include "pt2/private_dir.hpp"
-#include "pt2/tensor_convert.hpp"
-#include "pt2/input_layout.hpp"
-#include "pt2/wrapper_specs.hpp"
-#include "pt2/zip_archive.hpp"
-#include "util/error.hpp"
+#include "package/pt2/bridge/aoti_bridge.hpp"
+#include "package/pt2/archive/pt2_archive.hpp"
+#include "package/pt2/archive/private_dir.hpp"
+#include "package/pt2/binding/tensor_convert.hpp"
+#include "package/pt2/specs/input_layout.hpp"
+#include "package/pt2/specs/wrapper_specs.hpp"
+#include "package/pt2/archive/zip_archive.hpp"
+#include "base/error.hpp"
 
 using aotrun::Code;
 using aotrun::Error;
+using aotrun::Pt2Options;
 using namespace aotrun::pt2;
 
 namespace {

@@ -27,8 +27,8 @@
 
 #include "device/cpu/host_services.hpp"
 #include "package/package_code.hpp"
-#include "pt2/aoti_bridge.hpp"
-#include "util/error.hpp"
+#include "package/pt2/bridge/aoti_bridge.hpp"
+#include "base/error.hpp"
 #include "require_libtorch.hpp"
 
 namespace aotrun::pt2 {

@@ -1,5 +1,5 @@
 // What a model library needs from this process, checked before dlopen
-// (cpp/pt2/link_check.cpp, cpp/loader/elf_symbols.cpp).
+// (cpp/package/pt2/binding/link_check.cpp, cpp/linkinfo/elf_symbols.cpp).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "loader/elf_symbols.hpp"
-#include "pt2/link_check.hpp"
-#include "util/error.hpp"
+#include "linkinfo/elf_symbols.hpp"
+#include "package/pt2/binding/link_check.hpp"
+#include "base/error.hpp"
 
 using aotrun::Code;
 using aotrun::Error;

@@ -8,10 +8,10 @@
 #include <iterator>
 #include <string>
 
-#include "pt2/pickle_weights.hpp"
-#include "pt2/tensor_pickle.hpp"
-#include "pt2/zip_archive.hpp"
-#include "util/error.hpp"
+#include "package/pt2/constants/pickle_weights.hpp"
+#include "package/pt2/constants/tensor_pickle.hpp"
+#include "package/pt2/archive/zip_archive.hpp"
+#include "base/error.hpp"
 
 namespace aotrun::pt2 {
 namespace {

@@ -17,9 +17,9 @@
 #include <gtest/gtest.h>
 
 #include "../fuzz/invariants.hpp"
-#include "loader/elf_check.hpp"
-#include "loader/elf_symbols.hpp"
-#include "util/error.hpp"
+#include "linkinfo/elf_check.hpp"
+#include "linkinfo/elf_symbols.hpp"
+#include "base/error.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // block (tests/reliability/packages/sizes.c checks every answer); a caller's
 // byte_offset must not carry a tensor past the end of the address space; the
 // SDK's checks must not let a wrapped element count pass for "empty". Plus
-// white-box tests of cpp/util/checked_math.hpp, which every size goes through.
+// white-box tests of cpp/base/checked_math.hpp, which every size goes through.
 #include <cstdint>
 #include <limits>
 
@@ -12,7 +12,7 @@
 #include "aotrun/sdk/shape.hpp"
 #include "aotrun/sdk/signature.hpp"
 #include "aotrun/sdk/tensor.hpp"
-#include "util/checked_math.hpp"
+#include "base/checked_math.hpp"
 
 using namespace aotrun_test;
 

@@ -1,4 +1,4 @@
-#include "args.h"
+#include "args.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "error.h"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -167,4 +167,4 @@ std::string Args::single_positional(const std::string& what) const {
   return positionals_[0];
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -6,17 +6,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench_async.h"
-#include "bench_loop.h"
-#include "commands.h"
-#include "describe.h"
-#include "error.h"
-#include "runtime.h"
-#include "inputs.h"
-#include "report.h"
-#include "table.h"
+#include "bench_async.hpp"
+#include "bench_loop.hpp"
+#include "commands.hpp"
+#include "describe.hpp"
+#include "error.hpp"
+#include "runtime.hpp"
+#include "inputs.hpp"
+#include "report.hpp"
+#include "table.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -254,4 +254,4 @@ int bench_main(int argc, char** argv, int begin) {
   return kExitOk;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,14 +1,14 @@
-#include "bench_async.h"
+#include "bench_async.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <thread>
 
-#include "inputs.h"
-#include "outputs.h"
-#include "tensor.h"
+#include "inputs.hpp"
+#include "outputs.hpp"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -136,4 +136,4 @@ std::unique_ptr<CallerWork> make_async_work(aotrun_runner* runner, const std::ve
   return std::make_unique<AsyncWork>(runner, inputs, output_specs, depth);
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

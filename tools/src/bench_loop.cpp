@@ -1,4 +1,4 @@
-#include "bench_loop.h"
+#include "bench_loop.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,12 +11,12 @@
 #include <string>
 #include <thread>
 
-#include "error.h"
-#include "inputs.h"
-#include "outputs.h"
-#include "tensor.h"
+#include "error.hpp"
+#include "inputs.hpp"
+#include "outputs.hpp"
+#include "tensor.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -227,4 +227,4 @@ Percentiles percentiles(const std::vector<uint64_t>& sorted) {
   return p;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

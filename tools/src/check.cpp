@@ -5,16 +5,16 @@
 #include <iostream>
 #include <optional>
 
-#include "check_report.h"
-#include "check_runs.h"
-#include "commands.h"
-#include "error.h"
-#include "runtime.h"
-#include "inputs.h"
-#include "npy.h"
-#include "tensor_files.h"
+#include "check_report.hpp"
+#include "check_runs.hpp"
+#include "commands.hpp"
+#include "error.hpp"
+#include "runtime.hpp"
+#include "inputs.hpp"
+#include "npy.hpp"
+#include "tensor_files.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -182,4 +182,4 @@ int check_main(int argc, char** argv, int begin) {
   return kExitOk;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

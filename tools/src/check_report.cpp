@@ -1,14 +1,14 @@
-#include "check_report.h"
+#include "check_report.hpp"
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "describe.h"
-#include "report.h"
-#include "table.h"
+#include "describe.hpp"
+#include "report.hpp"
+#include "table.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -214,4 +214,4 @@ void print_check_text(const CheckReport& r, std::ostream& out) {
   tail.print(out);
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,13 +1,13 @@
-#include "check_runs.h"
+#include "check_runs.hpp"
 
 #include <cstring>
 #include <string>
 
-#include "error.h"
-#include "inputs.h"
-#include "outputs.h"
+#include "error.hpp"
+#include "inputs.hpp"
+#include "outputs.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -64,4 +64,4 @@ ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async
   return result;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

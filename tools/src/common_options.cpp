@@ -1,11 +1,11 @@
 // Options shared by all subcommands.
 #include <aotrun/aotrun.h>
 
-#include "commands.h"
-#include "describe.h"
-#include "error.h"
+#include "commands.hpp"
+#include "describe.hpp"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 std::vector<OptionSpec> common_options() {
   return {
@@ -46,4 +46,4 @@ aotrun_mode mode_option(const Args& args, const std::string& option, const std::
   return *mode;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

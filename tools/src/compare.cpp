@@ -1,12 +1,12 @@
-#include "compare.h"
+#include "compare.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-#include "describe.h"
+#include "describe.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -192,4 +192,4 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
   return j;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -19,13 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "compat_plan.h"
-#include "error.h"
-#include "subprocess.h"
-#include "table.h"
+#include "commands.hpp"
+#include "compat_plan.hpp"
+#include "error.hpp"
+#include "subprocess.hpp"
+#include "table.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -598,4 +598,4 @@ int compat_main(int argc, char** argv, int begin) {
   return kExitOk;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

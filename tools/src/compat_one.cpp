@@ -19,19 +19,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "compare.h"
-#include "compat_plan.h"
-#include "describe.h"
-#include "error.h"
-#include "inputs.h"
-#include "npy.h"
-#include "outputs.h"
-#include "report.h"
-#include "runtime.h"
-#include "safetensors.h"
+#include "commands.hpp"
+#include "compare.hpp"
+#include "compat_plan.hpp"
+#include "describe.hpp"
+#include "error.hpp"
+#include "inputs.hpp"
+#include "npy.hpp"
+#include "outputs.hpp"
+#include "report.hpp"
+#include "runtime.hpp"
+#include "safetensors.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -384,4 +384,4 @@ int compat_one_main(int argc, char** argv, int begin) {
   return kExitOk;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

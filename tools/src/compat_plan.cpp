@@ -1,4 +1,4 @@
-#include "compat_plan.h"
+#include "compat_plan.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,11 +7,11 @@
 #include <regex>
 #include <sstream>
 
-#include "error.h"
+#include "error.hpp"
 
 namespace fs = std::filesystem;
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -364,4 +364,4 @@ CompatEntry entry_from_json(const nlohmann::json& j) {
   return e;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

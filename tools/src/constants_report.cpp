@@ -1,12 +1,12 @@
-#include "constants_report.h"
+#include "constants_report.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "describe.h"
-#include "table.h"
+#include "describe.hpp"
+#include "table.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -73,4 +73,4 @@ void print_constants(const Package& package, size_t limit, std::ostream& out) {
   if (all.size() > limit) out << "  ... and " << all.size() - limit << " more (--constants lists all)\n";
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,8 +1,8 @@
-#include "describe.h"
+#include "describe.hpp"
 
 #include <cstdio>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 std::string dtype_name(DLDataType dtype) {
   std::string base;
@@ -111,4 +111,4 @@ std::string bytes_text(uint64_t bytes) {
   return buf;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

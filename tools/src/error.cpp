@@ -1,8 +1,8 @@
-#include "error.h"
+#include "error.hpp"
 
 #include <memory>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 void check(aotrun_status* status, const std::string& context) {
   if (status == nullptr) return;
@@ -13,4 +13,4 @@ void check(aotrun_status* status, const std::string& context) {
   throw Failure(code, message);
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

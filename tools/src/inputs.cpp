@@ -1,10 +1,10 @@
-#include "inputs.h"
+#include "inputs.hpp"
 
-#include "describe.h"
-#include "error.h"
-#include "npy.h"
+#include "describe.hpp"
+#include "error.hpp"
+#include "npy.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -113,4 +113,4 @@ std::vector<DLTensor> views(std::vector<HostTensor>& tensors) {
   return out;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -3,17 +3,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "constants_report.h"
-#include "pt2_facts.h"
-#include "describe.h"
-#include "error.h"
-#include "inspect_findings.h"
-#include "runtime.h"
-#include "report.h"
-#include "table.h"
+#include "commands.hpp"
+#include "constants_report.hpp"
+#include "pt2_facts.hpp"
+#include "describe.hpp"
+#include "error.hpp"
+#include "inspect_findings.hpp"
+#include "runtime.hpp"
+#include "report.hpp"
+#include "table.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -231,4 +231,4 @@ int inspect_main(int argc, char** argv, int begin) {
   return kExitOk;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

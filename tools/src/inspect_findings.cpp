@@ -1,4 +1,4 @@
-#include "inspect_findings.h"
+#include "inspect_findings.hpp"
 
 #include <sys/stat.h>
 
@@ -6,12 +6,12 @@
 
 #include <aotrun/aotrun.hpp>
 
-#include "error.h"
-#include "loader/link_findings.hpp"
-#include "model_library.h"
-#include "table.h"
+#include "error.hpp"
+#include "linkinfo/link_findings.hpp"
+#include "model_library.hpp"
+#include "table.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -142,4 +142,4 @@ Package open_or_show_findings(const std::string& path, bool verify_hashes, bool 
   }
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -6,11 +6,11 @@
 
 #include <aotrun/aotrun.hpp>
 
-#include "args.h"
-#include "commands.h"
-#include "error.h"
+#include "args.hpp"
+#include "commands.hpp"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 namespace {
 
 const char kHelp[] =
@@ -92,10 +92,10 @@ int dispatch(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli
 
 int main(int argc, char** argv) {
-  using namespace aotrun_cli;
+  using namespace aotrun::cli;
   try {
     return dispatch(argc, argv);
   } catch (const UsageError& e) {

@@ -1,4 +1,4 @@
-#include "model_library.h"
+#include "model_library.hpp"
 
 #include <link.h>
 #include <sys/stat.h>
@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pt2_facts.h"
+#include "pt2_facts.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -136,4 +136,4 @@ std::string libtorch_in_use() {
   return is_file(where + "/libtorch_cpu.so") ? where + "/libtorch_cpu.so" : "";
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

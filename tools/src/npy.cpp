@@ -1,14 +1,14 @@
-#include "npy.h"
+#include "npy.hpp"
 
 #include <cctype>
 #include <cstring>
 #include <fstream>
 #include <map>
 
-#include "describe.h"
-#include "error.h"
+#include "describe.hpp"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -285,4 +285,4 @@ void write_npy(const std::string& path, const HostTensor& tensor) {
   if (!out) throw Failure("IO_ERROR", "writing '" + path + "' failed: " + std::strerror(errno));
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

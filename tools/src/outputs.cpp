@@ -1,8 +1,8 @@
-#include "outputs.h"
+#include "outputs.hpp"
 
-#include "error.h"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 std::vector<HostTensor> allocate_outputs(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
                                          const std::vector<TensorSpec>& specs) {
@@ -24,4 +24,4 @@ std::vector<HostTensor> allocate_outputs(aotrun_runner* runner, const std::vecto
   return outputs;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,4 +1,4 @@
-#include "pt2_facts.h"
+#include "pt2_facts.hpp"
 
 #include <zip.h>
 
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -101,4 +101,4 @@ Pt2Facts read_pt2_facts(const std::string& path, const std::string& model) {
   return facts;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,8 +1,8 @@
-#include "report.h"
+#include "report.hpp"
 
-#include "describe.h"
+#include "describe.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -85,4 +85,4 @@ std::string async_stats_text(const aotrun_runner_stats& stats) {
          std::to_string(stats.would_block);
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

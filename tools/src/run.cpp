@@ -5,19 +5,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "describe.h"
-#include "error.h"
-#include "runtime.h"
-#include "inputs.h"
-#include "npy.h"
-#include "outputs.h"
-#include "report.h"
-#include "table.h"
-#include "tensor_files.h"
-#include "weights.h"
+#include "commands.hpp"
+#include "describe.hpp"
+#include "error.hpp"
+#include "runtime.hpp"
+#include "inputs.hpp"
+#include "npy.hpp"
+#include "outputs.hpp"
+#include "report.hpp"
+#include "table.hpp"
+#include "tensor_files.hpp"
+#include "weights.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -229,4 +229,4 @@ int run_main(int argc, char** argv, int begin) {
   return kExitOk;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,6 +1,6 @@
-#include "runtime.h"
+#include "runtime.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -37,4 +37,4 @@ std::vector<TensorSpec> package_inputs(const Package& package) { return copy_spe
 
 std::vector<TensorSpec> package_outputs(const Package& package) { return copy_specs(package.outputs()); }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

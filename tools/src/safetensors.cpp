@@ -1,4 +1,4 @@
-#include "safetensors.h"
+#include "safetensors.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -92,4 +92,4 @@ std::vector<HostTensor> read_safetensors(const std::string& path) {
   return out;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,4 +1,4 @@
-#include "subprocess.h"
+#include "subprocess.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,9 +12,9 @@
 #include <climits>
 #include <cstring>
 
-#include "error.h"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -212,4 +212,4 @@ bool Child::poll() {
   return done_;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

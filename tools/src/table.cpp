@@ -1,9 +1,9 @@
-#include "table.h"
+#include "table.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 void Table::print(std::ostream& out) const {
   std::vector<size_t> widths;
@@ -33,4 +33,4 @@ std::string number_text(double value, bool integral) {
   return buf;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

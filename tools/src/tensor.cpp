@@ -1,14 +1,14 @@
-#include "tensor.h"
+#include "tensor.hpp"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
-#include "describe.h"
-#include "error.h"
+#include "describe.hpp"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 namespace {
 
@@ -142,4 +142,4 @@ Summary summarize(const HostTensor& t) {
   return s;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -1,12 +1,12 @@
-#include "tensor_files.h"
+#include "tensor_files.hpp"
 
 #include <filesystem>
 #include <set>
 
-#include "error.h"
-#include "npy.h"
+#include "error.hpp"
+#include "npy.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 std::vector<std::string> tensor_file_names(const std::vector<std::string>& names) {
   std::set<std::string> used;
@@ -44,4 +44,4 @@ std::vector<std::string> write_tensors(const std::string& dir, const std::vector
   return paths;
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

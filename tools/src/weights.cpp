@@ -1,8 +1,8 @@
-#include "weights.h"
+#include "weights.hpp"
 
-#include "error.h"
+#include "error.hpp"
 
-namespace aotrun_cli {
+namespace aotrun::cli {
 
 void add_weights_options(std::vector<OptionSpec>& specs) {
   specs.push_back({"weights", true, false});
@@ -26,4 +26,4 @@ void apply_weights(aotrun::cxx::Runner& runner, const WeightsOption& weights) {
   check(aotrun_runner_free_inactive_constants(runner.get()), "--weights");
 }
 
-}  // namespace aotrun_cli
+}  // namespace aotrun::cli

@@ -5,8 +5,8 @@
  * Runtime's onnxruntime_cxx_api.h. Everything here is inline code that calls
  * the C functions declared in aotrun.h: the header adds no symbol to
  * libaotrun and no ABI of its own, and a program built with it runs against
- * any libaotrun.so.1 that provides the C functions it calls (1.1 for the
- * pt2 options, 1.0 for the rest). aotrun.h remains the reference for what
+ * any libaotrun.so.1 that provides the C functions it calls (1.2 for the
+ * constants, 1.1 for the pt2 options, 1.0 for the rest). aotrun.h remains the reference for what
  * each call does; the comments below say what the C++ layer adds: who owns
  * what, which calls throw, and what empty objects do.
  *

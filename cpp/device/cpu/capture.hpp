@@ -28,7 +28,7 @@
 #include <string>
 #include <thread>
 
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 namespace aotrun::cpu {
 

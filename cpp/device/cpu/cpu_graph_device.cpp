@@ -4,10 +4,10 @@
 #include <cstring>
 
 #include "device/cpu/stream.hpp"
-#include "graph/graph_device.hpp"
-#include "runner/package_call.hpp"
-#include "util/checked_math.hpp"
-#include "util/host_alloc.hpp"
+#include "device/graph_device.hpp"
+#include "base/guard.hpp"
+#include "base/checked_math.hpp"
+#include "base/host_alloc.hpp"
 
 namespace aotrun {
 namespace {

@@ -1,11 +1,12 @@
 // The CPU as a runner's device: synchronous runs go on an inline stream (the
 // package's launches run on the calling thread), host services from
 // host_services.cpp, graph mode over the CPU graph emulation.
+#include "base/guard.hpp"
 #include "device/cpu/capture.hpp"
 #include "device/cpu/host_services.hpp"
 #include "device/cpu/stream.hpp"
+#include "device/device_table.hpp"
 #include "device/runner_device.hpp"
-#include "package/package.hpp"
 
 namespace aotrun::cpu {
 
@@ -15,10 +16,11 @@ namespace {
 
 class CpuRunnerDevice final : public RunnerDevice {
  public:
-  explicit CpuRunnerDevice(const Package& pkg) : code_(pkg.code()), stream_(Stream::Kind::Inline) {
+  explicit CpuRunnerDevice(const DevicePackage& pkg)
+      : get_last_error_(pkg.get_last_error), stream_(Stream::Kind::Inline) {
     ctx_.default_stream = &stream_;
-    ctx_.last_error = pkg.code().fn().get_last_error;
-    ctx_.package_name = pkg.name();
+    ctx_.last_error = pkg.get_last_error;
+    ctx_.package_name = pkg.name;
     host_ = make_host_services(&ctx_);
   }
 
@@ -37,7 +39,7 @@ class CpuRunnerDevice final : public RunnerDevice {
     }
     if (rc == AOTRUN_PKG_ERR_CAPTURE_UNSUPPORTED && !capture_rules::last_violation().empty()) {
       return Status{Code::CaptureUnsupported, "failed under stream capture: " + capture_rules::last_violation() +
-                                                  " [package: " + code_.last_error() + "]"};
+                                                  " [package: " + package_last_error(get_last_error_) + "]"};
     }
     return Status::Ok();
   }
@@ -49,7 +51,7 @@ class CpuRunnerDevice final : public RunnerDevice {
   int32_t default_max_inflight(int32_t num_models) const override { return 2 * num_models; }
 
  private:
-  const PackageCode& code_;  // the package outlives its runners' devices
+  aotrun_pkg_get_last_error_fn get_last_error_;
   Stream stream_;
   HostContext ctx_;
   aotrun_pkg_host host_{};
@@ -57,6 +59,8 @@ class CpuRunnerDevice final : public RunnerDevice {
 
 }  // namespace
 
-std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg) { return std::make_unique<CpuRunnerDevice>(pkg); }
+std::unique_ptr<RunnerDevice> make_runner_device(const DevicePackage& pkg, int) {
+  return std::make_unique<CpuRunnerDevice>(pkg);
+}
 
 }  // namespace aotrun::cpu

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "device/cpu/stream.hpp"
-#include "log/log.hpp"
-#include "util/host_alloc.hpp"
+#include "base/log.hpp"
+#include "base/host_alloc.hpp"
 
 namespace aotrun::cpu {
 

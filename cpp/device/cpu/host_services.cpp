@@ -4,10 +4,10 @@
 #include <new>
 
 #include "device/cpu/event.hpp"
-#include "log/log.hpp"
-#include "runner/package_call.hpp"
-#include "util/checked_math.hpp"
-#include "util/host_alloc.hpp"
+#include "base/log.hpp"
+#include "base/guard.hpp"
+#include "base/checked_math.hpp"
+#include "base/host_alloc.hpp"
 
 namespace aotrun::cpu {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "log/log.hpp"
-#include "util/host_alloc.hpp"
+#include "base/log.hpp"
+#include "base/host_alloc.hpp"
 
 namespace aotrun::cpu {
 

@@ -7,8 +7,8 @@
 
 #include <aotrun/package_abi.h>
 
-#include "runner/package_call.hpp"
-#include "util/error.hpp"
+#include "base/guard.hpp"
+#include "base/error.hpp"
 
 namespace aotrun::cpu {
 

@@ -26,7 +26,7 @@
 
 #include <aotrun/package_abi.h>
 
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 namespace aotrun::cuda {
 

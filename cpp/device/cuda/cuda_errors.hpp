@@ -10,7 +10,7 @@
 
 #include <aotrun/package_abi.h>
 
-#include "util/error.hpp"
+#include "base/error.hpp"
 
 namespace aotrun::cuda::detail {
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "device/cuda/cuda_context.hpp"
-#include "graph/graph_device.hpp"
-#include "runner/package_call.hpp"
+#include "device/graph_device.hpp"
+#include "base/guard.hpp"
 
 namespace aotrun {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "device/cuda/cuda_context_impl.hpp"
 #include "device/cuda/cuda_errors.hpp"
-#include "runner/package_call.hpp"
-#include "util/checked_math.hpp"
+#include "base/guard.hpp"
+#include "base/checked_math.hpp"
 
 namespace aotrun::cuda::detail {
 namespace {

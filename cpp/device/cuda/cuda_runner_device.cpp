@@ -1,11 +1,12 @@
 // A CUDA device as a runner's device, over the CUDA backend's Context
 // (cuda_context.hpp: no CUDA header here, so this compiles into the core
 // whether or not CUDA was built in).
+#include "base/guard.hpp"
+#include "base/log.hpp"
 #include "device/cpu/host_services.hpp"
 #include "device/cuda/cuda_context.hpp"
+#include "device/device_table.hpp"
 #include "device/runner_device.hpp"
-#include "log/log.hpp"
-#include "package/package.hpp"
 
 namespace aotrun::cuda {
 
@@ -17,7 +18,8 @@ class CudaRunnerDevice final : public RunnerDevice {
  public:
   // The Context outlives the runner's container and graphs, which use its
   // pool and streams: the runner destroys them first (member order).
-  CudaRunnerDevice(const Package& pkg, std::unique_ptr<Context> ctx) : code_(pkg.code()), ctx_(std::move(ctx)) {}
+  CudaRunnerDevice(const DevicePackage& pkg, std::unique_ptr<Context> ctx)
+      : get_last_error_(pkg.get_last_error), ctx_(std::move(ctx)) {}
 
   const aotrun_pkg_host* host() const override { return ctx_->host(); }
   void* own_stream() const override { return ctx_->stream(); }
@@ -26,7 +28,8 @@ class CudaRunnerDevice final : public RunnerDevice {
   void begin_call() override { clear_last_failure(); }
   Status explain_failed_call(int32_t rc) override {
     if (last_failure().empty()) return Status::Ok();
-    return Status{cpu::from_pkg_code(rc), "failed: " + last_failure() + " [package: " + code_.last_error() + "]"};
+    return Status{cpu::from_pkg_code(rc),
+                  "failed: " + last_failure() + " [package: " + package_last_error(get_last_error_) + "]"};
   }
 
   std::unique_ptr<GraphDevice> make_graph_device() override { return cuda::make_graph_device(*ctx_); }
@@ -36,23 +39,22 @@ class CudaRunnerDevice final : public RunnerDevice {
   int32_t default_max_inflight(int32_t) const override { return 32; }
 
  private:
-  const PackageCode& code_;  // the package outlives its runners' devices
+  aotrun_pkg_get_last_error_fn get_last_error_;
   std::unique_ptr<Context> ctx_;
 };
 
 }  // namespace
 
-std::unique_ptr<RunnerDevice> make_runner_device(const Package& pkg, int device_id) {
+std::unique_ptr<RunnerDevice> make_runner_device(const DevicePackage& pkg, int device_id) {
   std::string why;
   if (!usable(device_id, &why)) {
     fail(compiled_in() ? Code::Device : Code::Unsupported,
-         "package '" + pkg.name() + "' cannot run on CUDA device " + std::to_string(device_id) + ": " + why);
+         "package '" + pkg.name + "' cannot run on CUDA device " + std::to_string(device_id) + ": " + why);
   }
   LogHooks hooks;
   hooks.enabled = [](int32_t l) { return log_enabled(static_cast<LogLevel>(l)); };
   hooks.emit = [](int32_t l, const std::string& m) { log_emit(static_cast<LogLevel>(l), m); };
-  return std::make_unique<CudaRunnerDevice>(
-      pkg, Context::create(device_id, pkg.name(), pkg.code().fn().get_last_error, hooks));
+  return std::make_unique<CudaRunnerDevice>(pkg, Context::create(device_id, pkg.name, pkg.get_last_error, hooks));
 }
 
 }  // namespace aotrun::cuda

@@ -5,13 +5,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include "loader/native_library.hpp"
+#include "package/native/native_library.hpp"
 #include "package/manifest.hpp"
 #include "package/package.hpp"
 #include "package/package_kind.hpp"
 #include "package/trust.hpp"
-#include "util/clock.hpp"
-#include "util/error.hpp"
+#include "base/clock.hpp"
+#include "base/error.hpp"
+#include "device/device_table.hpp"
 
 namespace aotrun {
 namespace {
@@ -30,7 +31,7 @@ class DirectoryKind final : public PackageKind {
     LoadedPackage p;
     p.dir = dir;
     p.name = manifest.name;
-    p.device = DLDevice{manifest.device == "cuda" ? kDLCUDA : kDLCPU, 0};
+    p.device = DLDevice{static_cast<DLDeviceType>(find_device(manifest.device)->type), 0};  // checked by read_manifest
 
     // One descriptor of the library serves the trust check, the hash and the
     // ELF check. dlopen opens the path again: the window in between is

@@ -1,12 +1,12 @@
 // A PyTorch AOTInductor archive (.pt2): a zip file whose model is bridged to
-// the package ABI inside libaotrun (pt2/aoti_bridge.hpp).
+// the package ABI inside libaotrun (package/pt2/bridge/aoti_bridge.hpp).
 #include "package/package.hpp"
 #include "package/package_kind.hpp"
 #include "package/trust.hpp"
-#include "pt2/aoti_bridge.hpp"
-#include "pt2/pt2_archive.hpp"
-#include "util/clock.hpp"
-#include "util/error.hpp"
+#include "package/pt2/bridge/aoti_bridge.hpp"
+#include "package/pt2/archive/pt2_archive.hpp"
+#include "base/clock.hpp"
+#include "base/error.hpp"
 
 namespace aotrun {
 namespace {
@@ -30,9 +30,9 @@ class Pt2ArchiveKind final : public PackageKind {
     LoadedPackage p;
     p.name = file_stem(c.path);
     if (auto dot = p.name.rfind(".pt2"); dot != std::string::npos && dot + 4 == p.name.size()) p.name.resize(dot);
-    if (!options.pt2_model.empty() && options.pt2_model != pt2::kDefaultModel) p.name += ":" + options.pt2_model;
+    if (!options.pt2.model.empty() && options.pt2.model != pt2::kDefaultModel) p.name += ":" + options.pt2.model;
     const uint64_t t = now_ns();
-    p.code = pt2::open_pt2(c.path, p.name, {options.pt2_model, options.libtorch});
+    p.code = pt2::open_pt2(c.path, p.name, options.pt2);
     p.dlopen_ns = now_ns() - t;
     return p;
   }

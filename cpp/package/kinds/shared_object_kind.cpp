@@ -1,9 +1,9 @@
 // A bare aotrun package library: one .so, no manifest, no weights.
-#include "loader/native_library.hpp"
+#include "package/native/native_library.hpp"
 #include "package/package.hpp"
 #include "package/package_kind.hpp"
 #include "package/trust.hpp"
-#include "util/clock.hpp"
+#include "base/clock.hpp"
 
 namespace aotrun {
 namespace {

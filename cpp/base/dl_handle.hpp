@@ -1,0 +1,34 @@
+// One reference to a dlopen'd library, dropped (dlclose) when its owner goes
+// away, so that no error path can leak it. Move-only.
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace aotrun {
+
+class DlHandle {
+ public:
+  DlHandle() = default;
+  // dlopen(path, flags); throws Error(LOAD_FAILED) "<what> '<path>' failed:
+  // <dlerror>" when the dynamic loader refuses it.
+  static DlHandle open(const std::string& path, int flags, const char* what);
+  ~DlHandle();
+  DlHandle(DlHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  DlHandle& operator=(DlHandle&& other) noexcept;
+  DlHandle(const DlHandle&) = delete;
+  DlHandle& operator=(const DlHandle&) = delete;
+
+  // dlsym; NULL when the library does not export `name`.
+  void* symbol(const char* name) const;
+  explicit operator bool() const { return handle_ != nullptr; }
+  // Gives the reference up without dlclose: for libraries that must stay
+  // mapped for the process's lifetime (package/pt2/binding/aoti_library.cpp says why).
+  void leak() { handle_ = nullptr; }
+
+ private:
+  explicit DlHandle(void* handle) : handle_(handle) {}
+  void* handle_ = nullptr;
+};
+
+}  // namespace aotrun

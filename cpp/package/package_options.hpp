@@ -1,0 +1,22 @@
+// What a caller may ask of Package::open, filled by the C API's option
+// setters. Options of one package kind live in that kind's sub-struct.
+#pragma once
+
+#include <string>
+
+namespace aotrun {
+
+// .pt2 archives only.
+struct Pt2Options {
+  std::string model = "model";  // which model of the archive
+  std::string libtorch;         // libtorch_cpu.so or its directory; "" = $AOTRUN_LIBTORCH / already loaded
+};
+
+struct PackageOptions {
+  bool verify_hashes = true;
+  std::string expected_sha256;         // of the .so, or of manifest.json; "" = none
+  bool allow_untrusted_files = false;  // group/world-writable or foreign-owned files
+  Pt2Options pt2;
+};
+
+}  // namespace aotrun

@@ -1,0 +1,42 @@
+// DLTensor <-> AtenTensorHandle through libtorch's C shim only. Inputs are
+// wrapped without a copy (the handle borrows the caller's memory); outputs,
+// which AOTInductor allocates, are copied into the caller's tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "package/pt2/binding/torch_runtime.hpp"
+
+namespace aotrun::pt2 {
+
+// A new handle viewing `t` (CPU, byte_offset already folded into data) with
+// `strides` (t.ndim of them: the layout the model was compiled for), or
+// row-major when NULL. Returns false with *why on an unsupported dtype or a
+// shim failure.
+bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out, std::string* why,
+                const int64_t* strides = nullptr);
+
+// Writes row-major `src` of `sizes` into `dst` laid out with `strides` (a
+// dense permutation of the dims, as layout_from_checks accepts: the same
+// bytes in another order).
+void to_strided(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank, size_t item);
+
+// What an output handle holds.
+struct OutputMeta {
+  DLDataType dtype{};
+  std::vector<int64_t> shape;
+};
+bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out, std::string* why);
+
+// Copies output `h` into `dst` (its dtype and shape must match; any strides
+// on the torch side). Allocates nothing unless it fails.
+bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why);
+
+// Deletes every non-NULL handle and clears them.
+void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n);
+
+}  // namespace aotrun::pt2

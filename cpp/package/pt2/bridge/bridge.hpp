@@ -1,0 +1,146 @@
+// The .pt2 bridge's shared state and its entry points, inside the bridge
+// only (bridge/*.cpp): the package ABI over an AOTInductor container.
+// aoti_bridge.hpp is what the rest of aotrun sees.
+//
+//   entry_points.cpp     the package ABI's functions, create .. output_shapes
+//   specs_probe.cpp      specs and constants worked out from the first container
+//   run_checks.hpp       what a run is refused for before it is launched
+//   launch_contexts.cpp  the launched call, its reusable contexts and input views
+//   pt2_code.cpp         Pt2Code and open_pt2
+#pragma once
+
+#include <aotrun/package_abi.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/guard.hpp"
+#include "package/pt2/archive/private_dir.hpp"
+#include "package/pt2/binding/aoti_library.hpp"
+#include "package/pt2/binding/tensor_convert.hpp"
+#include "package/pt2/constants/constant_list.hpp"
+#include "package/pt2/constants/model_constant_update.hpp"
+#include "package/pt2/constants/model_constants.hpp"
+#include "package/pt2/specs/wrapper_specs.hpp"
+#include "package/tensor_spec.hpp"
+
+namespace aotrun::pt2::bridge {
+
+constexpr uint64_t kMagic = 0x7074325f62726467ull;  // "pt2_brdg"
+constexpr size_t kMaxShapeKeys = 256;
+
+// The message of the last failure on this thread (the package ABI's
+// get_last_error).
+extern thread_local std::string t_last_error;
+
+inline int32_t fail_with(int32_t code, std::string message) {
+  t_last_error = std::move(message);
+  return code;
+}
+
+// The bridge is a package: nothing may leave its entry points as an
+// exception. It calls foreign C++ (the model, libtorch's shim) behind C
+// functions that should not throw, and allocates; whatever escapes anyway
+// becomes a status (bad_alloc: OUT_OF_MEMORY) with its text as last error.
+template <class F>
+int32_t bridge_guard(const char* where, F&& f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    const bool oom = caught().kind == Caught::Kind::OutOfMemory;
+    try {
+      t_last_error =
+          oom ? std::string(where) + ": out of memory" : std::string(where) + " " + detail::describe_thrown();
+    } catch (...) {
+      t_last_error.clear();
+    }
+    return oom ? AOTRUN_PKG_ERR_OUT_OF_MEMORY : AOTRUN_PKG_ERR_RUNTIME;
+  }
+}
+
+// Shared by every container of one opened .pt2.
+struct Bridge {
+  std::unique_ptr<PrivateDir> dir;
+  std::unique_ptr<AotiLibrary> lib;
+  std::unique_ptr<ModelConstants> constants;  // where the weights are; provided to every container
+  const TorchShim* shim = nullptr;
+  std::string name;
+
+  UpdatePlan update_plan;  // how this release takes replacement constants (read at open)
+
+  std::mutex mu;  // guards everything below
+  // The model's constants, read from the first container (package open
+  // creates one). Never changed once constants_ready is set.
+  std::atomic<bool> constants_ready{false};
+  std::vector<Pt2Constant> constants_list;
+  std::vector<ConstantInfo> constants_infos;  // what model_constants() hands out
+  bool has_folded = false;
+  std::string sources;             // the model's C++ sources, until settle_specs parses them
+  std::vector<InputCheck> checks;  // empty when the sources carry none
+  // Per input: the strides the model was compiled for; empty = row-major.
+  std::vector<std::vector<int64_t>> layouts;
+  std::string no_checks_reason;
+  bool specs_ready = false;
+  std::vector<TensorSpec> inputs, outputs;                      // the storage the ABI specs point into
+  std::map<std::vector<int64_t>, std::vector<int64_t>> shapes;  // input shapes -> output shapes
+};
+
+// A container's spare launch contexts (launch_contexts.cpp).
+struct WorkPool;
+
+struct BridgeContainer {
+  uint64_t magic = kMagic;
+  Bridge* b = nullptr;
+  AotiContainerHandle h = nullptr;
+  const aotrun_pkg_host* host = nullptr;
+  // Tensor handles the model's container uses without owning them (its
+  // user-managed constants): deleted after the container.
+  std::vector<AtenTensorHandle> kept;
+  // This container's view of the weights blob its kept handles point into
+  // (none when the constants are elsewhere or were copied).
+  std::unique_ptr<BlobMapping> weights;
+  // Launch contexts released by finished runs, for the next runs (shared
+  // with every context made here, which may outlive the container).
+  std::shared_ptr<WorkPool> pool;
+  BridgeContainer();
+  ~BridgeContainer();
+  BridgeContainer(const BridgeContainer&) = delete;
+  BridgeContainer& operator=(const BridgeContainer&) = delete;
+};
+
+inline BridgeContainer* as_container(aotrun_pkg_container* c) {
+  auto* k = reinterpret_cast<BridgeContainer*>(c);
+  return k != nullptr && k->magic == kMagic ? k : nullptr;
+}
+
+// Specs and constants, settled from the first container (specs_probe.cpp).
+bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
+           const std::vector<std::vector<int64_t>>& shapes, std::vector<OutputMeta>* out, std::string* why);
+void settle_constants(Bridge& b, AotiContainerHandle h);
+void settle_specs(Bridge& b, AotiContainerHandle h);
+// Deletes a container's kept handles (after the container itself).
+void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept);
+
+// A run: its checks against the model (run_checks.hpp), then its launch on
+// the host's stream (launch_contexts.cpp). The package's status, with
+// t_last_error set on failure.
+int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded);
+
+// The package ABI (entry_points.cpp).
+uint32_t abi_version();
+const char* last_error();
+int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_create_args* args);
+int32_t destroy(aotrun_pkg_container* pc);
+int32_t num_inputs(aotrun_pkg_container* c, size_t* out);
+int32_t num_outputs(aotrun_pkg_container* c, size_t* out);
+int32_t input_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s);
+int32_t output_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s);
+int32_t output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a);
+int32_t run(aotrun_pkg_container* c, const aotrun_pkg_run_args* a);
+int32_t run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* a);
+
+}  // namespace aotrun::pt2::bridge

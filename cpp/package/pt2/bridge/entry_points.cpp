@@ -1,0 +1,180 @@
+// The package ABI's entry points of a .pt2 (everything but the run's body:
+// run_checks.hpp, launch_contexts.cpp). Nothing leaves them as an exception.
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.hpp"
+#include "package/pt2/bridge/bridge.hpp"
+
+namespace aotrun::pt2::bridge {
+
+thread_local std::string t_last_error;
+
+uint32_t abi_version() { return AOTRUN_PKG_MAKE_VERSION(1, 1); }
+const char* last_error() { return t_last_error.c_str(); }
+
+int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_create_args* args) {
+  try {
+    auto* b = static_cast<Bridge*>(binding);
+    if (out == nullptr || args == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "create: NULL argument");
+    if (args->device.device_type != kDLCPU) {
+      return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED, "aotrun runs CPU .pt2 packages only (device type " +
+                                                       std::to_string(args->device.device_type) + " requested)");
+    }
+    const size_t models = args->num_models > 0 ? static_cast<size_t>(args->num_models) : 1;
+    auto c = std::make_unique<BridgeContainer>();
+    c->b = b;
+    c->host = args->host;
+    const AotiFunctions& f = b->lib->fn();
+    const char* dir = b->dir->path().c_str();
+    const int32_t rc = f.create_with_device != nullptr ? f.create_with_device(&c->h, models, "cpu", dir)
+                                                       : f.create(&c->h, models, true, dir);
+    if (rc != 0 || c->h == nullptr) {
+      return fail_with(AOTRUN_PKG_ERR_RUNTIME,
+                       b->lib->failure(f.create_with_device ? "AOTInductorModelContainerCreateWithDevice"
+                                                            : "AOTInductorModelContainerCreate"));
+    }
+    try {
+      settle_constants(*b, c->h);
+      // The host keeps the replacement tensors alive for the container's
+      // lifetime; the handles made over them are kept as long.
+      std::vector<AotiConstantEntry> entries;
+      if (args->num_constants > 0) {
+        if (args->constants == nullptr) fail(Code::InvalidArgument, "create: constants is NULL");
+        entries = wrap_replacements(*b->shim, b->constants_list, args->constants, args->num_constants, &c->kept);
+      }
+      // Before anything runs it: the model's own constants (with the
+      // replacements, when they come from a mapped blob), then the rest.
+      const bool merged = b->constants->provide(*b->lib, c->h, *b->shim, b->constants_list, b->update_plan, entries,
+                                                &c->weights, &c->kept);
+      if (!entries.empty()) {
+        apply_constant_updates(*b->lib, c->h, b->update_plan, merged ? std::vector<AotiConstantEntry>{} : entries,
+                               b->has_folded);
+        if (!b->update_plan.keeps_tensors()) release_kept(*b->shim, &c->kept);  // copied
+      }
+      settle_specs(*b, c->h);
+    } catch (...) {
+      f.destroy(c->h);
+      release_kept(*b->shim, &c->kept);
+      throw;
+    }
+    *out = reinterpret_cast<aotrun_pkg_container*>(c.release());
+    return AOTRUN_PKG_OK;
+  } catch (...) {
+    // aotrun's own refusal keeps its kind; anything else (the model's create
+    // or a probe run threw: the model failed; out of memory) as bridge_guard.
+    const Caught c = caught();
+    if (c.kind != Caught::Kind::Error) return bridge_guard("create", []() -> int32_t { throw; });
+    return fail_with(c.code == Code::BadPackage || c.code == Code::InvalidArgument ? AOTRUN_PKG_ERR_INVALID_ARGUMENT
+                     : c.code == Code::Unsupported                                 ? AOTRUN_PKG_ERR_UNSUPPORTED
+                                                                                   : AOTRUN_PKG_ERR_RUNTIME,
+                     c.what);
+  }
+}
+
+int32_t destroy(aotrun_pkg_container* pc) {
+  BridgeContainer* c = as_container(pc);
+  if (c == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "destroy: not a .pt2 container");
+  const int32_t rc = bridge_guard("destroy", [&] {
+    c->b->lib->fn().destroy(c->h);
+    release_kept(*c->b->shim, &c->kept);
+    return AOTRUN_PKG_OK;
+  });
+  c->magic = 0;
+  delete c;
+  return rc;
+}
+
+namespace {
+
+int32_t count(aotrun_pkg_container* pc, size_t* out, bool inputs) {
+  BridgeContainer* c = as_container(pc);
+  if (c == nullptr || out == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "count: bad argument");
+  *out = inputs ? c->b->inputs.size() : c->b->outputs.size();
+  return AOTRUN_PKG_OK;
+}
+}  // namespace
+
+int32_t num_inputs(aotrun_pkg_container* c, size_t* out) { return count(c, out, true); }
+int32_t num_outputs(aotrun_pkg_container* c, size_t* out) { return count(c, out, false); }
+
+namespace {
+
+int32_t spec(aotrun_pkg_container* pc, size_t i, aotrun_pkg_tensor_spec* out, bool input) {
+  BridgeContainer* c = as_container(pc);
+  if (c == nullptr || out == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "spec: bad argument");
+  const auto& v = input ? c->b->inputs : c->b->outputs;
+  if (i >= v.size()) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "spec: index out of range");
+  aotrun_pkg_tensor_spec s{};
+  s.struct_size = std::min(out->struct_size, sizeof(s));
+  s.name = v[i].name.c_str();
+  s.dtype = v[i].dtype;
+  s.ndim = v[i].known ? static_cast<int32_t>(v[i].shape.size()) : -1;
+  s.shape = v[i].shape.data();
+  std::memcpy(out, &s, s.struct_size);
+  return AOTRUN_PKG_OK;
+}
+}  // namespace
+
+int32_t input_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return spec(c, i, s, true); }
+int32_t output_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s) { return spec(c, i, s, false); }
+
+namespace {
+
+int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) {
+  BridgeContainer* c = as_container(pc);
+  if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: bad argument");
+  Bridge& b = *c->b;
+  if (!b.outputs.empty() && !b.outputs[0].known) {
+    return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED,
+                     "the model's output shapes are unknown ahead of a run (" + b.no_checks_reason + ")");
+  }
+  std::vector<int64_t> key;
+  std::vector<DLDataType> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < a->num_inputs; ++i) {
+    const DLTensor& t = a->inputs[i];
+    key.push_back(t.ndim);
+    key.insert(key.end(), t.shape, t.shape + t.ndim);
+    dtypes.push_back(t.dtype);
+    shapes.emplace_back(t.shape, t.shape + t.ndim);
+  }
+  std::vector<int64_t> result;
+  bool cached = false;  // not result.empty(): all-scalar outputs have no dims
+  {
+    std::lock_guard<std::mutex> lock(b.mu);
+    auto it = b.shapes.find(key);
+    if (it != b.shapes.end()) {
+      result = it->second;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    std::vector<OutputMeta> m;
+    std::string why;
+    if (!probe(b, c->h, dtypes, shapes, &m, &why)) return fail_with(AOTRUN_PKG_ERR_RUNTIME, "output_shapes: " + why);
+    for (const auto& o : m) result.insert(result.end(), o.shape.begin(), o.shape.end());
+    std::lock_guard<std::mutex> lock(b.mu);
+    if (b.shapes.size() < kMaxShapeKeys) b.shapes.emplace(key, result);
+  }
+  if (result.size() > a->output_shapes_capacity) {
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: capacity too small");
+  }
+  std::copy(result.begin(), result.end(), a->output_shapes);
+  return AOTRUN_PKG_OK;
+}
+
+}  // namespace
+
+int32_t output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a) {
+  return bridge_guard("output_shapes", [&] { return output_shapes_impl(pc, a); });
+}
+
+int32_t run(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a) {
+  return bridge_guard("run", [&] { return run_common(pc, a, false); });
+}
+int32_t run_single_threaded(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a) {
+  return bridge_guard("run_single_threaded", [&] { return run_common(pc, a, true); });
+}
+
+}  // namespace aotrun::pt2::bridge

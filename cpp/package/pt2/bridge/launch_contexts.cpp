@@ -1,0 +1,302 @@
+// The launched call of a .pt2 run: a launch context (Work) owns copies of
+// the tensor descriptors and the input views kept between runs; a
+// container's WorkPool hands them out again, so a steady stream of runs
+// allocates nothing here.
+#include <new>
+
+#include "base/checked_math.hpp"
+#include "base/dltensor.hpp"
+#include "package/pt2/bridge/bridge.hpp"
+#include "package/pt2/bridge/run_checks.hpp"
+
+namespace aotrun::pt2::bridge {
+namespace {
+
+// An input view kept between runs: a handle made by create_tensor_from_blob
+// over the data, dtype and shape an input was last given with.
+struct View {
+  AtenTensorHandle h = nullptr;
+  void* data = nullptr;
+  DLDataType dtype{};
+  std::vector<int64_t> shape;
+};
+
+// One launched call of the model: owns copies of the tensor descriptors, so
+// that a captured launch can be replayed after the caller's arrays are gone.
+// Work objects are reused (WorkPool): a steady stream of synchronous runs
+// allocates nothing here.
+struct Work {
+  BridgeContainer* c = nullptr;
+  bool single_threaded = false;
+  std::vector<DLTensor> tensors;  // inputs, then outputs
+  size_t n_in = 0;
+  std::vector<int64_t> dims;  // every shape, concatenated
+  // Per input of a model compiled for a layout other than row-major
+  // (Bridge::layouts): whether the caller's tensor is row-major and is
+  // converted into `scratch` (kept, so a steady stream of runs allocates
+  // nothing) before each run, or already has the model's strides.
+  std::vector<uint8_t> convert;
+  std::vector<std::vector<char>> scratch;
+
+  // Input views, one per input. Making a tensor over the caller's memory and
+  // destroying it again (the model steals its input handles) costs ~2,000
+  // instructions per input; when input i comes with the same data pointer,
+  // dtype and shape as on the previous run of this Work, the model gets a new
+  // reference to the kept view instead (new_tensor_handle). A view only
+  // points at memory, it owns none; it is used again only for a run whose
+  // caller passes that same memory.
+  std::vector<View> views;
+  // Set while a run uses the views: a captured graph may replay one Work on
+  // two streams at once; the second then makes fresh tensors.
+  std::atomic<bool> views_busy{false};
+  // The shim's delete, copied: a Work may be destroyed late in the process.
+  TorchShim::Delete delete_handle = nullptr;
+  // Where destroy_work parks it (the pool of the container it was made for).
+  std::shared_ptr<WorkPool> pool;
+
+  Work() = default;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+  ~Work() { fit_views(0); }
+  // One view per input: views past `n` are released, missing ones added.
+  void fit_views(size_t n) {
+    for (size_t i = n; i < views.size(); ++i) {
+      if (views[i].h != nullptr) (void)delete_handle(views[i].h);
+      views[i].h = nullptr;
+    }
+    views.resize(n);
+  }
+};
+
+}  // namespace
+
+// A container's spare launch contexts. A run takes one (or makes one); its
+// release (destroy_work, exactly once per launch) parks it again, so a
+// steady stream of runs allocates nothing here. The pool outlives its
+// container while any context made for it exists (a graph may hold one past
+// the container's destruction): a closed pool frees what is released to it.
+// Lock-free: take and park are atomic exchanges, and close and park agree on
+// who frees a context through the slots themselves.
+struct WorkPool {
+  static constexpr size_t kSlots = 4;  // concurrent runs on one container that reuse contexts
+  std::atomic<Work*> slots[kSlots] = {};
+  std::atomic<bool> closed{false};
+
+  Work* take() noexcept {
+    for (auto& s : slots) {
+      if (s.load(std::memory_order_relaxed) != nullptr) {
+        if (Work* w = s.exchange(nullptr, std::memory_order_acquire)) return w;
+      }
+    }
+    return nullptr;
+  }
+  // Parks `w`, or frees it when the pool is closed or full. Returns right
+  // after any delete: that may have destroyed the pool.
+  void park(Work* w) noexcept {
+    for (auto& s : slots) {
+      Work* expected = nullptr;
+      if (closed.load() || !s.compare_exchange_strong(expected, w)) continue;
+      // Closed after the check: whichever of close() and this exchange
+      // finds the context in the slot frees it.
+      if (closed.load()) delete s.exchange(nullptr);
+      return;
+    }
+    delete w;
+  }
+  void close() noexcept {
+    closed.store(true);
+    for (auto& s : slots) delete s.exchange(nullptr);
+  }
+};
+
+BridgeContainer::BridgeContainer() : pool(std::make_shared<WorkPool>()) {}
+BridgeContainer::~BridgeContainer() {
+  if (pool) pool->close();
+}
+
+namespace {
+
+void destroy_work(void* p) {
+  auto* w = static_cast<Work*>(p);
+  w->c = nullptr;
+  // park may free w and, with w's reference, the pool itself (its container
+  // is gone): neither is touched after it frees.
+  WorkPool* pool = w->pool.get();
+  if (pool != nullptr) {
+    pool->park(w);
+  } else {
+    delete w;
+  }
+}
+
+bool same_dims(const int64_t* a, const int64_t* b, size_t n) {
+  for (size_t d = 0; d < n; ++d) {
+    if (a[d] != b[d]) return false;
+  }
+  return true;
+}
+
+bool view_matches(const TorchShim& shim, const View& v, const DLTensor& t) {
+  if (v.h == nullptr || v.data != t.data || v.dtype.code != t.dtype.code || v.dtype.bits != t.dtype.bits ||
+      v.dtype.lanes != t.dtype.lanes || v.shape.size() != static_cast<size_t>(t.ndim) ||
+      !same_dims(v.shape.data(), t.shape, v.shape.size())) {
+    return false;
+  }
+  // The view must still be what it was made as (a model that changed an
+  // input's metadata in place would have changed the kept tensor).
+  void* data = nullptr;
+  int64_t* sizes = nullptr;
+  return shim.get_data_ptr(v.h, &data) == 0 && data == t.data && shim.get_sizes(v.h, &sizes) == 0 &&
+         same_dims(v.shape.data(), sizes, v.shape.size());
+}
+
+// The handle the model gets for input i: a new reference to the kept view
+// when `use_views`, else (or when libtorch cannot make references) a fresh
+// tensor over the caller's memory.
+bool input_handle(const TorchShim& shim, Work& w, size_t i, bool use_views, std::vector<char>* own,
+                  AtenTensorHandle* out, std::string* why) {
+  DLTensor t = w.tensors[i];
+  const std::vector<int64_t>& want = w.c->b->layouts[i];
+  const int64_t* layout = want.empty() ? nullptr : want.data();
+  if (layout != nullptr && w.convert[i]) {
+    // Row-major in, the model's layout out: into the Work's scratch, or
+    // `own` when a concurrent replay holds the Work's buffers.
+    std::vector<char>& buf = use_views ? w.scratch[i] : *own;
+    uint64_t bytes = 0;
+    if (!checked_numel(t.shape, t.ndim, &bytes) || !checked_mul<uint64_t>(bytes, element_bytes(t.dtype), &bytes)) {
+      *why = "shape is too large to address";
+      return false;
+    }
+    if (buf.size() < bytes) buf.resize(static_cast<size_t>(bytes));
+    if (bytes != 0) {
+      to_strided(buf.data(), static_cast<const char*>(t.data), t.shape, layout, t.ndim, element_bytes(t.dtype));
+      t.data = buf.data();
+    }
+  }
+  if (use_views && shim.new_tensor_handle != nullptr) {
+    View& v = w.views[i];
+    if (view_matches(shim, v, t) && shim.new_tensor_handle(v.h, out) == 0) return true;
+    if (v.h != nullptr) (void)shim.delete_tensor_object(v.h);
+    v.h = nullptr;
+    if (!wrap_input(shim, t, &v.h, why, layout)) return false;
+    v.data = t.data;
+    v.dtype = t.dtype;
+    v.shape.assign(t.shape, t.shape + t.ndim);  // allocates only when the rank grows
+    if (shim.new_tensor_handle(v.h, out) == 0) return true;
+  }
+  return wrap_input(shim, t, out, why, layout);
+}
+
+int32_t run_work_impl(void* p) {
+  auto* w = static_cast<Work*>(p);
+  Bridge& b = *w->c->b;
+  const TorchShim& shim = *b.shim;
+  const size_t n_out = w->tensors.size() - w->n_in;
+  // Handles on the stack for the common case: no heap allocation per call.
+  // (Not kept in the Work: a caller may launch one captured graph on two
+  // streams at once.)
+  constexpr size_t kStackHandles = 16;
+  AtenTensorHandle stack[kStackHandles] = {};
+  std::vector<AtenTensorHandle> heap;
+  if (w->tensors.size() > kStackHandles) heap.assign(w->tensors.size(), nullptr);
+  AtenTensorHandle* in = heap.empty() ? stack : heap.data();
+  AtenTensorHandle* out = in + w->n_in;
+  std::string why;
+  // The Work's views and scratch buffers are this run's unless a concurrent
+  // replay of the same Work holds them. Released once the handles are made
+  // (they are the model's then), or after the run when the model reads a
+  // scratch buffer.
+  struct Busy {
+    std::atomic<bool>* flag;
+    void release() {
+      if (flag != nullptr) flag->store(false, std::memory_order_release);
+      flag = nullptr;
+    }
+    ~Busy() { release(); }
+  };
+  const bool use_views = !w->views_busy.exchange(true, std::memory_order_acquire);
+  Busy busy{use_views ? &w->views_busy : nullptr};
+  if (use_views && w->views.size() != w->n_in) w->fit_views(w->n_in);  // once per Work and input count
+  if (use_views && w->scratch.size() != w->n_in) w->scratch.resize(w->n_in);
+  // Converted inputs of a concurrent replay: alive until the model has run.
+  std::vector<std::vector<char>> own(use_views ? 0 : w->n_in);
+  bool converted = false;
+  for (size_t i = 0; i < w->n_in; ++i) {
+    converted |= w->convert[i] != 0;
+    if (!input_handle(shim, *w, i, use_views, use_views ? nullptr : &own[i], &in[i], &why)) {
+      delete_handles(shim, in, i);
+      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": " + why);
+    }
+  }
+  if (!converted) busy.release();
+  const AotiFunctions& f = b.lib->fn();
+  const auto run = w->single_threaded ? f.run_single_threaded : f.run;
+  // On failure the inputs may or may not have been stolen; leaking them is
+  // the safe side of that uncertainty (they only view the caller's memory).
+  if (run(w->c->h, in, w->n_in, out, n_out, nullptr, nullptr) != 0) {
+    return fail_with(AOTRUN_PKG_ERR_RUNTIME,
+                     b.lib->failure(w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun));
+  }
+  int32_t rc = AOTRUN_PKG_OK;
+  for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
+    if (!copy_output(shim, out[i], w->tensors[w->n_in + i], &why)) {
+      rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, "output " + std::to_string(i) + " ('" + b.outputs[i].name + "'): " + why);
+    }
+  }
+  delete_handles(shim, out, n_out);
+  return rc;
+}
+
+int32_t run_work(void* p) {
+  return bridge_guard(static_cast<Work*>(p)->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun,
+                      [&] { return run_work_impl(p); });
+}
+
+}  // namespace
+
+int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded) {
+  BridgeContainer* c = as_container(pc);
+  if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
+  if (const int32_t rc = check_run(*c, a, single_threaded); rc != AOTRUN_PKG_OK) return rc;
+  const Bridge& b = *c->b;
+  Work* w = c->pool->take();
+  if (w == nullptr) {
+    w = new (std::nothrow) Work();
+    if (w == nullptr) return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "run: out of memory");
+    w->pool = c->pool;  // never throws (a shared_ptr copy)
+  }
+  w->c = c;
+  w->single_threaded = single_threaded;
+  w->n_in = a->num_inputs;
+  w->delete_handle = b.shim->delete_tensor_object;
+  try {
+    const size_t n = a->num_inputs + a->num_outputs;
+    size_t total = 0;
+    for (size_t i = 0; i < a->num_inputs; ++i) total += static_cast<size_t>(a->inputs[i].ndim);
+    for (size_t i = 0; i < a->num_outputs; ++i) total += static_cast<size_t>(a->outputs[i].ndim);
+    // A reused Work already has these sizes: no allocation. dims is never
+    // resized below, the tensors point into it.
+    if (w->dims.size() < total) w->dims.resize(total);
+    if (w->tensors.size() != n) w->tensors.resize(n);
+    w->convert.assign(a->num_inputs, 0);  // no allocation once sized
+    for (size_t i = 0; i < a->num_inputs && !b.layouts.empty(); ++i) {
+      const DLTensor& t = a->inputs[i];
+      w->convert[i] = !b.layouts[i].empty() && (t.strides == nullptr || is_row_major(t.shape, t.strides, t.ndim));
+    }
+    int64_t* at = w->dims.data();
+    for (size_t i = 0; i < n; ++i) {
+      const DLTensor& t = i < a->num_inputs ? a->inputs[i] : a->outputs[i - a->num_inputs];
+      DLTensor& copy = w->tensors[i];
+      copy = t;
+      copy.shape = at;
+      copy.strides = nullptr;  // compact (checked by the runner)
+      at = std::copy(t.shape, t.shape + t.ndim, at);
+    }
+  } catch (const std::bad_alloc&) {
+    delete w;
+    return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "run: out of memory");
+  }
+  return c->host->launch(c->host->host_ctx, a->stream, &run_work, w, &destroy_work);
+}
+
+}  // namespace aotrun::pt2::bridge

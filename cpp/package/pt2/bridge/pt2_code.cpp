@@ -1,0 +1,127 @@
+// The PackageCode of a .pt2 archive and open_pt2: the archive read, the
+// model extracted and loaded, its constants located; the entry points are
+// the bridge's (bridge.hpp).
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "package/pt2/archive/pt2_archive.hpp"
+#include "package/pt2/binding/cuda_requirements.hpp"
+#include "package/pt2/binding/link_check.hpp"
+#include "package/pt2/bridge/aoti_bridge.hpp"
+#include "package/pt2/bridge/bridge.hpp"
+
+namespace aotrun::pt2 {
+namespace {
+
+using bridge::Bridge;
+
+constexpr size_t kMaxSourceBytes = 64u << 20;
+
+// The model's C++ sources in the archive, concatenated (for their checks).
+std::string model_sources(const ZipArchive& zip, const Pt2Model& m) {
+  std::string all;
+  for (const auto& e : m.files) {
+    const std::string& n = e.name;
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".cpp") == 0 && all.size() + e.size <= kMaxSourceBytes) {
+      all += zip.read(e, kMaxSourceBytes);
+    }
+  }
+  return all;
+}
+
+// The package ABI over one opened model: the PackageCode of a .pt2 archive.
+class Pt2Code final : public PackageCode {
+ public:
+  Pt2Code(const std::string& archive, std::unique_ptr<Bridge> bridge) : bridge_(std::move(bridge)) {
+    path_ = archive;
+    abi_version_ = bridge::abi_version();
+    fn_.abi_version = &bridge::abi_version;
+    fn_.get_last_error = &bridge::last_error;
+    fn_.destroy = &bridge::destroy;
+    fn_.num_inputs = &bridge::num_inputs;
+    fn_.num_outputs = &bridge::num_outputs;
+    fn_.input_spec = &bridge::input_spec;
+    fn_.output_spec = &bridge::output_spec;
+    fn_.output_shapes = &bridge::output_shapes;
+    fn_.run = &bridge::run;
+    fn_.run_single_threaded =
+        bridge_->lib->fn().run_single_threaded != nullptr ? &bridge::run_single_threaded : nullptr;
+    symbols_ = bridge_->lib->symbols();
+    info_.label = "AOTInductor .pt2";
+    info_.subject = info_.label;
+    info_.run_symbol = AotiLibrary::kRun;
+    info_.run_single_threaded_symbol = AotiLibrary::kRunSingleThreaded;
+    info_.may_leave_specs_unknown = true;
+  }
+  int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override {
+    return bridge::create(bridge_.get(), out, args);
+  }
+  // Filled by the first create (package open makes a metadata container).
+  const std::vector<ConstantInfo>* model_constants() const override {
+    return bridge_->constants_ready.load(std::memory_order_acquire) ? &bridge_->constants_infos : nullptr;
+  }
+  std::vector<int64_t> input_layout(size_t index) const override {
+    // Settled by the first container (the host's metadata container).
+    std::lock_guard<std::mutex> lock(bridge_->mu);
+    return index < bridge_->layouts.size() ? bridge_->layouts[index] : std::vector<int64_t>();
+  }
+
+ private:
+  std::unique_ptr<Bridge> bridge_;  // every container of this code points into it
+};
+
+}  // namespace
+
+bool looks_like_zip(int fd) {
+  unsigned char magic[4] = {};
+  return ::pread(fd, magic, sizeof magic, 0) == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 &&
+         magic[3] == 4;
+}
+
+std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
+                                      const Pt2Options& options) {
+  const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
+  const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
+  std::string cpu_isa;  // the vector ISA the model's kernels were compiled for, if the archive says
+  if (!model.metadata_json.empty()) {
+    // {"AOTI_DEVICE_KEY": "cpu", ...}: only CPU models are bridged so far.
+    // A CUDA model is checked for what it would need first, so that a
+    // machine without it hears which piece is missing (nothing is extracted
+    // yet).
+    const nlohmann::json meta = nlohmann::json::parse(model.metadata_json, nullptr, false);
+    if (meta.is_object() && meta.contains("AOTI_CPU_ISA") && meta["AOTI_CPU_ISA"].is_string()) {
+      cpu_isa = meta["AOTI_CPU_ISA"].get<std::string>();
+    }
+    if (meta.is_object() && meta.contains("AOTI_DEVICE_KEY") && meta["AOTI_DEVICE_KEY"].is_string() &&
+        meta["AOTI_DEVICE_KEY"].get<std::string>() != "cpu") {
+      const std::string device = meta["AOTI_DEVICE_KEY"].get<std::string>();
+      if (device == "cuda") require_cuda_runtime(display_name, options.libtorch, 0);
+      fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" + device +
+                                  "'; aotrun runs CPU .pt2 packages only" +
+                                  (device == "cuda" ? " (CUDA archives are not yet verified on a GPU)" : ""));
+    }
+  }
+
+  auto b = std::make_unique<Bridge>();
+  b->name = display_name;
+  b->shim = &torch_shim(options.libtorch);
+  b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
+  b->dir = std::make_unique<PrivateDir>();
+  // A weights blob stored uncompressed is mapped from the archive itself:
+  // open time does not grow with the weights.
+  const std::string so = extract_model(*zip, model, *b->dir, ModelConstants::blob_in_place(path, model));
+  check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
+  b->lib = std::make_unique<AotiLibrary>(so);
+  b->update_plan = plan_constant_updates(*b->lib, so);
+  b->constants = std::make_unique<ModelConstants>(path, *zip, model, b->dir->path(), *b->lib);
+  // The library is loaded and a weights blob mapped: nothing reads the
+  // extracted files by name any more (unless the model maps its own file),
+  // so they go now, and a process killed later leaves no directory behind.
+  if (!b->constants->library_reads_itself()) b->dir->remove();
+
+  return std::make_unique<Pt2Code>(path, std::move(b));
+}
+
+}  // namespace aotrun::pt2

@@ -1,0 +1,178 @@
+// What the bridge works out from the model's first container: its constants,
+// and its specs from the input checks in its sources and probe runs.
+#include <algorithm>
+
+#include "base/checked_math.hpp"
+#include "base/dltensor.hpp"
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "package/pt2/bridge/bridge.hpp"
+#include "package/pt2/specs/input_layout.hpp"
+
+namespace aotrun::pt2::bridge {
+
+// Runs the model once, synchronously, on zero inputs of the given shapes and
+// dtypes, and reports its outputs. AOTInductor's threaded run is safe to call
+// from any thread.
+bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
+           const std::vector<std::vector<int64_t>>& shapes, std::vector<OutputMeta>* out, std::string* why) {
+  // Zeros read the same in any layout; the handles still carry the one the
+  // model expects (its checks, when on, compare them).
+  const size_t n_in = dtypes.size();
+  std::vector<std::vector<char>> storage(n_in);
+  std::vector<AtenTensorHandle> in(n_in, nullptr);
+  for (size_t i = 0; i < n_in; ++i) {
+    // The shapes come from the caller (validated) or from the model's
+    // sources (its compiled minimum sizes): a product that wraps would hand
+    // the model a buffer smaller than the shape it is told.
+    uint64_t count = 0, bytes = 0;
+    if (!checked_numel(shapes[i].data(), static_cast<int>(shapes[i].size()), &count) ||
+        !checked_mul<uint64_t>(count, element_bytes(dtypes[i]), &bytes) || !checked_add<uint64_t>(bytes, 1, &bytes) ||
+        bytes > (uint64_t(1) << 62)) {
+      std::string dims;
+      for (int64_t d : shapes[i]) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      *why = "probe input " + std::to_string(i) + " of shape [" + dims + "] is too large to address";
+      delete_handles(*b.shim, in.data(), i);
+      return false;
+    }
+    storage[i].assign(static_cast<size_t>(bytes), 0);
+    DLTensor t{};
+    t.data = storage[i].data();
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = static_cast<int>(shapes[i].size());
+    t.dtype = dtypes[i];
+    t.shape = const_cast<int64_t*>(shapes[i].data());
+    const int64_t* layout = i < b.layouts.size() && !b.layouts[i].empty() ? b.layouts[i].data() : nullptr;
+    if (!wrap_input(*b.shim, t, &in[i], why, layout)) {
+      delete_handles(*b.shim, in.data(), i);
+      return false;
+    }
+  }
+  size_t n_out = 0;
+  b.lib->fn().num_outputs(h, &n_out);
+  std::vector<AtenTensorHandle> outs(n_out, nullptr);
+  if (b.lib->fn().run(h, in.data(), n_in, outs.data(), n_out, nullptr, nullptr) != 0) {
+    *why = b.lib->failure(AotiLibrary::kRun) + " (on zero inputs)";
+    return false;  // the inputs were stolen by the model
+  }
+  out->assign(n_out, OutputMeta{});
+  bool ok = true;
+  for (size_t i = 0; i < n_out && ok; ++i) ok = describe_output(*b.shim, outs[i], &(*out)[i], why);
+  delete_handles(*b.shim, outs.data(), n_out);
+  return ok;
+}
+
+// Reads the model's constants and its way of replacing them, once (before
+// settle_specs, which drops the sources).
+void settle_constants(Bridge& b, AotiContainerHandle h) {
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.constants_ready) return;
+  b.constants_list = read_constants(*b.lib, h, *b.shim, b.sources);
+  for (const auto& c : b.constants_list) {
+    b.constants_infos.push_back(c.info);
+    b.has_folded = b.has_folded || c.info.folded;
+  }
+  b.constants_ready.store(true, std::memory_order_release);
+}
+
+// Deletes a container's kept handles (after the container itself).
+void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept) {
+  delete_handles(shim, kept->data(), kept->size());
+  kept->clear();
+}
+
+// Fills b.inputs / b.outputs once, from the checks and two probes (the
+// second with every dynamic input dim one larger, to tell which output dims
+// follow the inputs).
+void settle_specs(Bridge& b, AotiContainerHandle h) {
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.specs_ready) return;
+  const AotiFunctions& f = b.lib->fn();
+  size_t n_in = 0, n_out = 0;
+  if (f.num_inputs(h, &n_in) != 0 || f.num_outputs(h, &n_out) != 0 || n_in > 4096 || n_out > 4096) {
+    fail(Code::BadPackage, "package '" + b.name + "' does not report its input and output counts");
+  }
+  auto name_of = [&](AotiFunctions::GetName get, size_t i, const char* kind) {
+    const char* s = nullptr;
+    if (get != nullptr && get(h, i, &s) == 0 && s != nullptr && *s != '\0') return std::string(s);
+    return std::string(kind) + std::to_string(i);
+  };
+  std::vector<TensorSpec> inputs(n_in), outputs(n_out);
+  for (size_t i = 0; i < n_in; ++i) inputs[i].name = name_of(f.input_name, i, "input");
+  for (size_t i = 0; i < n_out; ++i) outputs[i].name = name_of(f.output_name, i, "output");
+
+  // Input checks for exactly the inputs the model reports.
+  std::string why;
+  bool known = !b.sources.empty() && parse_input_checks(b.sources, n_in, &b.checks, &why);
+  if (b.sources.empty()) why = "the archive holds no C++ sources of the model";
+  std::string().swap(b.sources);  // parsed once; can be megabytes
+  for (size_t i = 0; known && i < n_in; ++i) {
+    const InputCheck& c = b.checks[i];
+    if (!dlpack_dtype_named(c.dtype, &inputs[i].dtype)) {
+      known = false;
+      why = "input " + std::to_string(i) + " has dtype '" + c.dtype + "', which aotrun cannot represent";
+    }
+    inputs[i].shape = c.dims;
+  }
+  // The layout each input was compiled for: a model given other strides
+  // computes wrong numbers without an error, so one aotrun cannot provide
+  // is refused here.
+  std::vector<std::vector<int64_t>> layouts(n_in);
+  for (size_t i = 0; known && i < n_in; ++i) {
+    std::string bad;
+    if (!layout_from_checks(b.checks[i], &layouts[i], &bad)) {
+      fail(Code::Unsupported,
+           "package '" + b.name + "': input " + std::to_string(i) + " ('" + inputs[i].name + "'): " + bad);
+    }
+  }
+  b.layouts = std::move(layouts);
+  if (known) {
+    // Probe sizes: each dynamic dim at its lower bound (at least 1), then +1.
+    std::vector<DLDataType> dtypes;
+    std::vector<std::vector<int64_t>> lo, hi;
+    bool dynamic = false;
+    for (size_t i = 0; i < n_in; ++i) {
+      dtypes.push_back(inputs[i].dtype);
+      std::vector<int64_t> a = b.checks[i].dims, z = a;
+      for (size_t d = 0; d < a.size(); ++d) {
+        if (a[d] >= 0) continue;
+        a[d] = std::max<int64_t>(b.checks[i].min_dims[d], 1);
+        const int64_t up = b.checks[i].max_dims[d];
+        z[d] = up < 0 || a[d] + 1 <= up ? a[d] + 1 : a[d];
+        dynamic = true;
+      }
+      lo.push_back(std::move(a));
+      hi.push_back(std::move(z));
+    }
+    std::vector<OutputMeta> m1, m2;
+    if (!probe(b, h, dtypes, lo, &m1, &why) || (dynamic && !probe(b, h, dtypes, hi, &m2, &why))) {
+      fail(Code::Package, "package '" + b.name + "': reading its output specs failed: " + why);
+    }
+    for (size_t i = 0; i < n_out; ++i) {
+      outputs[i].dtype = m1[i].dtype;
+      outputs[i].shape = m1[i].shape;
+      if (dynamic) {
+        if (m2[i].shape.size() != m1[i].shape.size()) {
+          fail(Code::Package,
+               "package '" + b.name + "': the rank of output " + std::to_string(i) + " changes with the input sizes");
+        }
+        for (size_t d = 0; d < m1[i].shape.size(); ++d) {
+          if (m1[i].shape[d] != m2[i].shape[d]) outputs[i].shape[d] = -1;
+        }
+      }
+    }
+  } else {
+    b.no_checks_reason = why;
+    for (auto& s : inputs) s.known = false;
+    for (auto& s : outputs) s.known = false;
+    log(LogLevel::Warn, "package '" + b.name + "' (AOTInductor .pt2): " + why +
+                            ", so input dtypes and shapes are unknown: aotrun checks inputs for device and layout "
+                            "only (a wrong shape is undefined behaviour in the model) and outputs after each run; "
+                            "output shapes cannot be computed ahead (run_alloc and graph mode are unavailable)");
+  }
+  b.inputs = std::move(inputs);
+  b.outputs = std::move(outputs);
+  b.specs_ready = true;
+}
+
+}  // namespace aotrun::pt2::bridge

@@ -1,0 +1,32 @@
+// The model library inside a package, found from its path alone (so that
+// `aotrun inspect` can examine it when the C API refuses the package): the
+// .so of a .pt2 archive (copied out to a private temporary file), the
+// "library" of a package directory's manifest.json, or a bare .so itself.
+#pragma once
+
+#include <string>
+
+namespace aotrun::cli {
+
+class ModelLibrary {
+ public:
+  explicit ModelLibrary(const std::string& package_path);
+  ~ModelLibrary();  // removes the copy taken out of an archive
+  ModelLibrary(const ModelLibrary&) = delete;
+  ModelLibrary& operator=(const ModelLibrary&) = delete;
+
+  const std::string& file() const { return file_; }        // readable path; "" when none was found
+  const std::string& shown() const { return shown_; }      // as the package names it
+  const std::string& cpu_isa() const { return cpu_isa_; }  // a .pt2's AOTI_CPU_ISA; "" otherwise
+  const std::string& error() const { return error_; }      // why none was found
+
+ private:
+  void from_pt2(const std::string& path);
+  std::string file_, shown_, cpu_isa_, error_, temp_dir_;
+};
+
+// The libtorch_cpu.so a .pt2's shim calls bind to: the one this process has
+// loaded, else the one AOTRUN_LIBTORCH names; "" when neither.
+std::string libtorch_in_use();
+
+}  // namespace aotrun::cli

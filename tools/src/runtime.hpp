@@ -1,0 +1,45 @@
+// The library as the subcommands use it, through the C++ host API
+// (aotrun.hpp): opening a package with or without hash checks, a runner from
+// command-line settings, and input/output specs copied out of the package.
+// aotrun::cxx::Error thrown from here (or from any aotrun::cxx call) is
+// reported by main() exactly like a Failure with the library's code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <aotrun/aotrun.hpp>
+
+#include "weights.hpp"
+
+namespace aotrun::cli {
+
+using Package = aotrun::cxx::Package;
+using Runner = aotrun::cxx::Runner;
+
+// Opens `path`; throws aotrun::cxx::Error with the library's code
+// (NOT_FOUND, MISSING_SYMBOL, ...) on error.
+Package open_package(const std::string& path, bool verify_hashes);
+
+struct RunnerConfig {
+  aotrun_mode mode = AOTRUN_MODE_THREADED;
+  int32_t num_models = 1;
+  bool strict = false;
+  int32_t max_inflight = 0;  // asynchronous window; 0 = the library's default
+  WeightsOption weights;     // --weights: swapped in before the runner is returned
+};
+Runner create_runner(const Package& package, const RunnerConfig& config);
+
+// Input/output descriptions copied out of the package (the library's strings
+// live as long as the package; copies keep the code free of that coupling).
+struct TensorSpec {
+  std::string name;
+  DLDataType dtype{};
+  std::vector<int64_t> shape;  // -1 = dynamic
+  bool known = true;           // false: dtype and rank unknown (a .pt2 without input checks)
+};
+std::vector<TensorSpec> package_inputs(const Package& package);
+std::vector<TensorSpec> package_outputs(const Package& package);
+
+}  // namespace aotrun::cli
