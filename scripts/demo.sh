@@ -21,13 +21,13 @@ set -x
 "$CLI" bench "$PKG/mlp" --mode single_threaded --batch 16 --iters 200
 
 # A real PyTorch .pt2 (torch 2.15's export of a small MLP, from the corpus in
-# compat/aoti) on aotrun's own AOTInductor shim (docs/SHIM.md): AOTRUN_LIBTORCH
-# names the shim's stand-ins, so no libtorch is downloaded or loaded. `check`
-# runs it in every mode and compares with eager PyTorch's output.
+# compat/aoti) on aotrun's own AOTInductor shim (docs/SHIM.md):
+# AOTRUN_LIBTORCH=shim, so no libtorch is downloaded or loaded. `check` runs
+# it in every mode and compares with eager PyTorch's output.
 PT2=compat/aoti/fixtures/torch-2.15.0
 REF=$(mktemp -d)
 cp "$PT2/mlp.out0.npy" "$REF/output0.npy"
-export AOTRUN_LIBTORCH="$BUILD/shim/lib/aotrun/torch-standins"
+export AOTRUN_LIBTORCH=shim
 "$CLI" inspect "$PT2/mlp.pt2"
 "$CLI" check "$PT2/mlp.pt2" --input "arg4_1=$PT2/mlp.in0.npy" --reference "$REF"
 rm -rf "$REF"

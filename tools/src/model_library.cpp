@@ -1,16 +1,19 @@
 #include "model_library.hpp"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <vector>
 
+#include <aotrun/aotrun.h>
 #include <nlohmann/json.hpp>
 
 #include "pt2_facts.hpp"
@@ -116,6 +119,32 @@ ModelLibrary::~ModelLibrary() {
   ::rmdir(temp_dir_.c_str());
 }
 
+namespace {
+
+// aotrun's own shim (cpp/shim): its stand-in libtorch_cpu.so defines no shim
+// function (they live in libaotrun_shim.so.1, two directories up, which the
+// stand-in NEEDs), so the link check reads the shim library itself.
+std::string through_standin(const std::string& torch_cpu) {
+  const size_t slash = torch_cpu.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : torch_cpu.substr(0, slash);
+  char real[PATH_MAX];
+  const std::string shim = dir + "/../../libaotrun_shim.so.1";
+  return is_file(shim) && ::realpath(shim.c_str(), real) != nullptr ? std::string(real) : torch_cpu;
+}
+
+// AOTRUN_LIBTORCH=shim: the stand-ins beside the libaotrun this CLI uses.
+std::string bundled_shim() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&aotrun_get_api), &info) == 0 || info.dli_fname == nullptr) return "";
+  const std::string lib = info.dli_fname;
+  const size_t slash = lib.rfind('/');
+  const std::string standin =
+      (slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) + "/aotrun/torch-standins/libtorch_cpu.so";
+  return is_file(standin) ? through_standin(standin) : "";
+}
+
+}  // namespace
+
 std::string libtorch_in_use() {
   std::string found;
   dl_iterate_phdr(
@@ -128,12 +157,13 @@ std::string libtorch_in_use() {
         return 0;
       },
       &found);
-  if (!found.empty()) return found;
+  if (!found.empty()) return through_standin(found);
   const char* env = std::getenv("AOTRUN_LIBTORCH");
   if (env == nullptr || *env == '\0') return "";
   const std::string where = env;
-  if (is_file(where)) return where;
-  return is_file(where + "/libtorch_cpu.so") ? where + "/libtorch_cpu.so" : "";
+  if (where == "shim") return bundled_shim();
+  if (is_file(where)) return through_standin(where);
+  return is_file(where + "/libtorch_cpu.so") ? through_standin(where + "/libtorch_cpu.so") : "";
 }
 
 }  // namespace aotrun::cli

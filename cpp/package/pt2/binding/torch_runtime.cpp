@@ -125,6 +125,17 @@ bool TorchShim::dlpack_dtype(int32_t torch, DLDataType* out) const {
   return false;
 }
 
+std::string bundled_shim_dir() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&bundled_shim_dir), &info) == 0 || info.dli_fname == nullptr) return "";
+  std::string lib = info.dli_fname;
+  const size_t slash = lib.rfind('/');
+  const std::string dir =
+      (slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) + "/aotrun/torch-standins";
+  struct stat st {};
+  return ::stat((dir + "/libtorch_cpu.so").c_str(), &st) == 0 ? dir : "";
+}
+
 const TorchShim& torch_shim(const std::string& hint) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_shim) {
@@ -144,10 +155,22 @@ const TorchShim& torch_shim(const std::string& hint) {
         fail(Code::LoadFailed,
              "running a PyTorch .pt2 package needs libtorch's C shim, and no libtorch is loaded: set "
              "AOTRUN_LIBTORCH (or the package option 'libtorch') to libtorch_cpu.so or the directory holding it, "
-             "e.g. <site-packages>/torch/lib (scripts/fetch-libtorch.sh downloads one)");
+             "e.g. <site-packages>/torch/lib (scripts/fetch-libtorch.sh downloads one), or to 'shim' for aotrun's "
+             "own shim, which needs no libtorch (docs/SHIM.md)");
       }
-      scope = load_libtorch(where);
-      source = where;
+      if (where == kAotrunShim) {
+        const std::string dir = bundled_shim_dir();
+        if (dir.empty()) {
+          fail(Code::LoadFailed, "aotrun's own shim was asked for ('" + std::string(kAotrunShim) +
+                                     "'), but this libaotrun has no aotrun/torch-standins beside it (built "
+                                     "without AOTRUN_BUILD_SHIM, or installed without it)");
+        }
+        scope = load_libtorch(dir);
+        source = "aotrun's own shim (" + dir + ")";
+      } else {
+        scope = load_libtorch(where);
+        source = where;
+      }
     }
     auto s = std::make_unique<TorchShim>();
     std::vector<std::string> missing;

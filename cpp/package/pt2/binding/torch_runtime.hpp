@@ -57,11 +57,22 @@ struct TorchShim {
 // suffix of the shim's aoti_torch_dtype_<name>()); false when aotrun has none.
 bool dlpack_dtype_named(const std::string& name, DLDataType* out);
 
+// The word that names aotrun's own shim instead of a libtorch, in the
+// `libtorch` option and $AOTRUN_LIBTORCH (since 1.2).
+inline constexpr const char* kAotrunShim = "shim";
+
+// Where aotrun's own shim's stand-ins (libtorch.so, libtorch_cpu.so,
+// libc10.so, named like libtorch's; cpp/shim) lie beside this libaotrun:
+// <libaotrun's directory>/aotrun/torch-standins, in the build tree as
+// installed. "" when this libaotrun was built without them.
+std::string bundled_shim_dir();
+
 // Returns the process's shim, loading libtorch on first use. `hint` (from
 // the package options; "" = none) or else $AOTRUN_LIBTORCH names
-// libtorch_cpu.so or the directory holding it (e.g. <site-packages>/torch/lib);
-// if torch is already loaded in the process (a Python host), that copy is
-// used. libtorch is loaded RTLD_LOCAL (torch_runtime.cpp says why) and never
+// libtorch_cpu.so or the directory holding it (e.g. <site-packages>/torch/lib),
+// or is "shim": aotrun's own implementation (bundled_shim_dir(), docs/SHIM.md),
+// loaded like a libtorch; if torch is already loaded in the process (a Python
+// host), that copy is used. libtorch is loaded RTLD_LOCAL (torch_runtime.cpp says why) and never
 // unloaded. Thread-safe. Throws Error LOAD_FAILED naming what was tried and
 // how to point aotrun at a libtorch.
 const TorchShim& torch_shim(const std::string& hint);
