@@ -18,6 +18,8 @@ import subprocess
 import sys
 
 SKIP = 77
+# The probe docs/SERVING.md recommends (backends/triton/liveness.py).
+LIVENESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "liveness.py")
 
 
 def check(cond, what, *context):
@@ -84,9 +86,9 @@ def main():
               "mlp from the installed backend: wrong output", None if y is None else y.shape)
         print("ok: the installed backend serves the documented repository with a clean environment")
         # 5. The liveness check docs/SERVING.md recommends: an inference, not
-        # only /v2/health/live (scripts in docs: backends/triton/liveness.py).
-        probe = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
-            __file__))), "liveness.py"), "--url", server.url(), "--model", "mlp"], capture_output=True, text=True)
+        # only /v2/health/live.
+        probe = subprocess.run([sys.executable, LIVENESS, "--url", server.url(), "--model", "mlp"],
+                               capture_output=True, text=True)
         check(probe.returncode == 0, "liveness probe failed on a healthy server", probe.stdout, probe.stderr)
         print("ok: liveness probe (an inference):", probe.stdout.strip())
         http.close()
@@ -95,9 +97,8 @@ def main():
         raise
     finally:
         server.stop()
-    probe = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__))), "liveness.py"), "--url", server.url(), "--model", "mlp", "--timeout", "2"],
-        capture_output=True, text=True)
+    probe = subprocess.run([sys.executable, LIVENESS, "--url", server.url(), "--model", "mlp", "--timeout", "2"],
+                           capture_output=True, text=True)
     check(probe.returncode != 0, "liveness probe passed against a stopped server", probe.stdout)
     print("ok: liveness probe fails once the server is gone:", (probe.stdout + probe.stderr).strip()[:160])
 
