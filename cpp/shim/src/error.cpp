@@ -1,7 +1,10 @@
 #include "error.hpp"
 
+#include <omp.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace aotrun::shim {
 namespace {
@@ -30,11 +33,15 @@ const char* aotrun_shim_last_error(void) { return aotrun::shim::last_error(); }
 
 const char* aotrun_shim_version(void) { return "aotrun-shim 1.0.0"; }
 
-// A failed check inside generated code. libtorch throws c10::Error (a
-// std::exception) here and so does the shim (std::runtime_error): on the
-// calling thread the model's entry point catches it and reports a failed run;
-// inside an OpenMP parallel region no exception can leave, and the process
-// terminates exactly as on libtorch (issue #29; docs/SHIM.md).
+// A failed check inside generated code. libtorch throws c10::Error here and
+// so does the shim (std::runtime_error): on the calling thread the model's
+// entry point catches it and reports a failed run. Inside an OpenMP region
+// (omp_get_level() > 0, also for a team of one) nothing can leave: an
+// exception would reach std::terminate, and returning would let the kernel
+// go on with the value it just found out of bounds. The shim ends the
+// process there itself, saying which check failed and why it cannot be an
+// error. aotrun checks the values such checks test before a run where the
+// model's sources tie them to an input (issue #29; docs/PT2.md, "Bad requests").
 void aoti_torch_check(bool cond, const char* func, const char* file, uint32_t line, const char* msg) {
   if (cond) return;
   std::string m = msg != nullptr ? msg : "check failed";
@@ -43,6 +50,15 @@ void aoti_torch_check(bool cond, const char* func, const char* file, uint32_t li
   m += " at ";
   m += file != nullptr ? file : "?";
   m += ":" + std::to_string(line) + ")";
+  if (omp_get_level() > 0) {
+    std::fprintf(stderr,
+                 "aotrun-shim: fatal: a model check failed inside its parallel code: %s. No error can leave an "
+                 "OpenMP region and the kernel would go on out of bounds, so the process ends here (docs/PT2.md, "
+                 "\"Bad requests\").\n",
+                 m.c_str());
+    std::fflush(stderr);
+    std::abort();
+  }
   aotrun::shim::set_last_error("aoti_torch_check: " + m);
   throw std::runtime_error(m);
 }

@@ -25,6 +25,8 @@
 #include "package/pt2/constants/constant_list.hpp"
 #include "package/pt2/constants/model_constant_update.hpp"
 #include "package/pt2/constants/model_constants.hpp"
+#include "package/pt2/specs/index_bounds.hpp"
+#include "package/pt2/specs/symbolic_shapes.hpp"
 #include "package/pt2/specs/wrapper_specs.hpp"
 #include "package/tensor_spec.hpp"
 
@@ -81,11 +83,17 @@ struct Bridge {
   bool has_folded = false;
   std::string sources;             // the model's C++ sources, until settle_specs parses them
   std::vector<InputCheck> checks;  // empty when the sources carry none
+  // What else the sources say about valid inputs (issue #29): which dims
+  // must agree, and the values integer inputs index tables with. Read with
+  // the checks; never changed once specs_ready is set.
+  SymbolicShapes symbolic;
+  IndexChecks index_checks;
   // Per input: the strides the model was compiled for; empty = row-major.
   std::vector<std::vector<int64_t>> layouts;
   std::string no_checks_reason;
   bool specs_ready = false;
   std::vector<TensorSpec> inputs, outputs;                      // the storage the ABI specs point into
+  std::vector<std::string> input_names;                         // inputs[i].name, for messages
   std::map<std::vector<int64_t>, std::vector<int64_t>> shapes;  // input shapes -> output shapes
 };
 

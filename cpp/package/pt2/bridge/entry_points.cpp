@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "package/pt2/bridge/bridge.hpp"
+#include "package/pt2/bridge/run_checks.hpp"
 
 namespace aotrun::pt2::bridge {
 
@@ -125,6 +126,8 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
   BridgeContainer* c = as_container(pc);
   if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: bad argument");
   Bridge& b = *c->b;
+  // The query runs the model (on zeros): the same checks as a run first.
+  if (const int32_t rc = check_input_shapes(b, a->num_inputs, a->inputs); rc != AOTRUN_PKG_OK) return rc;
   if (!b.outputs.empty() && !b.outputs[0].known) {
     return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED,
                      "the model's output shapes are unknown ahead of a run (" + b.no_checks_reason + ")");

@@ -201,6 +201,9 @@ int32_t run_work_impl(void* p) {
   if (w->tensors.size() > kStackHandles) heap.assign(w->tensors.size(), nullptr);
   AtenTensorHandle* in = heap.empty() ? stack : heap.data();
   AtenTensorHandle* out = in + w->n_in;
+  // Here, not before the launch: a graph replays this call with whatever
+  // the caller's inputs hold then.
+  if (const int32_t rc = check_index_values(b, w->tensors.data(), w->n_in); rc != AOTRUN_PKG_OK) return rc;
   std::string why;
   // The Work's views and scratch buffers are this run's unless a concurrent
   // replay of the same Work holds them. Released once the handles are made

@@ -1,29 +1,35 @@
-// What a .pt2 run is refused for before it is launched: tensor counts, dims
-// outside the range the model was compiled for, the threaded run under
-// capture, strides the model cannot take. The runner has checked the
-// tensors against the specs; these are the model's own limits.
+// What a .pt2 run is refused for before the model sees it: tensor counts,
+// dims outside the range the model was compiled for or disagreeing where
+// they must agree, the threaded run under capture, strides the model cannot
+// take, and (in the launched call, so at every replay too) index values
+// outside the tables the model reads. The runner has checked the tensors
+// against the specs; these are the model's own limits.
 //
-// Inline, included by launch_contexts.cpp only: the checks run on every call
-// and are compiled into the run path, as they were before the bridge was
-// split into files.
+// Inline (launch_contexts.cpp, entry_points.cpp): the checks run on every
+// call and are compiled into the run path.
 #pragma once
 
+#include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/specs/input_layout.hpp"
 
 namespace aotrun::pt2::bridge {
 
-inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a, bool single_threaded) {
-  const Bridge& b = *c.b;
-  if (a->num_inputs != b.inputs.size() || a->num_outputs != b.outputs.size()) {
-    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensor counts differ from the model's");
+// The input shapes against what the model was compiled for: dynamic dims in
+// their range, dims that share a symbol equal. Every path into the model
+// runs it (run, output shape query, capture): a probe that skipped it ran
+// the model on shapes its own checks would refuse (issue #29).
+inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTensor* inputs) {
+  if (num_inputs != b.inputs.size()) {
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "the model takes " + std::to_string(b.inputs.size()) +
+                                                          " inputs, " + std::to_string(num_inputs) + " given");
   }
   // Dynamic dims must lie in the range the model was compiled for (the
   // runner's specs only say "dynamic").
-  for (size_t i = 0; i < b.checks.size() && i < a->num_inputs; ++i) {
+  for (size_t i = 0; i < b.checks.size() && i < num_inputs; ++i) {
     const InputCheck& k = b.checks[i];
-    const DLTensor& t = a->inputs[i];
+    const DLTensor& t = inputs[i];
     for (size_t d = 0; d < k.dims.size() && d < static_cast<size_t>(t.ndim); ++d) {
       const int64_t v = t.shape[d];
       if (v < k.min_dims[d] || (k.max_dims[d] >= 0 && v > k.max_dims[d])) {
@@ -43,6 +49,38 @@ inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a,
       }
     }
   }
+  if (b.symbolic.stated()) {
+    constexpr size_t kStack = 16;
+    const int64_t* shapes[kStack];
+    int ndims[kStack];
+    std::vector<const int64_t*> heap_shapes;
+    std::vector<int> heap_ndims;
+    const int64_t** s = shapes;
+    int* n = ndims;
+    if (num_inputs > kStack) {
+      heap_shapes.resize(num_inputs);
+      heap_ndims.resize(num_inputs);
+      s = heap_shapes.data();
+      n = heap_ndims.data();
+    }
+    for (size_t i = 0; i < num_inputs; ++i) {
+      s[i] = inputs[i].shape;
+      n[i] = inputs[i].ndim;
+    }
+    std::string why;
+    if (!b.symbolic.check(s, n, num_inputs, b.input_names, &why)) {
+      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, why);
+    }
+  }
+  return AOTRUN_PKG_OK;
+}
+
+inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a, bool single_threaded) {
+  const Bridge& b = *c.b;
+  if (a->num_inputs != b.inputs.size() || a->num_outputs != b.outputs.size()) {
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensor counts differ from the model's");
+  }
+  if (const int32_t rc = check_input_shapes(b, a->num_inputs, a->inputs); rc != AOTRUN_PKG_OK) return rc;
   if (!single_threaded) {
     int32_t capturing = 0;
     if (c.host->stream_is_capturing(c.host->host_ctx, a->stream, &capturing) == AOTRUN_PKG_OK && capturing) {
@@ -66,6 +104,37 @@ inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a,
                      "input " + std::to_string(i) + " ('" + b.inputs[i].name + "') has strides " +
                          shape_string(t.strides, t.ndim) + ", expected row-major" +
                          (want ? " or " + shape_string(want->data(), static_cast<int>(want->size())) : std::string()));
+  }
+  return AOTRUN_PKG_OK;
+}
+
+// The elements of integer inputs that the model uses as indices, against
+// the tables it indexes (IndexChecks): an index out of range fails a check
+// inside the model's parallel code, which ends the process, so it is
+// refused here. `inputs` are compact (row-major or the model's layout:
+// every element is checked either way).
+inline int32_t check_index_values(const Bridge& b, const DLTensor* inputs, size_t num_inputs) {
+  for (const IndexBound& k : b.index_checks.bounds) {
+    if (k.input >= num_inputs) continue;
+    const DLTensor& t = inputs[k.input];
+    uint64_t count = 0;
+    if (t.data == nullptr || !checked_numel(t.shape, t.ndim, &count)) continue;
+    uint64_t at = 0;
+    int64_t value = 0;
+    if (!find_out_of_range(t.data, t.dtype.code, t.dtype.bits, count, k.lo, k.hi, &at, &value)) continue;
+    // The element's index, from its flat offset.
+    std::string index;
+    uint64_t rest = at;
+    for (int d = t.ndim - 1; d >= 0; --d) {
+      const uint64_t n = t.shape[d] > 0 ? static_cast<uint64_t>(t.shape[d]) : 1;
+      index = std::to_string(rest % n) + (index.empty() ? "" : ", ") + index;
+      rest /= n;
+    }
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                     "input " + std::to_string(k.input) + " ('" + b.inputs[k.input].name + "'): element [" + index +
+                         "] is " + std::to_string(value) + ", outside [" + std::to_string(k.lo) + ", " +
+                         std::to_string(k.hi) + "), the rows of the table the model indexes with it (" + k.where +
+                         "); the model was not run");
   }
   return AOTRUN_PKG_OK;
 }

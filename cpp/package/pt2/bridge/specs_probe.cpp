@@ -81,6 +81,22 @@ void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept) {
   kept->clear();
 }
 
+// Says at open what the model checks inside parallel code that aotrun
+// cannot check before the run (a failure there ends the process).
+static void report_index_checks(const Bridge& b) {
+  size_t parallel = 0;
+  std::string first;
+  for (const UnguardedCheck& u : b.index_checks.unguarded) {
+    if (!u.parallel) continue;
+    if (parallel++ == 0) first = u.kernel + ": \"" + u.message + "\"";
+  }
+  if (parallel == 0) return;
+  log(LogLevel::Warn, "package '" + b.name + "' (AOTInductor .pt2): " + std::to_string(parallel) +
+                          " check(s) inside its parallel kernels test values computed in the model, which aotrun "
+                          "cannot check before a run (first: " + first +
+                          "); a request that fails one ends the process (docs/PT2.md, \"Bad requests\")");
+}
+
 // Fills b.inputs / b.outputs once, from the checks and two probes (the
 // second with every dynamic input dim one larger, to tell which output dims
 // follow the inputs).
@@ -105,7 +121,10 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
   std::string why;
   bool known = !b.sources.empty() && parse_input_checks(b.sources, n_in, &b.checks, &why);
   if (b.sources.empty()) why = "the archive holds no C++ sources of the model";
+  b.symbolic = SymbolicShapes::parse(b.sources, n_in);
+  b.index_checks = parse_index_checks(b.sources);
   std::string().swap(b.sources);  // parsed once; can be megabytes
+  report_index_checks(b);
   for (size_t i = 0; known && i < n_in; ++i) {
     const InputCheck& c = b.checks[i];
     if (!dlpack_dtype_named(c.dtype, &inputs[i].dtype)) {
@@ -170,6 +189,8 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
                             "only (a wrong shape is undefined behaviour in the model) and outputs after each run; "
                             "output shapes cannot be computed ahead (run_alloc and graph mode are unavailable)");
   }
+  b.input_names.clear();
+  for (const auto& in : inputs) b.input_names.push_back(in.name);
   b.inputs = std::move(inputs);
   b.outputs = std::move(outputs);
   b.specs_ready = true;

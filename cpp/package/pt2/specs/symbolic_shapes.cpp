@@ -1,0 +1,277 @@
+#include "package/pt2/specs/symbolic_shapes.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "package/pt2/specs/source_text.hpp"
+
+namespace aotrun::pt2 {
+namespace {
+
+using source_text::identifier_at;
+using source_text::is_ident;
+using source_text::skip_space;
+using source_text::split_top_level;
+using source_text::trim;
+
+constexpr size_t kStackSymbols = 64;
+
+// Parses `+ - *`, parentheses, integers (with Inductor's L suffix) and
+// symbols into postfix; false for anything else (floor division, min/max,
+// casts): such a dim is not checked.
+class ExprParser {
+ public:
+  ExprParser(const std::string& t, const std::map<std::string, std::string>& aliases,
+             std::vector<std::string>* symbols)
+      : t_(t), aliases_(aliases), symbols_(symbols) {}
+
+  bool parse(std::vector<ShapeOp>* out) {
+    out_ = out;
+    p_ = 0;
+    return sum() && skip_space(t_, p_) == t_.size();
+  }
+
+ private:
+  bool sum() {
+    if (!product()) return false;
+    for (;;) {
+      p_ = skip_space(t_, p_);
+      if (p_ >= t_.size() || (t_[p_] != '+' && t_[p_] != '-')) return true;
+      const char op = t_[p_++];
+      if (!product()) return false;
+      out_->push_back(ShapeOp{op == '+' ? ShapeOp::Add : ShapeOp::Sub, 0});
+    }
+  }
+  bool product() {
+    if (!factor()) return false;
+    for (;;) {
+      p_ = skip_space(t_, p_);
+      if (p_ >= t_.size() || t_[p_] != '*') return true;
+      ++p_;
+      if (!factor()) return false;
+      out_->push_back(ShapeOp{ShapeOp::Mul, 0});
+    }
+  }
+  bool factor() {
+    p_ = skip_space(t_, p_);
+    if (p_ >= t_.size()) return false;
+    if (t_[p_] == '(') {
+      ++p_;
+      if (!sum()) return false;
+      p_ = skip_space(t_, p_);
+      if (p_ >= t_.size() || t_[p_] != ')') return false;
+      ++p_;
+      return true;
+    }
+    if (std::isdigit(static_cast<unsigned char>(t_[p_]))) {
+      int64_t v = 0;
+      while (p_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[p_]))) {
+        if (v > (INT64_MAX - 9) / 10) return false;
+        v = v * 10 + (t_[p_++] - '0');
+      }
+      if (p_ < t_.size() && t_[p_] == 'L') ++p_;
+      out_->push_back(ShapeOp{ShapeOp::Const, v});
+      return true;
+    }
+    std::string name = identifier_at(t_, p_);
+    if (name.empty()) return false;
+    p_ += name.size();
+    const size_t next = skip_space(t_, p_);
+    if (next < t_.size() && (t_[next] == '(' || t_[next] == ':')) return false;  // a call, a qualified name
+    for (int hops = 0; hops < 8; ++hops) {
+      const auto a = aliases_.find(name);
+      if (a == aliases_.end()) break;
+      name = a->second;
+    }
+    auto it = std::find(symbols_->begin(), symbols_->end(), name);
+    if (it == symbols_->end()) it = symbols_->insert(symbols_->end(), name);
+    out_->push_back(ShapeOp{ShapeOp::Sym, static_cast<int64_t>(it - symbols_->begin())});
+    return true;
+  }
+
+  const std::string& t_;
+  const std::map<std::string, std::string>& aliases_;
+  std::vector<std::string>* symbols_;
+  std::vector<ShapeOp>* out_ = nullptr;
+  size_t p_ = 0;
+};
+
+// `int64_t A = B;` where B is an identifier: A is B under another name.
+std::map<std::string, std::string> aliases_in(const std::string& s) {
+  std::map<std::string, std::string> out;
+  constexpr const char kDecl[] = "int64_t ";
+  for (size_t at = s.find(kDecl); at != std::string::npos; at = s.find(kDecl, at + 1)) {
+    if (at > 0 && is_ident(s[at - 1])) continue;
+    size_t p = at + sizeof kDecl - 1;
+    const std::string a = identifier_at(s, p);
+    if (a.empty()) continue;
+    p = skip_space(s, p + a.size());
+    if (p >= s.size() || s[p] != '=') continue;
+    p = skip_space(s, p + 1);
+    const std::string b = identifier_at(s, p);
+    if (b.empty() || b == a) continue;
+    p = skip_space(s, p + b.size());
+    if (p < s.size() && s[p] == ';') out.emplace(a, b);
+  }
+  return out;
+}
+
+// Evaluates postfix `ops`; false when a symbol is unbound or it overflows.
+bool evaluate(const std::vector<ShapeOp>& ops, const int64_t* values, const bool* bound, int64_t* out) {
+  int64_t stack[16];
+  size_t n = 0;
+  for (const ShapeOp& op : ops) {
+    if (op.kind == ShapeOp::Const || op.kind == ShapeOp::Sym) {
+      if (n == 16) return false;
+      if (op.kind == ShapeOp::Sym && !bound[op.value]) return false;
+      stack[n++] = op.kind == ShapeOp::Const ? op.value : values[op.value];
+      continue;
+    }
+    if (n < 2) return false;
+    const int64_t b = stack[--n], a = stack[n - 1];
+    int64_t r = 0;
+    const bool overflow = op.kind == ShapeOp::Add   ? __builtin_add_overflow(a, b, &r)
+                          : op.kind == ShapeOp::Sub ? __builtin_sub_overflow(a, b, &r)
+                                                    : __builtin_mul_overflow(a, b, &r);
+    if (overflow) return false;
+    stack[n - 1] = r;
+  }
+  if (n != 1) return false;
+  *out = stack[0];
+  return true;
+}
+
+std::string dim_name(size_t input, int dim, const std::vector<std::string>& names) {
+  return "input " + std::to_string(input) + (input < names.size() ? " ('" + names[input] + "')" : std::string()) +
+         " dim " + std::to_string(dim);
+}
+
+}  // namespace
+
+SymbolicShapes SymbolicShapes::parse(const std::string& s, size_t num_inputs) {
+  SymbolicShapes out;
+  const std::map<std::string, size_t> inputs = source_text::wrapper_input_names(s);
+  const std::map<std::string, std::string> aliases = aliases_in(s);
+  std::map<std::pair<size_t, int>, Dim> found;
+  auto add = [&](size_t input, int dim, const std::string& text) {
+    if (input >= num_inputs || dim < 0 || dim > 64 || found.count({input, dim}) != 0) return;
+    Dim d{input, dim, text, {}};
+    if (ExprParser(text, aliases, &out.symbols_).parse(&d.ops)) found.emplace(std::make_pair(input, dim), d);
+  };
+  // assert_size_stride(arg5_1, {s23, s27}, {s27, 1L}, "input");
+  constexpr const char kAssert[] = "assert_size_stride(";
+  for (size_t at = s.find(kAssert); at != std::string::npos; at = s.find(kAssert, at + 1)) {
+    if (at > 0 && is_ident(s[at - 1])) continue;
+    const size_t open = at + sizeof kAssert - 2;
+    const size_t close = source_text::balanced_end(s, open);
+    if (close == std::string::npos) continue;
+    const auto args = split_top_level(s.substr(open + 1, close - open - 1));
+    if (args.size() < 2) continue;
+    const auto in = inputs.find(args[0]);
+    if (in == inputs.end() || args[1].size() < 2 || args[1].front() != '{' || args[1].back() != '}') continue;
+    const auto sizes = split_top_level(args[1].substr(1, args[1].size() - 2));
+    for (size_t d = 0; d < sizes.size(); ++d) add(in->second, static_cast<int>(d), sizes[d]);
+  }
+  // int64_t s23 = arg4_1_size[0];  (every release; the first input of each symbol)
+  constexpr const char kDecl[] = "int64_t ";
+  for (size_t at = s.find(kDecl); at != std::string::npos; at = s.find(kDecl, at + 1)) {
+    if (at > 0 && is_ident(s[at - 1])) continue;
+    size_t p = at + sizeof kDecl - 1;
+    const std::string sym = identifier_at(s, p);
+    if (sym.empty()) continue;
+    p = skip_space(s, p + sym.size());
+    if (p >= s.size() || s[p] != '=') continue;
+    p = skip_space(s, p + 1);
+    const std::string arr = identifier_at(s, p);
+    if (arr.size() < 6 || arr.compare(arr.size() - 5, 5, "_size") != 0) continue;
+    const auto in = inputs.find(arr.substr(0, arr.size() - 5));
+    p += arr.size();
+    if (in == inputs.end() || p >= s.size() || s[p] != '[') continue;
+    const size_t q = s.find("];", p);
+    if (q == std::string::npos || q - p > 4) continue;
+    const std::string idx = s.substr(p + 1, q - p - 1);
+    if (idx.empty() || !std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) continue;
+    add(in->second, std::stoi(idx), sym);
+  }
+  // Bare symbols first (they bind), then the rest; each in input order.
+  std::vector<Dim> bare, rest;
+  for (auto& [key, d] : found) {
+    if (d.ops.size() == 1 && d.ops[0].kind == ShapeOp::Sym) {
+      bare.push_back(std::move(d));
+    } else if (!(d.ops.size() == 1 && d.ops[0].kind == ShapeOp::Const)) {
+      rest.push_back(std::move(d));  // static dims: the runner checks those against the specs
+    }
+  }
+  out.dims_ = std::move(bare);
+  out.dims_.insert(out.dims_.end(), rest.begin(), rest.end());
+  return out;
+}
+
+size_t SymbolicShapes::tied_dims() const {
+  // A dim is tied when its symbol also appears elsewhere, or it is an expression.
+  std::vector<size_t> uses(symbols_.size(), 0);
+  for (const Dim& d : dims_) {
+    for (const ShapeOp& op : d.ops) {
+      if (op.kind == ShapeOp::Sym) ++uses[static_cast<size_t>(op.value)];
+    }
+  }
+  size_t n = 0;
+  for (const Dim& d : dims_) {
+    const bool bare = d.ops.size() == 1 && d.ops[0].kind == ShapeOp::Sym;
+    if (!bare || uses[static_cast<size_t>(d.ops[0].value)] > 1) ++n;
+  }
+  return n;
+}
+
+bool SymbolicShapes::check(const int64_t* const* shapes, const int* ndims, size_t num_inputs,
+                           const std::vector<std::string>& names, std::string* why) const {
+  if (dims_.empty()) return true;
+  // No allocation for the usual few symbols.
+  int64_t stack_values[kStackSymbols];
+  bool stack_bound[kStackSymbols] = {};
+  size_t stack_from[kStackSymbols];
+  std::vector<int64_t> heap_values;
+  std::vector<size_t> heap_from;
+  int64_t* values = stack_values;
+  bool* bound = stack_bound;
+  size_t* from = stack_from;  // the index in dims_ that bound each symbol
+  std::unique_ptr<bool[]> heap_bound;
+  if (symbols_.size() > kStackSymbols) {
+    heap_values.assign(symbols_.size(), 0);
+    heap_bound.reset(new bool[symbols_.size()]());
+    heap_from.assign(symbols_.size(), 0);
+    values = heap_values.data();
+    bound = heap_bound.get();
+    from = heap_from.data();
+  }
+  for (size_t k = 0; k < dims_.size(); ++k) {
+    const Dim& d = dims_[k];
+    if (d.input >= num_inputs || d.dim >= ndims[d.input]) continue;  // the runner checks ranks
+    const int64_t actual = shapes[d.input][d.dim];
+    const bool bare = d.ops.size() == 1 && d.ops[0].kind == ShapeOp::Sym;
+    if (bare) {
+      const size_t sym = static_cast<size_t>(d.ops[0].value);
+      if (!bound[sym]) {
+        bound[sym] = true;
+        values[sym] = actual;
+        from[sym] = k;
+        continue;
+      }
+      if (values[sym] == actual) continue;
+      const Dim& first = dims_[from[sym]];
+      *why = dim_name(d.input, d.dim, names) + " is " + std::to_string(actual) + ", but " +
+             dim_name(first.input, first.dim, names) + " is " + std::to_string(values[sym]) +
+             ": the model was compiled with both as one size (" + symbols_[sym] + "), so they must agree";
+      return false;
+    }
+    int64_t expected = 0;
+    if (!evaluate(d.ops, values, bound, &expected) || expected == actual) continue;
+    *why = dim_name(d.input, d.dim, names) + " is " + std::to_string(actual) + ", but the model computes it as " +
+           d.text + " = " + std::to_string(expected) + " from the other inputs' dims, so they must agree";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace aotrun::pt2

@@ -1,0 +1,55 @@
+// Which input dims of a .pt2 model must agree, read from its wrapper
+// (issue #29). torch.export gives dims that are one size one symbol (BERT's
+// input_ids and attention_mask share batch and sequence); the compiled code
+// reads each symbol from the first input that has it and trusts every other
+// input to match, so a mask shorter than the ids is read past its end.
+//
+// The wrapper states the symbolic shape of each input it uses in
+//   assert_size_stride(arg5_1, {s23, s27}, {s27, 1L}, "input");
+// (torch 2.13 and newer; run only with AOTI_RUNTIME_CHECK_INPUTS=1) and binds
+// symbols in `int64_t s23 = arg4_1_size[0];`. Older releases state only the
+// bindings: there, dims that must agree cannot be told apart from dims that
+// merely have the same range, and nothing is checked (docs/PT2.md).
+#pragma once
+
+#include <cstdint>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace aotrun::pt2 {
+
+// One operation of a dim's expression, in postfix order.
+struct ShapeOp {
+  enum Kind : uint8_t { Const, Sym, Add, Sub, Mul } kind;
+  int64_t value;  // Const: the value; Sym: the symbol's index
+};
+
+class SymbolicShapes {
+ public:
+  // Reads `source` (the model's concatenated C++); inputs as the wrapper
+  // names them (inputs_info_[I].name).
+  static SymbolicShapes parse(const std::string& source, size_t num_inputs);
+
+  // Whether the inputs' dims agree where the model says they must. `shapes`
+  // and `ndims` hold one entry per input; `names` name the inputs in
+  // messages. On a mismatch, false with *why naming both dims.
+  bool check(const int64_t* const* shapes, const int* ndims, size_t num_inputs,
+             const std::vector<std::string>& names, std::string* why) const;
+
+  bool stated() const { return !dims_.empty(); }
+  // How many input dims are tied to another by a symbol or an expression.
+  size_t tied_dims() const;
+
+ private:
+  struct Dim {
+    size_t input;
+    int dim;
+    std::string text;     // as written, for messages
+    std::vector<ShapeOp> ops;  // a bare symbol is one Sym op
+  };
+  std::vector<std::string> symbols_;
+  std::vector<Dim> dims_;  // bare symbols first, in input order, then expressions
+};
+
+}  // namespace aotrun::pt2

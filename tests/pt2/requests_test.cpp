@@ -1,0 +1,207 @@
+// Bad requests to a .pt2 (issue #29), through libaotrun's C API: the
+// requests an LLM service receives most (token ids outside the vocabulary,
+// negative ids, a sequence longer than the model's position table, an
+// attention mask whose dims disagree with the ids) are each an
+// INVALID_ARGUMENT naming the input, on every path into the model (run in
+// every mode, async, graph replay, output shape query, run_alloc), and the
+// process goes on serving: the next good request is right.
+//
+// The model (tests/pt2/requests/export_models.py, torch 2.15) indexes a
+// 500-row token table and a 64-row position table inside OpenMP kernels:
+// there a failed index check ends the process (PyTorch's own loader aborts
+// with "index out of bounds: 0 <= tmp2 < 500L" on the first bad id).
+// Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
+// variant, aotrun's own shim.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../core/test_util.hpp"
+#include "../shim/npy.hpp"
+#include "require_libtorch.hpp"
+
+using namespace aotrun_test;
+
+namespace {
+
+const std::string kDir = AOTRUN_PT2_REQUESTS;
+const std::string kModel = kDir + "/ids_mask.pt2";
+constexpr int64_t kVocab = 500;
+
+// An array the C API can take: .npy contents, or a shape filled in place.
+struct Array {
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+  DLDataType dtype{kDLFloat, 32, 1};
+  DLTensor dl{};
+  static Array load(const std::string& file) {
+    const Npy n = read_npy(kDir + "/" + file);
+    Array a;
+    a.shape = n.shape;
+    a.bytes = n.data;
+    a.dtype = n.descr == "<i8" ? DLDataType{kDLInt, 64, 1} : DLDataType{kDLFloat, 32, 1};
+    a.bind();
+    return a;
+  }
+  static Array filled(std::vector<int64_t> shape, DLDataType dtype, double value) {
+    Array a;
+    a.shape = std::move(shape);
+    a.dtype = dtype;
+    int64_t n = 1;
+    for (int64_t d : a.shape) n *= d;
+    a.bytes.resize(static_cast<size_t>(n) * dtype.bits / 8);
+    for (int64_t i = 0; i < n; ++i) {
+      if (dtype.code == kDLInt) {
+        reinterpret_cast<int64_t*>(a.bytes.data())[i] = static_cast<int64_t>(value);
+      } else {
+        reinterpret_cast<float*>(a.bytes.data())[i] = static_cast<float>(value);
+      }
+    }
+    a.bind();
+    return a;
+  }
+  void bind() { dl = DLTensor{bytes.data(), {kDLCPU, 0}, static_cast<int>(shape.size()), dtype, shape.data(), nullptr, 0}; }
+  int64_t* ids() { return reinterpret_cast<int64_t*>(bytes.data()); }
+  const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
+};
+
+// PyTorch's float32 defaults (torch.testing.assert_close).
+std::string close(const Array& got, const Array& want) {
+  if (got.shape != want.shape) return "shape differs";
+  for (size_t i = 0; i < want.bytes.size() / 4; ++i) {
+    const double a = got.f()[i], b = want.f()[i];
+    if (!(std::fabs(a - b) <= 1e-5 + 1.3e-6 * std::fabs(b))) return "element " + std::to_string(i);
+  }
+  return "";
+}
+
+class Requests : public ::testing::TestWithParam<aotrun_mode> {
+ protected:
+  void SetUp() override {
+    const char* lt = std::getenv("AOTRUN_LIBTORCH");
+    if (lt == nullptr || *lt == '\0') GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH (or 'shim')";
+    ids_ = Array::load("ids_mask.in0.npy");
+    mask_ = Array::load("ids_mask.in1.npy");
+    want_ = Array::load("ids_mask.out0.npy");
+    pkg_ = std::make_unique<Package>(kModel);
+    runner_ = std::make_unique<Runner>(*pkg_, RunnerOptions().mode(GetParam()));
+  }
+  Outcome run(const DLTensor& ids, const DLTensor& mask, Array* out) {
+    const DLTensor in[2] = {ids, mask};
+    return outcome(aotrun_runner_run(runner_->get(), in, 2, &out->dl, 1));
+  }
+  // A good request, right.
+  void expect_good(const char* when) {
+    Array out = Array::filled(want_.shape, want_.dtype, 0);
+    const Outcome o = run(ids_.dl, mask_.dl, &out);
+    ASSERT_EQ(o.code, AOTRUN_OK) << when << ": " << o.message;
+    EXPECT_EQ(close(out, want_), "") << when;
+  }
+  Array ids_, mask_, want_;
+  std::unique_ptr<Package> pkg_;
+  std::unique_ptr<Runner> runner_;
+};
+
+TEST_P(Requests, GoodRequestMatchesEager) {
+  expect_good("first");
+  expect_good("again");
+}
+
+// Each id the model would look up out of its table, alone in an otherwise
+// good request; refused before the model sees it, then a good one is right
+// (in graph mode the bad request replays the graph the good one captured).
+TEST_P(Requests, IdsOutsideTheVocabularyAreRefused) {
+  expect_good("before");
+  for (int64_t bad : {int64_t{-1}, kVocab, kVocab + 1, int64_t{1} << 40, int64_t{-501}}) {
+    SCOPED_TRACE(bad);
+    Array ids = ids_;
+    ids.bind();
+    ids.ids()[1 * ids.shape[1] + 4] = bad;
+    Array out = Array::filled(want_.shape, want_.dtype, 7);
+    const Outcome o = run(ids.dl, mask_.dl, &out);
+    EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+    EXPECT_NE(o.message.find("input 0"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("element [1, 4] is " + std::to_string(bad)), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("outside [0, 500)"), std::string::npos) << o.message;
+    expect_good("after");
+  }
+  if (GetParam() == AOTRUN_MODE_GRAPH) {
+    // One shape, one capture: every later request (bad ones too) replayed
+    // it; the good ones count as replays.
+    EXPECT_EQ(runner_->stats().graph_captures, 1u);
+    EXPECT_GE(runner_->stats().graph_replays, 5u);
+  }
+}
+
+TEST_P(Requests, AsyncRunWithABadIdFailsThatRunOnly) {
+  Array ids = ids_;
+  ids.bind();
+  ids.ids()[0] = kVocab;
+  Array bad_out = Array::filled(want_.shape, want_.dtype, 0), good_out = bad_out;
+  good_out.bind();
+  const DLTensor bad_in[2] = {ids.dl, mask_.dl}, good_in[2] = {ids_.dl, mask_.dl};
+  aotrun_event *bad = nullptr, *good = nullptr;
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(runner_->get(), bad_in, 2, &bad_out.dl, 1, &bad));
+  AOTRUN_ASSERT_OK(aotrun_runner_run_async(runner_->get(), good_in, 2, &good_out.dl, 1, &good));
+  const Outcome b = outcome(aotrun_event_wait(bad));
+  EXPECT_EQ(b.code, AOTRUN_ERR_INVALID_ARGUMENT) << b.message;
+  EXPECT_NE(b.message.find("outside [0, 500)"), std::string::npos) << b.message;
+  AOTRUN_EXPECT_OK(aotrun_event_wait(good));
+  EXPECT_EQ(close(good_out, want_), "");
+  aotrun_event_free(bad);
+  aotrun_event_free(good);
+}
+
+// ids [3, 9] with a mask of [3, 8] or [2, 9]: the model reads the mask with
+// the ids' sizes (past its end), so the pair is refused naming both.
+TEST_P(Requests, MaskWhoseDimsDisagreeWithTheIdsIsRefusedOnEveryPath) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{3, 8}, std::vector<int64_t>{2, 9}}) {
+    SCOPED_TRACE(shape[0] * 100 + shape[1]);
+    Array mask = Array::filled(shape, DLDataType{kDLFloat, 32, 1}, 1);
+    Array out = Array::filled(want_.shape, want_.dtype, 0);
+    const Outcome o = run(ids_.dl, mask.dl, &out);
+    EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+    EXPECT_NE(o.message.find("input 1"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("input 0"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("must agree"), std::string::npos) << o.message;
+    const DLTensor in[2] = {ids_.dl, mask.dl};
+    int64_t shapes[8] = {};
+    const Outcome q = outcome(aotrun_runner_get_output_shapes(runner_->get(), in, 2, shapes, 8));
+    EXPECT_EQ(q.code, AOTRUN_ERR_INVALID_ARGUMENT) << q.message;
+    DLManagedTensor* owned = nullptr;
+    const Outcome a = outcome(aotrun_runner_run_alloc(runner_->get(), in, 2, &owned, 1));
+    EXPECT_EQ(a.code, AOTRUN_ERR_INVALID_ARGUMENT) << a.message;
+    EXPECT_EQ(owned, nullptr);
+  }
+  expect_good("after");
+}
+
+// 65 tokens to a model with 64 positions: refused on every path, the shape
+// query included (it runs the model, and its position check would fire).
+TEST_P(Requests, OverlongSequenceIsRefusedOnEveryPath) {
+  Array ids = Array::filled({2, 65}, DLDataType{kDLInt, 64, 1}, 3);
+  Array mask = Array::filled({2, 65}, DLDataType{kDLFloat, 32, 1}, 1);
+  const DLTensor in[2] = {ids.dl, mask.dl};
+  int64_t shapes[8] = {};
+  const Outcome q = outcome(aotrun_runner_get_output_shapes(runner_->get(), in, 2, shapes, 8));
+  EXPECT_EQ(q.code, AOTRUN_ERR_INVALID_ARGUMENT) << q.message;
+  EXPECT_NE(q.message.find("[2, 64]"), std::string::npos) << q.message;
+  Array out = Array::filled({2, 64}, DLDataType{kDLFloat, 32, 1}, 0);
+  const Outcome r = run(ids.dl, mask.dl, &out);
+  EXPECT_EQ(r.code, AOTRUN_ERR_INVALID_ARGUMENT) << r.message;
+  DLManagedTensor* owned = nullptr;
+  const Outcome a = outcome(aotrun_runner_run_alloc(runner_->get(), in, 2, &owned, 1));
+  EXPECT_EQ(a.code, AOTRUN_ERR_INVALID_ARGUMENT) << a.message;
+  expect_good("after");
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Requests,
+                         ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const ::testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(i.param == AOTRUN_MODE_SINGLE_THREADED ? "single"
+                                                                                      : aotrun_mode_name(i.param));
+                         });
+
+}  // namespace
