@@ -245,6 +245,7 @@ def check_pt2_models(server, http, close, expect_error):
 
     # --- requests that reach the backend and fail there, in aotrun ---
     failure_paths.check_pt2(http, ARGS.fixtures, check, expect_error)
+    failure_paths.check_bad_requests(server, http, check, expect_error)
     unstated_shapes.check(http, ARGS.fixtures, check, expect_error)
 
 

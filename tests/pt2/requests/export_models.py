@@ -45,8 +45,11 @@ def main():
     mask = (torch.rand(3, 9) > 0.2).float()
     ep = torch.export.export(m, (ids, mask), dynamic_shapes={"ids": {0: batch, 1: seq}, "mask": {0: batch, 1: seq}})
     path = os.path.join(args.out, "ids_mask.pt2")
-    torch._inductor.aoti_compile_and_package(ep, package_path=path,
-                                             inductor_configs={"aot_inductor.package_constants_in_so": True})
+    # Portable like the corpus (compat/aoti/export_fixtures.py): AVX2-class
+    # code that runs on any x86-64-v3 CPU, not this machine's -march=native.
+    torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs={
+        "aot_inductor.package_constants_in_so": True, "cpp.simdlen": 256, "cpp.march": "x86-64-v3",
+        "aot_inductor.enable_line_tables": False})
     with torch.no_grad():
         out = m(ids, mask)
     np.save(os.path.join(args.out, "ids_mask.in0.npy"), ids.numpy())
