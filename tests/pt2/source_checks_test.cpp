@@ -151,6 +151,21 @@ TEST(IndexChecks, CheckOnABufferIsNotTiedToAnInput) {
   EXPECT_EQ(c.unguarded.size(), 1u);
 }
 
+// Ids read from one of the model's own constants (BERT's position_ids):
+// the model's values, not the request's.
+TEST(IndexChecks, IndicesFromTheModelsConstants) {
+  const std::string s =
+      "extern \"C\"  void  k0(const int64_t* in_ptr0, float* out_ptr0)\n{\n"
+      "  #pragma omp parallel\n  auto tmp0 = in_ptr0[x1];\n"
+      "  AOTI_TORCH_CHECK((0 <= tmp0) & (tmp0 < 128L), \"index out of bounds: 0 <= tmp0 < 128L\");\n}\n"
+      "inputs_info_[0].name = \"arg0_1\";\nconstants_info_[0].name = \"position_ids\";\n"
+      "k0((const int64_t*)(position_ids.data_ptr()), (float*)(buf0.data_ptr()));\n";
+  const IndexChecks c = parse_index_checks(s);
+  EXPECT_TRUE(c.bounds.empty());
+  EXPECT_TRUE(c.unguarded.empty());
+  EXPECT_EQ(c.from_constants, 1u);
+}
+
 // The corpus's embedding model (a 100-row table indexed by input 0) of
 // every release: the bound is found in each release's code form.
 TEST(IndexChecks, CorpusEmbeddingOfEveryRelease) {

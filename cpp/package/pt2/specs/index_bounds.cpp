@@ -303,6 +303,7 @@ std::vector<std::string> call_arguments(const std::string& s, const std::string&
 IndexChecks parse_index_checks(const std::string& s) {
   IndexChecks out;
   const std::map<std::string, size_t> inputs = source_text::wrapper_input_names(s);
+  const std::map<std::string, size_t> constants = source_text::wrapper_names(s, "constants_info_");
   std::map<size_t, IndexBound> merged;
   for (const Kernel& k : find_kernels(s)) {
     const bool parallel = s.find("#pragma omp", k.body) < k.end;
@@ -328,7 +329,16 @@ IndexChecks parse_index_checks(const std::string& s) {
         const std::vector<std::string> args =
             p == k.params.end() ? std::vector<std::string>{}
                                 : call_arguments(s, k.name, static_cast<size_t>(p - k.params.begin()));
-        // Every call must pass a model input there, or the check stays unguarded.
+        // Every call must pass a model input there, or the check stays
+        // unguarded; where every call passes one of the model's constants
+        // (BERT's position_ids), the values are the model's own and where
+        // they are read from is bounded by the dims.
+        bool all_constants = !args.empty();
+        for (const std::string& a : args) all_constants = all_constants && constants.count(a) != 0;
+        if (all_constants) {
+          ++out.from_constants;
+          continue;
+        }
         guarded = !args.empty();
         for (const std::string& a : args) guarded = guarded && inputs.count(a) != 0;
         if (guarded) {

@@ -12,6 +12,8 @@
 // an index it would fail on. What else is checked is reported:
 //  - from_dims: indices computed from loop counters (position tables):
 //    bounded by the input dims, which are range-checked before the run;
+//  - from_constants: indices read from the model's own constants (BERT's
+//    position_ids and token_type_ids buffers), at places bounded by the dims;
 //  - unguarded: values computed inside the model (a gather by an argmax,
 //    ids plus an offset); a failure of those in parallel code cannot be
 //    turned into an error (docs/PT2.md, "Bad requests").
@@ -39,6 +41,7 @@ struct UnguardedCheck {
 struct IndexChecks {
   std::vector<IndexBound> bounds;  // at most one per input: the intersection of its checks
   size_t from_dims = 0;            // checks on loop-derived indices
+  size_t from_constants = 0;       // checks on indices the model's constants hold
   std::vector<UnguardedCheck> unguarded;
 };
 

@@ -107,12 +107,14 @@ inline std::vector<std::string> split_top_level(const std::string& s) {
 }
 
 // The wrapper's names of the model inputs, from `inputs_info_[I].name =
-// "argN_1";` (every release): name -> input index.
-inline std::map<std::string, size_t> wrapper_input_names(const std::string& s) {
+// "argN_1";` (every release), or of its constants (`constants_info_`):
+// name -> index.
+inline std::map<std::string, size_t> wrapper_names(const std::string& s, const char* table) {
   std::map<std::string, size_t> out;
-  constexpr const char kInfo[] = "inputs_info_[";
+  const std::string kInfo = std::string(table) + "[";
   for (size_t at = s.find(kInfo); at != std::string::npos; at = s.find(kInfo, at + 1)) {
-    size_t p = at + sizeof kInfo - 1;
+    if (at > 0 && is_ident(s[at - 1])) continue;
+    size_t p = at + kInfo.size();
     size_t idx = 0;
     bool any = false;
     while (p < s.size() && std::isdigit(static_cast<unsigned char>(s[p])) && idx < (size_t(1) << 20)) {
@@ -126,6 +128,9 @@ inline std::map<std::string, size_t> wrapper_input_names(const std::string& s) {
     out.emplace(s.substr(p, q - p), idx);
   }
   return out;
+}
+inline std::map<std::string, size_t> wrapper_input_names(const std::string& s) {
+  return wrapper_names(s, "inputs_info_");
 }
 
 }  // namespace aotrun::pt2::source_text
