@@ -86,11 +86,11 @@ struct AotiFunctions {
 // the model allocates into the caller's tensors and frees it within the run,
 // input views and replacement constants are the shim's tensors over memory
 // aotrun owns, and nothing the model makes is registered with the shim or
-// libtorch (AOTInductor's C shim takes no callbacks). The dynamic loader
-// keeps the code itself where a thread still has a destructor of the
-// model's thread_local state to run (the model's last-error string, set on
-// a failure): glibc does not unmap a library with live TLS destructors.
-// Its dependencies stay loaded (pin_dependencies.hpp).
+// libtorch (AOTInductor's C shim takes no callbacks). Two things used to
+// keep every model mapped whatever aotrun did: its STB_GNU_UNIQUE symbols
+// (unique_symbols.hpp, fixed before dlopen) and the thread_local
+// destructors each calling thread registered for it (model_thread_exit.hpp,
+// fixed by load()). Its dependencies stay loaded (pin_dependencies.hpp).
 class AotiLibrary {
  public:
   // dlopen (RTLD_NOW | RTLD_LOCAL: the shim resolves through the model's
