@@ -24,6 +24,12 @@ namespace ax = aotrun::cxx;
 
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 const std::string kFixtures = AOTRUN_PT2_FIXTURES;
 const std::string kExternal = AOTRUN_PT2_EXTERNAL;
 
@@ -114,8 +120,10 @@ void expect_flat(const std::string& path, int warmup, int cycles) {
   EXPECT_EQ(after.model_maps, before.model_maps);
   EXPECT_EQ(after.deleted_maps, before.deleted_maps);
   // A library left mapped costs its touched pages (> 100 KiB for the
-  // smallest corpus model); allocator noise stays far below this.
-  EXPECT_LT(per_cycle, 32.0) << "RSS grows with reloads";
+  // smallest corpus model); allocator noise stays far below this. Not under
+  // AddressSanitizer, whose quarantine keeps freed memory resident (~1 MB a
+  // cycle here): there the mappings above are the check.
+  if (!kAddressSanitizer) EXPECT_LT(per_cycle, 32.0) << "RSS grows with reloads";
 }
 
 std::string corpus(const std::string& model) { return kFixtures + "/torch-2.15.0/" + model + ".pt2"; }
