@@ -22,9 +22,8 @@ class DlHandle {
   // dlsym; NULL when the library does not export `name`.
   void* symbol(const char* name) const;
   explicit operator bool() const { return handle_ != nullptr; }
-  // Gives the reference up without dlclose: for libraries that must stay
-  // mapped for the process's lifetime (package/pt2/binding/aoti_library.cpp says why).
-  void leak() { handle_ = nullptr; }
+  // The dlopen handle itself (for dlinfo); still owned by this object.
+  void* get() const { return handle_; }
 
  private:
   explicit DlHandle(void* handle) : handle_(handle) {}

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "package/pt2/binding/model_thread_exit.hpp"
+#include "package/pt2/binding/pin_dependencies.hpp"
 
 namespace aotrun::pt2 {
 namespace {
@@ -94,10 +96,18 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
     in_library_constant_bytes_ = end - start;
     if (end - start >= 8) std::memcpy(&size_stub_, start, sizeof size_stub_);
   }
-  // Never unloaded once resolved: the model's C++ runtime registers state
-  // with libtorch (static initialisers, thread-locals) that outlives a
-  // dlclose. A model refused above is closed again.
-  handle_.leak();
+  // Unloaded with this object (dlclose), which lives exactly as long as the
+  // last thing that may run the model's code (aoti_library.hpp). What the
+  // model pulled in stays.
+  pin_dependencies(handle_.get());
+  // Before any entry point runs: each touches the model's thread_locals.
+  (void)redirect_thread_exit(handle_.get());
+}
+
+std::shared_ptr<const AotiLibrary> AotiLibrary::load(const std::string& path) {
+  auto lib = std::make_shared<const AotiLibrary>(path);
+  set_thread_exit_owner(lib->handle_.get(), lib);
+  return lib;
 }
 
 std::string AotiLibrary::failure(const char* what) const {

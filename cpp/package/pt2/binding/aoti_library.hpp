@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,12 +77,29 @@ struct AotiFunctions {
   int32_t (*run_constant_folding)(AotiContainerHandle, bool use_inactive, void* stream, void* proxy) = nullptr;
 };
 
+// The library is dlclosed when this object goes. It is held by
+// shared_ptr by everything that may still call into the model: the .pt2
+// bridge (the package), each of its containers and each launch context (a
+// graph the caller captured may hold one past its runner and package), so
+// it goes with the last of them and no code of it can run after. What the
+// model leaves behind does not outlive it: the bridge copies every output
+// the model allocates into the caller's tensors and frees it within the run,
+// input views and replacement constants are the shim's tensors over memory
+// aotrun owns, and nothing the model makes is registered with the shim or
+// libtorch (AOTInductor's C shim takes no callbacks). Two things used to
+// keep every model mapped whatever aotrun did: its STB_GNU_UNIQUE symbols
+// (unique_symbols.hpp, fixed before dlopen) and the thread_local
+// destructors each calling thread registered for it (model_thread_exit.hpp,
+// fixed by load()). Its dependencies stay loaded (pin_dependencies.hpp).
 class AotiLibrary {
  public:
   // dlopen (RTLD_NOW | RTLD_LOCAL: the shim resolves through the model's
   // DT_NEEDED libtorch_cpu.so, which torch_shim() loaded), then resolution.
   // Throws Error LOAD_FAILED or MISSING_SYMBOL.
   explicit AotiLibrary(const std::string& path);
+  // The constructor, shared, and declared the owner of the destructors the
+  // model's thread_locals register (model_thread_exit.hpp).
+  static std::shared_ptr<const AotiLibrary> load(const std::string& path);
   AotiLibrary(const AotiLibrary&) = delete;
   AotiLibrary& operator=(const AotiLibrary&) = delete;
 
@@ -103,7 +121,7 @@ class AotiLibrary {
 
  private:
   std::string path_;
-  DlHandle handle_;  // given up once loaded (the constructor says why)
+  DlHandle handle_;  // dlclose'd with this object
   int64_t in_library_constant_bytes_ = -1;
   uint64_t size_stub_ = 0;
   AotiFunctions fn_;

@@ -67,7 +67,9 @@ int32_t bridge_guard(const char* where, F&& f) noexcept {
 // Shared by every container of one opened .pt2.
 struct Bridge {
   std::unique_ptr<PrivateDir> dir;
-  std::unique_ptr<AotiLibrary> lib;
+  // The model's code: unloaded with the last holder (aoti_library.hpp),
+  // this bridge, a container or a launch context.
+  std::shared_ptr<const AotiLibrary> lib;
   std::unique_ptr<ModelConstants> constants;  // where the weights are; provided to every container
   const TorchShim* shim = nullptr;
   std::string name;
@@ -103,6 +105,8 @@ struct WorkPool;
 struct BridgeContainer {
   uint64_t magic = kMagic;
   Bridge* b = nullptr;
+  // The code `h` belongs to, held until the container is deleted.
+  std::shared_ptr<const AotiLibrary> lib;
   AotiContainerHandle h = nullptr;
   const aotrun_pkg_host* host = nullptr;
   // Tensor handles the model's container uses without owning them (its

@@ -25,6 +25,7 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
     const size_t models = args->num_models > 0 ? static_cast<size_t>(args->num_models) : 1;
     auto c = std::make_unique<BridgeContainer>();
     c->b = b;
+    c->lib = b->lib;
     c->host = args->host;
     const AotiFunctions& f = b->lib->fn();
     const char* dir = b->dir->path().c_str();
@@ -77,7 +78,7 @@ int32_t destroy(aotrun_pkg_container* pc) {
   BridgeContainer* c = as_container(pc);
   if (c == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "destroy: not a .pt2 container");
   const int32_t rc = bridge_guard("destroy", [&] {
-    c->b->lib->fn().destroy(c->h);
+    c->lib->fn().destroy(c->h);
     release_kept(*c->b->shim, &c->kept);
     return AOTRUN_PKG_OK;
   });

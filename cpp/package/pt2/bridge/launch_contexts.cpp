@@ -26,6 +26,10 @@ struct View {
 // Work objects are reused (WorkPool): a steady stream of synchronous runs
 // allocates nothing here.
 struct Work {
+  // The model's code, kept mapped while this context exists: a graph the
+  // caller captured holds the context, and may launch or free it after its
+  // runner and package are gone. First, so it is released last.
+  std::shared_ptr<const AotiLibrary> lib;
   BridgeContainer* c = nullptr;
   bool single_threaded = false;
   std::vector<DLTensor> tensors;  // inputs, then outputs
@@ -189,6 +193,14 @@ bool input_handle(const TorchShim& shim, Work& w, size_t i, bool use_views, std:
 
 int32_t run_work_impl(void* p) {
   auto* w = static_cast<Work*>(p);
+  // A graph the caller captured, launched after the runner it was captured
+  // from destroyed the container (it closes the pool first): refused, the
+  // container is gone.
+  if (w->pool == nullptr || w->pool->closed.load(std::memory_order_acquire)) {
+    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                     "the runner this graph was captured from has been destroyed (or its constants swapped "
+                     "out); capture it again from a live runner");
+  }
   Bridge& b = *w->c->b;
   const TorchShim& shim = *b.shim;
   const size_t n_out = w->tensors.size() - w->n_in;
@@ -266,7 +278,8 @@ int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool 
   if (w == nullptr) {
     w = new (std::nothrow) Work();
     if (w == nullptr) return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "run: out of memory");
-    w->pool = c->pool;  // never throws (a shared_ptr copy)
+    w->pool = c->pool;  // never throws (shared_ptr copies)
+    w->lib = c->lib;
   }
   w->c = c;
   w->single_threaded = single_threaded;

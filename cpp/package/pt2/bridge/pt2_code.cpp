@@ -9,6 +9,7 @@
 #include "package/pt2/archive/pt2_archive.hpp"
 #include "package/pt2/binding/cuda_requirements.hpp"
 #include "package/pt2/binding/link_check.hpp"
+#include "package/pt2/binding/unique_symbols.hpp"
 #include "package/pt2/bridge/aoti_bridge.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 
@@ -113,7 +114,9 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   // open time does not grow with the weights.
   const std::string so = extract_model(*zip, model, *b->dir, ModelConstants::blob_in_place(path, model));
   check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
-  b->lib = std::make_unique<AotiLibrary>(so);
+  // So that dlclose can unload it once nothing of it is alive (unique_symbols.hpp).
+  (void)demote_unique_symbols(b->dir->fd(), so.substr(so.find_last_of('/') + 1));
+  b->lib = AotiLibrary::load(so);
   b->update_plan = plan_constant_updates(*b->lib, so);
   b->constants = std::make_unique<ModelConstants>(path, *zip, model, b->dir->path(), *b->lib);
   // The library is loaded and a weights blob mapped: nothing reads the
