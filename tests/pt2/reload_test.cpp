@@ -123,7 +123,9 @@ void expect_flat(const std::string& path, int warmup, int cycles) {
   // smallest corpus model); allocator noise stays far below this. Not under
   // AddressSanitizer, whose quarantine keeps freed memory resident (~1 MB a
   // cycle here): there the mappings above are the check.
-  if (!kAddressSanitizer) EXPECT_LT(per_cycle, 32.0) << "RSS grows with reloads";
+  if (!kAddressSanitizer) {
+    EXPECT_LT(per_cycle, 32.0) << "RSS grows with reloads";
+  }
 }
 
 std::string corpus(const std::string& model) { return kFixtures + "/torch-2.15.0/" + model + ".pt2"; }
