@@ -10,12 +10,14 @@
 // 500-row token table and a 64-row position table inside OpenMP kernels:
 // there a failed index check ends the process (PyTorch's own loader aborts
 // with "index out of bounds: 0 <= tmp2 < 500L" on the first bad id).
-// Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
-// variant, aotrun's own shim.
+// The same for transformers' GPT-2 and BERT (Architectures). Provider:
+// AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.* variant,
+// aotrun's own shim.
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../core/test_util.hpp"
@@ -196,6 +198,87 @@ TEST_P(Requests, OverlongSequenceIsRefusedOnEveryPath) {
   EXPECT_EQ(a.code, AOTRUN_ERR_INVALID_ARGUMENT) << a.message;
   expect_good("after");
 }
+
+// Real architectures (transformers' GPT-2 and BERT, vocabulary 1000, 128
+// positions, exported by export_models.py): ids outside the vocabulary and
+// 129 tokens refused naming the input, BERT's mask checked against its ids,
+// and the next good request equal to eager PyTorch, in every mode.
+struct Arch {
+  const char* model;
+  size_t inputs;
+};
+
+class Architectures : public ::testing::TestWithParam<std::tuple<Arch, aotrun_mode>> {
+ protected:
+  void SetUp() override {
+    const char* lt = std::getenv("AOTRUN_LIBTORCH");
+    if (lt == nullptr || *lt == '\0') GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH (or 'shim')";
+    const Arch a = std::get<0>(GetParam());
+    for (size_t i = 0; i < a.inputs; ++i) in_.push_back(Array::load(std::string(a.model) + ".in" + std::to_string(i) + ".npy"));
+    want_ = Array::load(std::string(a.model) + ".out0.npy");
+    pkg_ = std::make_unique<Package>(kDir + "/" + a.model + ".pt2");
+    runner_ = std::make_unique<Runner>(*pkg_, RunnerOptions().mode(std::get<1>(GetParam())));
+  }
+  Outcome run(std::vector<Array>& in, Array* out) {
+    std::vector<DLTensor> dl;
+    for (auto& a : in) {
+      a.bind();
+      dl.push_back(a.dl);
+    }
+    return outcome(aotrun_runner_run(runner_->get(), dl.data(), dl.size(), &out->dl, 1));
+  }
+  void expect_good(const char* when) {
+    Array out = Array::filled(want_.shape, want_.dtype, 0);
+    const Outcome o = run(in_, &out);
+    ASSERT_EQ(o.code, AOTRUN_OK) << when << ": " << o.message;
+    EXPECT_EQ(close(out, want_), "") << when;
+  }
+  std::vector<Array> in_;
+  Array want_;
+  std::unique_ptr<Package> pkg_;
+  std::unique_ptr<Runner> runner_;
+};
+
+TEST_P(Architectures, BadIdsAndOverlongSequencesAreRefused) {
+  expect_good("before");
+  for (int64_t bad : {int64_t{-1}, int64_t{1000}, int64_t{1001}, int64_t{1} << 40}) {
+    SCOPED_TRACE(bad);
+    std::vector<Array> in = in_;
+    in[0].bind();
+    in[0].ids()[1 * in[0].shape[1] + 2] = bad;
+    Array out = Array::filled(want_.shape, want_.dtype, 0);
+    const Outcome o = run(in, &out);
+    EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+    EXPECT_NE(o.message.find("element [1, 2] is " + std::to_string(bad) + ", outside [0, 1000)"), std::string::npos)
+        << o.message;
+    expect_good("after a bad id");
+  }
+  std::vector<Array> longer;
+  for (size_t i = 0; i < in_.size(); ++i) longer.push_back(Array::filled({2, 129}, in_[i].dtype, 1));
+  Array out = Array::filled({2, 129, want_.shape[2]}, want_.dtype, 0);
+  const Outcome o = run(longer, &out);
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+  EXPECT_NE(o.message.find("dim 1 is 129, outside the range the model was compiled for [2, 128]"), std::string::npos)
+      << o.message;
+  if (in_.size() == 2) {  // BERT: a mask one token short
+    std::vector<Array> in = in_;
+    in[1] = Array::filled({in_[1].shape[0], in_[1].shape[1] - 1}, in_[1].dtype, 1);
+    const Outcome m = run(in, &out);
+    EXPECT_EQ(m.code, AOTRUN_ERR_INVALID_ARGUMENT) << m.message;
+    EXPECT_NE(m.message.find("must agree"), std::string::npos) << m.message;
+  }
+  expect_good("after");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, Architectures,
+    ::testing::Combine(::testing::Values(Arch{"gpt2", 1}, Arch{"bert", 2}),
+                       ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH)),
+    [](const ::testing::TestParamInfo<std::tuple<Arch, aotrun_mode>>& i) {
+      const aotrun_mode m = std::get<1>(i.param);
+      return std::string(std::get<0>(i.param).model) + "_" +
+             (m == AOTRUN_MODE_SINGLE_THREADED ? "single" : aotrun_mode_name(m));
+    });
 
 INSTANTIATE_TEST_SUITE_P(Modes, Requests,
                          ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
