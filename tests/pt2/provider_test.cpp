@@ -56,10 +56,9 @@ void in_fresh_process(const std::function<void()>& body) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the child process failed (its output is above)";
 }
 
-#define REQUIRE_LIBTORCH_DIR(dir)                                                                    \
-  do {                                                                                               \
-    if ((dir).empty())                                                                               \
-      GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
+#define REQUIRE_LIBTORCH_DIR(dir)                                                                                   \
+  do {                                                                                                              \
+    if ((dir).empty()) GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH to torch/lib (scripts/fetch-libtorch.sh)"; \
   } while (0)
 
 struct Opened {
@@ -146,8 +145,9 @@ TEST(Provider, AModelImportingAFunctionTheShimLacksIsLoadFailedNamingItWithNoLib
     Opened o;
     open_with(kFake, "", "", &o);
     EXPECT_EQ(o.pkg, nullptr);
-    EXPECT_TRUE(contains(o.error, "LOAD_FAILED: package 'provider_fake' imports 1 function(s) of libtorch's C shim "
-                                  "that aotrun's shim lacks: aoti_torch_cpu__adaptive_avg_pool2d (first in torch "))
+    EXPECT_TRUE(contains(o.error,
+                         "LOAD_FAILED: package 'provider_fake' imports 1 function(s) of libtorch's C shim "
+                         "that aotrun's shim lacks: aoti_torch_cpu__adaptive_avg_pool2d (first in torch "))
         << o.error;
     EXPECT_TRUE(contains(o.error, "no libtorch is configured to run it: set AOTRUN_LIBTORCH")) << o.error;
     EXPECT_FALSE(real_libtorch_loaded());
@@ -206,8 +206,9 @@ TEST(Provider, ForcingLibtorchWithoutOneConfiguredSaysHowToConfigureIt) {
     ::setenv("AOTRUN_PROVIDER", "libtorch", 1);
     Opened o;
     open_with(kMlp, "", "", &o);
-    EXPECT_TRUE(contains(o.error, "LOAD_FAILED: package 'mlp': AOTRUN_PROVIDER=libtorch asks for libtorch, and no "
-                                  "libtorch is configured: set AOTRUN_LIBTORCH"))
+    EXPECT_TRUE(contains(o.error,
+                         "LOAD_FAILED: package 'mlp': AOTRUN_PROVIDER=libtorch asks for libtorch, and no "
+                         "libtorch is configured: set AOTRUN_LIBTORCH"))
         << o.error;
   });
 }
@@ -244,8 +245,9 @@ TEST(Provider, AfterTheShimAPackageNeedingLibtorchIsRefusedNamingTheProviderInUs
         << second.error;
     Opened forced;
     open_with(kMlp, "libtorch", "/nonexistent/torch/lib", &forced);
-    EXPECT_TRUE(contains(forced.error, "LOAD_FAILED: package 'mlp': the package option 'provider' ('libtorch') asks "
-                                       "for libtorch, but this process already uses aotrun's shim"))
+    EXPECT_TRUE(contains(forced.error,
+                         "LOAD_FAILED: package 'mlp': the package option 'provider' ('libtorch') asks "
+                         "for libtorch, but this process already uses aotrun's shim"))
         << forced.error;
     EXPECT_FALSE(real_libtorch_loaded());
     // The first package still runs on the shim.

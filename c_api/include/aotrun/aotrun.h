@@ -311,7 +311,7 @@ AOTRUN_API aotrun_status* aotrun_package_get_symbol(const aotrun_package* packag
  * calls no C shim (aotrun's own packages). Owned by the package. Either
  * pointer may be NULL. Any thread. Errors: INVALID_ARGUMENT (package NULL). */
 AOTRUN_API aotrun_status* aotrun_package_get_provider(const aotrun_package* package, const char** provider,
-                                                     const char** reason);
+                                                      const char** reason);
 
 /* Returns 1 if `mode` runs natively with this package, 0 if it would fall
  * back (or is unknown). If `reason` is non-NULL it receives a sentence saying
@@ -893,7 +893,6 @@ AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * 
                      "aotrun_api 1.1 table changed");
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_get_constants_state) == 70 * sizeof(void*),
                      "aotrun_api 1.2 table changed");
-AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_get_provider) == 72 * sizeof(void*),
-                     "aotrun_api 1.3 table changed");
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_get_provider) == 72 * sizeof(void*), "aotrun_api 1.3 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

@@ -24,8 +24,7 @@ struct Container {
 // Referenced from an exported object, so the import stays in the table.
 EXPORT void* provider_model_pool_op = reinterpret_cast<void*>(&aoti_torch_cpu__adaptive_avg_pool2d);
 
-EXPORT int32_t AOTInductorModelContainerCreateWithDevice(Container** out, size_t num_models, const char*,
-                                                         const char*) {
+EXPORT int32_t AOTInductorModelContainerCreateWithDevice(Container** out, size_t num_models, const char*, const char*) {
   *out = new Container{static_cast<int>(num_models)};
   return 0;
 }

@@ -108,8 +108,8 @@ ProviderChoice choose_provider(const ProviderRequest& request, const std::string
   const std::string pkg = "package '" + name + "'";
   const ShimCoverage shim =
       request.mode == ProviderMode::Libtorch ? ShimCoverage{} : shim_coverage(model_so);  // read outside the lock
-  const std::string covered = "aotrun's shim implements all " + std::to_string(shim.calls) +
-                              " aoti_* function(s) the model library imports";
+  const std::string covered =
+      "aotrun's shim implements all " + std::to_string(shim.calls) + " aoti_* function(s) the model library imports";
   const std::string lacks = std::to_string(shim.missing.size()) + " function(s) of libtorch's C shim that aotrun's " +
                             "shim lacks: " + names_with_releases(shim.missing);
   std::string reason;
@@ -166,8 +166,7 @@ ProviderChoice choose_provider(const ProviderRequest& request, const std::string
                                ? std::string()
                                : " (libtorch from " + request.libtorch_source + ")");
         return {Provider::Libtorch, request.libtorch};
-      case ProviderMode::Auto:
-        break;
+      case ProviderMode::Auto: break;
     }
     if (shim.available && shim.missing.empty()) {
       reason = covered;

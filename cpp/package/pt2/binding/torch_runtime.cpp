@@ -15,7 +15,7 @@ namespace aotrun::pt2 {
 namespace {
 
 std::mutex g_mu;
-std::unique_ptr<TorchShim> g_shim;       // guarded by g_mu; never reset
+std::unique_ptr<TorchShim> g_shim;      // guarded by g_mu; never reset
 std::optional<ProviderInUse> g_in_use;  // what g_shim came from, guarded by g_mu
 
 // The dtypes aotrun maps between torch and DLPack, by torch's name.
@@ -216,8 +216,9 @@ void load_picked(const ProviderPick& pick, const std::optional<ProviderInUse>& h
   } else if (pick.kind == Provider::Shim) {
     const std::string dir = bundled_shim_dir();
     if (dir.empty()) {
-      fail(Code::LoadFailed, "aotrun's own shim was asked for, but this libaotrun has no aotrun/torch-standins "
-                             "beside it (built without AOTRUN_BUILD_SHIM, or installed without it)");
+      fail(Code::LoadFailed,
+           "aotrun's own shim was asked for, but this libaotrun has no aotrun/torch-standins "
+           "beside it (built without AOTRUN_BUILD_SHIM, or installed without it)");
     }
     scope = load_libtorch(dir);
     in_use.source = dir;
@@ -228,8 +229,8 @@ void load_picked(const ProviderPick& pick, const std::optional<ProviderInUse>& h
   }
   auto s = resolve_shim(scope, in_use.source);
   // What serves is what the functions came from: a path may hold the stand-ins.
-  in_use.kind = is_aotrun_shim(file_of(reinterpret_cast<void*>(s->delete_tensor_object))) ? Provider::Shim
-                                                                                          : Provider::Libtorch;
+  in_use.kind =
+      is_aotrun_shim(file_of(reinterpret_cast<void*>(s->delete_tensor_object))) ? Provider::Shim : Provider::Libtorch;
   g_shim = std::move(s);
   g_in_use = in_use;
   log(LogLevel::Debug, std::string("C shim provider: ") + provider_name(in_use.kind) + " (" + in_use.source + ")");
