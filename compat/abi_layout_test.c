@@ -314,7 +314,13 @@ PIN(aotrun_api, runner_update_constants_from_file, API_SLOT(66));
 PIN(aotrun_api, runner_swap_constants, API_SLOT(67));
 PIN(aotrun_api, runner_free_inactive_constants, API_SLOT(68));
 PIN(aotrun_api, runner_get_constants_state, API_SLOT(69)); /* last slot of 1.2 */
-PIN_SIZE(aotrun_api, API_SLOT(70));                        /* grows only by appending */
+#endif
+#ifdef AOTRUN_API_VERSION_1_3
+PIN(aotrun_api, package_options_set_provider, API_SLOT(70));
+PIN(aotrun_api, package_get_provider, API_SLOT(71)); /* last slot of 1.3 */
+PIN_SIZE(aotrun_api, API_SLOT(72));                  /* grows only by appending */
+#elif defined(AOTRUN_API_VERSION_1_2)
+PIN_SIZE(aotrun_api, API_SLOT(70));
 #elif defined(AOTRUN_API_VERSION_1_1)
 PIN_SIZE(aotrun_api, API_SLOT(64));
 #else

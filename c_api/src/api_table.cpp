@@ -78,6 +78,9 @@ aotrun_api make_table() {
   t.runner_swap_constants = &aotrun_runner_swap_constants;
   t.runner_free_inactive_constants = &aotrun_runner_free_inactive_constants;
   t.runner_get_constants_state = &aotrun_runner_get_constants_state;
+  // 1.3
+  t.package_options_set_provider = &aotrun_package_options_set_provider;
+  t.package_get_provider = &aotrun_package_get_provider;
   return t;
 }
 

@@ -1,6 +1,7 @@
 // Package options, open/close and introspection.
 
 #include "handles.hpp"
+#include "package/pt2/binding/provider_choice.hpp"
 #include "package/symbols.hpp"
 #include "status.hpp"
 #include "struct_out.hpp"
@@ -81,6 +82,18 @@ aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* optio
     require(options, "options");
     if (path != nullptr && *path == '\0') fail(Code::InvalidArgument, "libtorch path is empty");
     options->options.pt2.libtorch = path != nullptr ? path : "";
+  });
+}
+
+aotrun_status* aotrun_package_options_set_provider(aotrun_package_options* options, const char* provider) {
+  return guarded([&] {
+    require(options, "options");
+    aotrun::pt2::ProviderMode mode;
+    if (provider != nullptr && !aotrun::pt2::parse_provider_mode(provider, &mode)) {
+      fail(Code::InvalidArgument,
+           std::string("unknown C shim provider '") + provider + "' (expected auto, shim or libtorch)");
+    }
+    options->options.pt2.provider = provider != nullptr ? provider : "";
   });
 }
 
@@ -178,6 +191,15 @@ aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t i
     s.found = spec.found ? 1 : 0;
     s.since = spec.since;
     copy_out(s, info);
+  });
+}
+
+aotrun_status* aotrun_package_get_provider(const aotrun_package* package, const char** provider, const char** reason) {
+  return guarded([&] {
+    require(package, "package");
+    const aotrun::PackageCodeInfo& info = package->pkg->code().info();
+    if (provider != nullptr) *provider = info.provider.c_str();
+    if (reason != nullptr) *reason = info.provider_reason.c_str();
   });
 }
 

@@ -58,6 +58,10 @@ struct PackageCodeInfo {
   // Whether specs may report rank -1 ("not stated"): only a bridge whose
   // format does not always declare shapes (.pt2 archives) may.
   bool may_leave_specs_unknown = false;
+  // Who implements the C shim its model calls ("shim": aotrun's own,
+  // "libtorch") and why that one; both "" for packages that call none.
+  std::string provider;
+  std::string provider_reason;
 };
 
 class PackageCode {

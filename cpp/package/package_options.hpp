@@ -9,7 +9,8 @@ namespace aotrun {
 // .pt2 archives only.
 struct Pt2Options {
   std::string model = "model";  // which model of the archive
-  std::string libtorch;         // libtorch_cpu.so or its directory; "" = $AOTRUN_LIBTORCH / already loaded
+  std::string libtorch;         // libtorch_cpu.so or its directory, or "shim"; "" = $AOTRUN_LIBTORCH
+  std::string provider;         // "auto", "shim", "libtorch"; "" = $AOTRUN_PROVIDER (pt2/binding/provider_choice.hpp)
 };
 
 struct PackageOptions {

@@ -206,7 +206,7 @@ TEST(Loader, PackageOutlivesItsHandleWhileRunnersExist) {
 
 TEST(Api, VersionAndTable) {
   EXPECT_EQ(aotrun_version(), AOTRUN_VERSION);
-  EXPECT_STREQ(aotrun_version_string(), "1.2.0");
+  EXPECT_STREQ(aotrun_version_string(), "1.3.0");
   const aotrun_api* api = aotrun_get_api(AOTRUN_API_VERSION);
   ASSERT_NE(api, nullptr);
   EXPECT_EQ(api->package_open, &aotrun_package_open);

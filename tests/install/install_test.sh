@@ -10,11 +10,11 @@ test -L "$tmp/prefix/lib/libaotrun.so.1"
 cmake -S "$src/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/consumer/consumer" "$pkg" | tee "$tmp/out1"
-grep -q "abi 1.1 library 1.2.0" "$tmp/out1"
+grep -q "abi 1.1 library 1.3.0" "$tmp/out1"
 # The C++ header from the installed tree (aotrun.hpp next to aotrun.h).
 test -f "$tmp/prefix/include/aotrun/aotrun.hpp"
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/consumer/consumer_cpp" "$pkg" | tee "$tmp/out2"
-grep -q "^c++ .* abi 1.1 library 1.2.0 outputs " "$tmp/out2"
+grep -q "^c++ .* abi 1.1 library 1.3.0 outputs " "$tmp/out2"
 grep -q "^error NOT_FOUND: " "$tmp/out2"
 # pkg-config, with the prefix the .pc file was configured for replaced.
 sed "s|^prefix=.*|prefix=$tmp/prefix|" "$tmp/prefix/lib/pkgconfig/aotrun.pc" > "$tmp/aotrun.pc"

@@ -26,7 +26,8 @@ const char kHelp[] =
     "available (and why not), inputs, outputs, constants, hash verification and\n"
     "load-phase timings. For a .pt2 also what the archive records about itself\n"
     "(archive version, the model's metadata such as AOTI_CPU_ISA, and the torch\n"
-    "release that made it where the archive names one). Then the checks made\n"
+    "release that made it where the archive names one), and which C shim\n"
+    "provider runs it (aotrun's shim or libtorch) and why. Then the checks made\n"
     "before dlopen of its model library (libtorch C shim functions, symbol\n"
     "versions, instruction set), also printed when the package is refused.\n"
     "\n"
@@ -137,6 +138,9 @@ nlohmann::ordered_json inspect_json(const Package& package) {
     if (!facts.readable) pt2["error"] = facts.error;
     j["pt2"] = pt2;
   }
+  const ProviderInfo provider = package.provider();
+  j["provider"] = provider.name.empty() ? nlohmann::ordered_json()
+                                        : nlohmann::ordered_json{{"name", provider.name}, {"reason", provider.reason}};
   j["hashes_verified"] = info.hashes_verified != 0;
   j["load_ns"] = load_ns_json(info);
   j["library_version"] = aotrun_version_string();
@@ -167,6 +171,8 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
       head.add({"archive", "unreadable: " + facts.error});
     }
   }
+  const ProviderInfo provider = package.provider();
+  if (!provider.name.empty()) head.add({"provider", provider.name + ": " + provider.reason});
   head.add({"device", device_name(info.device)});
   head.add({"constants", constants_summary(info)});
   head.add({"hashes", info.hashes_verified != 0 ? "verified" : "not verified"});

@@ -158,10 +158,16 @@ std::string libtorch_in_use() {
       },
       &found);
   if (!found.empty()) return through_standin(found);
+  // Nothing loaded yet: what the package loader would pick first
+  // (package/pt2/binding/provider_choice.hpp): a libtorch named by
+  // AOTRUN_LIBTORCH unless AOTRUN_PROVIDER says otherwise, else the shim.
   const char* env = std::getenv("AOTRUN_LIBTORCH");
-  if (env == nullptr || *env == '\0') return "";
-  const std::string where = env;
-  if (where == "shim") return bundled_shim();
+  const char* provider_env = std::getenv("AOTRUN_PROVIDER");
+  const std::string where = env != nullptr ? env : "";
+  const std::string provider = provider_env != nullptr ? provider_env : "";
+  if (provider == "shim" || provider == "auto" || where.empty() || where == "shim") {
+    return provider == "libtorch" ? "" : bundled_shim();
+  }
   if (is_file(where)) return through_standin(where);
   return is_file(where + "/libtorch_cpu.so") ? through_standin(where + "/libtorch_cpu.so") : "";
 }

@@ -25,8 +25,9 @@ class ModelLibrary {
   std::string file_, shown_, cpu_isa_, error_, temp_dir_;
 };
 
-// The libtorch_cpu.so a .pt2's shim calls bind to: the one this process has
-// loaded, else the one AOTRUN_LIBTORCH names; "" when neither.
+// The library a .pt2's shim calls bind to: the provider this process has
+// loaded, else the one the environment would pick first (AOTRUN_LIBTORCH,
+// AOTRUN_PROVIDER; aotrun's shim library when nothing is set); "" when none.
 std::string libtorch_in_use();
 
 }  // namespace aotrun::cli

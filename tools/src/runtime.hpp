@@ -17,6 +17,7 @@ namespace aotrun::cli {
 
 using Package = aotrun::cxx::Package;
 using Runner = aotrun::cxx::Runner;
+using ProviderInfo = aotrun::cxx::ProviderInfo;
 
 // Opens `path`; throws aotrun::cxx::Error with the library's code
 // (NOT_FOUND, MISSING_SYMBOL, ...) on error.

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kKeys =
     "package, mode, num_models, max_inflight, graph_warmup_runs, graph_cache_limit, graph_frozen, strict, "
-    "libtorch, pt2_model, verify_hashes";
+    "libtorch, provider, pt2_model, verify_hashes";
 
 [[noreturn]] void bad_value(const std::string& key, const std::string& value, const std::string& expected) {
   invalid("model configuration: parameter '" + key + "': '" + value + "' is not " + expected);
@@ -70,6 +70,9 @@ BackendParameters parse_parameters(const nlohmann::json& config) {
       p.package = v;
     } else if (key == "libtorch") {
       p.libtorch = v;
+    } else if (key == "provider") {
+      if (v != "auto" && v != "shim" && v != "libtorch") bad_value(key, v, "one of auto, shim, libtorch");
+      p.provider = v;
     } else if (key == "pt2_model") {
       p.pt2_model = v;
     } else if (key == "mode") {

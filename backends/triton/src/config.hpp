@@ -19,6 +19,7 @@ namespace aotrun_triton {
 struct BackendParameters {
   std::string package;    // as written; "" = look for model.pt2 / model.so / model
   std::string libtorch;   // "" = $AOTRUN_LIBTORCH
+  std::string provider;   // C shim provider of a .pt2: auto, shim, libtorch; "" = $AOTRUN_PROVIDER
   std::string pt2_model;  // "" = aotrun's default
   aotrun_mode mode = AOTRUN_MODE_THREADED;
   int32_t num_models = 1;

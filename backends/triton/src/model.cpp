@@ -68,6 +68,7 @@ std::unique_ptr<Model> Model::create(TRITONBACKEND_Model* triton_model, Metrics*
   aotrun::cxx::PackageOptions options;
   options.verify_hashes(m->parameters_.verify_hashes);
   if (!m->parameters_.libtorch.empty()) options.libtorch(m->parameters_.libtorch);
+  if (!m->parameters_.provider.empty()) options.provider(m->parameters_.provider);
   if (!m->parameters_.pt2_model.empty()) options.pt2_model(m->parameters_.pt2_model);
   m->package_ = aotrun::cxx::Package(m->package_path_, options);
   m->specs_ = read_specs(m->package_);

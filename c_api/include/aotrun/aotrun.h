@@ -61,7 +61,7 @@ extern "C" {
  * ========================================================================= */
 
 #define AOTRUN_VERSION_MAJOR 1
-#define AOTRUN_VERSION_MINOR 2
+#define AOTRUN_VERSION_MINOR 3
 #define AOTRUN_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 #define AOTRUN_MAKE_VERSION(major, minor, patch) \
@@ -190,15 +190,32 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_allow_untrusted_files(aotru
  * Errors: INVALID_ARGUMENT (options NULL; name empty or containing '/'). */
 AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_model(aotrun_package_options* options, const char* name);
 /* Since 1.1. For a .pt2 archive: where libtorch is — libtorch_cpu.so, or the
- * directory holding it (e.g. <site-packages>/torch/lib). Running a .pt2 needs
- * libtorch's C shim; libaotrun never links libtorch. The first .pt2 opened in
- * the process loads it (RTLD_GLOBAL) and it stays loaded; later settings are
- * ignored. Without this option the environment variable AOTRUN_LIBTORCH is
- * used, and a libtorch already loaded in the process (a Python host) wins
- * over both. The string is copied; NULL restores the default.
- * Opening a .pt2 with no libtorch found gives LOAD_FAILED naming these ways.
- * Errors: INVALID_ARGUMENT (options NULL; path empty). */
+ * directory holding it (e.g. <site-packages>/torch/lib) — or, since 1.2,
+ * "shim" for aotrun's own implementation of libtorch's C shim (docs/SHIM.md).
+ * A .pt2's model calls a C shim provider (aotrun's shim or libtorch);
+ * libaotrun never links libtorch. Setting a path forces libtorch for this
+ * package (unless aotrun_package_options_set_provider says "auto": then the
+ * path is only the fallback), "shim" forces aotrun's shim. Without this
+ * option the environment variable AOTRUN_LIBTORCH is read the same way.
+ * The first .pt2 opened in the process loads its provider (RTLD_LOCAL) and it
+ * stays loaded: a process runs all its .pt2 models on one provider, and a
+ * libtorch the host loaded itself (a Python host) is that provider
+ * (docs/PT2.md, "The C shim provider"). The string is copied; NULL restores
+ * the default. Errors: INVALID_ARGUMENT (options NULL; path empty). */
 AOTRUN_API aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* options, const char* path);
+/* Since 1.3. For a .pt2 archive: which provider of the C shim runs it:
+ * "auto" (aotrun's own shim when it implements every aoti_* function the
+ * model library imports, else the configured libtorch, else LOAD_FAILED
+ * naming each missing function and the torch release that first has it),
+ * "shim" (aotrun's shim; LOAD_FAILED if it lacks one) or "libtorch" (the
+ * libtorch of aotrun_package_options_set_libtorch / AOTRUN_LIBTORCH, or the
+ * one already loaded in the process). Without it: the libtorch option, then
+ * the environment variable AOTRUN_PROVIDER (same words), then
+ * AOTRUN_LIBTORCH; nothing set is "auto". A package that needs another
+ * provider than the one the process already uses is LOAD_FAILED, naming it.
+ * The string is copied; NULL restores the default.
+ * Errors: INVALID_ARGUMENT (options NULL; not one of the three words). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_provider(aotrun_package_options* options, const char* provider);
 
 /* Opens the package at `path`. `options` may be NULL (defaults); it is not
  * retained. On success *out owns the package; close it with
@@ -286,6 +303,15 @@ typedef struct aotrun_symbol_info {
  * Any thread. Errors: INVALID_ARGUMENT. */
 AOTRUN_API aotrun_status* aotrun_package_get_symbol(const aotrun_package* package, size_t index,
                                                     aotrun_symbol_info* info);
+
+/* Since 1.3. Which provider of libtorch's C shim serves the package and why:
+ * *provider "shim" (aotrun's own) or "libtorch"; *reason one sentence (e.g.
+ * "aotrun's shim implements all 12 aoti_* function(s) the model library
+ * imports", "forced by AOTRUN_PROVIDER=libtorch"). Both "" for a package that
+ * calls no C shim (aotrun's own packages). Owned by the package. Either
+ * pointer may be NULL. Any thread. Errors: INVALID_ARGUMENT (package NULL). */
+AOTRUN_API aotrun_status* aotrun_package_get_provider(const aotrun_package* package, const char** provider,
+                                                      const char** reason);
 
 /* Returns 1 if `mode` runs natively with this package, 0 if it would fall
  * back (or is unknown). If `reason` is non-NULL it receives a sentence saying
@@ -736,7 +762,8 @@ AOTRUN_API aotrun_status* aotrun_runner_get_constants_state(const aotrun_runner*
 #define AOTRUN_API_VERSION_1_0 AOTRUN_MAKE_VERSION(1, 0, 0)
 #define AOTRUN_API_VERSION_1_1 AOTRUN_MAKE_VERSION(1, 1, 0)
 #define AOTRUN_API_VERSION_1_2 AOTRUN_MAKE_VERSION(1, 2, 0)
-#define AOTRUN_API_VERSION AOTRUN_API_VERSION_1_2
+#define AOTRUN_API_VERSION_1_3 AOTRUN_MAKE_VERSION(1, 3, 0)
+#define AOTRUN_API_VERSION AOTRUN_API_VERSION_1_3
 
 typedef struct aotrun_api {
   uint32_t version; /* the version of the table actually returned */
@@ -814,6 +841,9 @@ typedef struct aotrun_api {
   aotrun_status* (*runner_swap_constants)(aotrun_runner*);
   aotrun_status* (*runner_free_inactive_constants)(aotrun_runner*);
   aotrun_status* (*runner_get_constants_state)(const aotrun_runner*, aotrun_constants_state*);
+  /* 1.3 */
+  aotrun_status* (*package_options_set_provider)(aotrun_package_options*, const char*);
+  aotrun_status* (*package_get_provider)(const aotrun_package*, const char**, const char**);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -863,5 +893,6 @@ AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * 
                      "aotrun_api 1.1 table changed");
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_get_constants_state) == 70 * sizeof(void*),
                      "aotrun_api 1.2 table changed");
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_get_provider) == 72 * sizeof(void*), "aotrun_api 1.3 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

@@ -420,6 +420,20 @@ class PackageOptions : public detail::Handle<aotrun_package_options, aotrun_pack
     return *this;
   }
   PackageOptions& libtorch(const std::string& path) { return libtorch(path.c_str()); }
+  /* .pt2 archives: the C shim provider, "auto", "shim" or "libtorch";
+   * nullptr restores the default. Throws INVALID_ARGUMENT. C API 1.3. */
+  PackageOptions& provider(const char* name) {
+    throw_on_error(aotrun_package_options_set_provider(get(), name));
+    return *this;
+  }
+  PackageOptions& provider(const std::string& name) { return provider(name.c_str()); }
+};
+
+/* Which C shim provider serves a package, and why (both "" for a package
+ * that calls none). C API 1.3. */
+struct ProviderInfo {
+  std::string name;
+  std::string reason;
 };
 
 /* ===========================================================================
@@ -495,6 +509,13 @@ class Package : public detail::Handle<aotrun_package, aotrun_package_close> {
    * owned by the package. */
   bool mode_available(aotrun_mode mode, const char** reason = nullptr) const noexcept {
     return aotrun_package_mode_available(get(), mode, reason) != 0;
+  }
+  /* Which C shim provider serves it and why. Since 1.3. */
+  ProviderInfo provider() const {
+    const char* name = nullptr;
+    const char* reason = nullptr;
+    throw_on_error(aotrun_package_get_provider(get(), &name, &reason));
+    return {name != nullptr ? name : "", reason != nullptr ? reason : ""};
   }
   /* Constant `index` (< info().num_constants), and all of them; strings and
    * shapes are owned by the package. Since 1.2. */

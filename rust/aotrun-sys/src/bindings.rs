@@ -4,7 +4,7 @@
 
 pub const DLPACK_VERSION: u32 = 60;
 pub const AOTRUN_VERSION_MAJOR: u32 = 1;
-pub const AOTRUN_VERSION_MINOR: u32 = 2;
+pub const AOTRUN_VERSION_MINOR: u32 = 3;
 pub const AOTRUN_VERSION_PATCH: u32 = 0;
 pub const AOTRUN_CONSTANTS_FULL_UPDATE: u32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
@@ -481,6 +481,12 @@ extern "C" {
     pub fn aotrun_package_options_set_libtorch(
         options: *mut aotrun_package_options,
         path: *const ::std::os::raw::c_char,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_package_options_set_provider(
+        options: *mut aotrun_package_options,
+        provider: *const ::std::os::raw::c_char,
     ) -> *mut aotrun_status;
 }
 extern "C" {
@@ -1063,6 +1069,13 @@ extern "C" {
         package: *const aotrun_package,
         index: usize,
         info: *mut aotrun_symbol_info,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_package_get_provider(
+        package: *const aotrun_package,
+        provider: *mut *const ::std::os::raw::c_char,
+        reason: *mut *const ::std::os::raw::c_char,
     ) -> *mut aotrun_status;
 }
 extern "C" {
@@ -2550,12 +2563,25 @@ pub struct aotrun_api {
             arg2: *mut aotrun_constants_state,
         ) -> *mut aotrun_status,
     >,
+    pub package_options_set_provider: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut aotrun_package_options,
+            arg2: *const ::std::os::raw::c_char,
+        ) -> *mut aotrun_status,
+    >,
+    pub package_get_provider: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const aotrun_package,
+            arg2: *mut *const ::std::os::raw::c_char,
+            arg3: *mut *const ::std::os::raw::c_char,
+        ) -> *mut aotrun_status,
+    >,
 }
 #[test]
 fn bindgen_test_layout_aotrun_api() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_api>(),
-        568usize,
+        584usize,
         concat!("Size of: ", stringify!(aotrun_api))
     );
     assert_eq!(
@@ -3777,6 +3803,40 @@ fn bindgen_test_layout_aotrun_api() {
         );
     }
     test_field_runner_get_constants_state();
+    fn test_field_package_options_set_provider() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_options_set_provider) as usize - ptr as usize
+            },
+            568usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_options_set_provider)
+            )
+        );
+    }
+    test_field_package_options_set_provider();
+    fn test_field_package_get_provider() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_get_provider) as usize - ptr as usize
+            },
+            576usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_get_provider)
+            )
+        );
+    }
+    test_field_package_get_provider();
 }
 extern "C" {
     pub fn aotrun_get_api(version: u32) -> *const aotrun_api;

@@ -49,9 +49,11 @@ pub const AOTRUN_API_VERSION_1_0: u32 = aotrun_make_version(1, 0, 0);
 pub const AOTRUN_API_VERSION_1_1: u32 = aotrun_make_version(1, 1, 0);
 /// `AOTRUN_API_VERSION_1_2`.
 pub const AOTRUN_API_VERSION_1_2: u32 = aotrun_make_version(1, 2, 0);
+/// `AOTRUN_API_VERSION_1_3`.
+pub const AOTRUN_API_VERSION_1_3: u32 = aotrun_make_version(1, 3, 0);
 /// `AOTRUN_API_VERSION`: the function table version this header declares
-/// (its last slot is `runner_get_constants_state`).
-pub const AOTRUN_API_VERSION: u32 = AOTRUN_API_VERSION_1_2;
+/// (its last slot is `package_get_provider`).
+pub const AOTRUN_API_VERSION: u32 = AOTRUN_API_VERSION_1_3;
 
 #[cfg(test)]
 mod tests {

@@ -31,6 +31,7 @@ pub struct OpenOptions {
     allow_untrusted_files: bool,
     pt2_model: Option<String>,
     libtorch: Option<PathBuf>,
+    provider: Option<String>,
 }
 
 impl Default for OpenOptions {
@@ -41,6 +42,7 @@ impl Default for OpenOptions {
             allow_untrusted_files: false,
             pt2_model: None,
             libtorch: None,
+            provider: None,
         }
     }
 }
@@ -84,12 +86,24 @@ impl OpenOptions {
         self
     }
 
-    /// For a `.pt2` archive: `libtorch_cpu.so` or the directory holding it
-    /// (default: the `AOTRUN_LIBTORCH` environment variable, or a libtorch
-    /// already loaded in the process). The first `.pt2` opened loads it for
-    /// the life of the process.
+    /// For a `.pt2` archive: `libtorch_cpu.so` or the directory holding it,
+    /// or `"shim"` for aotrun's own shim (default: the `AOTRUN_LIBTORCH`
+    /// environment variable). A path forces that libtorch unless
+    /// [`provider`](Self::provider) is `"auto"`, which makes it the fallback.
+    /// The first `.pt2` opened loads its provider for the life of the process.
     pub fn libtorch(mut self, path: impl Into<PathBuf>) -> OpenOptions {
         self.libtorch = Some(path.into());
+        self
+    }
+
+    /// For a `.pt2` archive: which C shim provider runs it, `"auto"`,
+    /// `"shim"` or `"libtorch"` (default: the `AOTRUN_PROVIDER` environment
+    /// variable, else what [`libtorch`](Self::libtorch) implies, else auto:
+    /// aotrun's shim when it implements every function the model imports,
+    /// else the configured libtorch). Another word is InvalidArgument at
+    /// open. See [`Package::provider`]. Since 1.3.
+    pub fn provider(mut self, provider: impl Into<String>) -> OpenOptions {
+        self.provider = Some(provider.into());
         self
     }
 
@@ -171,6 +185,16 @@ pub struct SymbolInfo {
     pub since: (u32, u32),
 }
 
+/// Which C shim provider serves a `.pt2` package, and why
+/// ([`Package::provider`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provider {
+    /// `"shim"` (aotrun's own) or `"libtorch"`.
+    pub name: String,
+    /// One sentence: what decided it.
+    pub reason: String,
+}
+
 fn abi_pair(v: u32) -> (u32, u32) {
     (v >> 16, v & 0xFFFF)
 }
@@ -209,6 +233,11 @@ impl Package {
         if let Some(lib) = &options.libtorch {
             let lib = path_cstring(lib)?;
             check(unsafe { ffi!(package_options_set_libtorch)(raw.0, lib.as_ptr()) })?;
+        }
+        if let Some(provider) = &options.provider {
+            let provider =
+                CString::new(provider.as_str()).map_err(|_| Error::invalid("provider contains a NUL byte"))?;
+            check(unsafe { ffi!(package_options_set_provider)(raw.0, provider.as_ptr()) })?;
         }
         Self::open_raw(&path, raw.0)
     }
@@ -320,6 +349,16 @@ impl Package {
         } else {
             Err(owned(reason))
         }
+    }
+
+    /// Which C shim provider serves this package and why; `None` for a
+    /// package that calls none (aotrun's own packages). Since 1.3.
+    pub fn provider(&self) -> Result<Option<Provider>> {
+        let mut name: *const c_char = ptr::null();
+        let mut reason: *const c_char = ptr::null();
+        check(unsafe { ffi!(package_get_provider)(self.as_ptr(), &mut name, &mut reason) })?;
+        let name = owned(name);
+        Ok(if name.is_empty() { None } else { Some(Provider { name, reason: owned(reason) }) })
     }
 
     /// Starts building a runner (mode, number of model instances, ...).

@@ -1,5 +1,6 @@
 #include "package/pt2/binding/torch_runtime.hpp"
 
+#include <climits>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <memory>
@@ -14,8 +15,8 @@ namespace aotrun::pt2 {
 namespace {
 
 std::mutex g_mu;
-std::unique_ptr<TorchShim> g_shim;  // guarded by g_mu; never reset
-std::string g_source;               // where it came from, guarded by g_mu
+std::unique_ptr<TorchShim> g_shim;      // guarded by g_mu; never reset
+std::optional<ProviderInUse> g_in_use;  // what g_shim came from, guarded by g_mu
 
 // The dtypes aotrun maps between torch and DLPack, by torch's name.
 struct NamedDtype {
@@ -136,74 +137,136 @@ std::string bundled_shim_dir() {
   return ::stat((dir + "/libtorch_cpu.so").c_str(), &st) == 0 ? dir : "";
 }
 
-const TorchShim& torch_shim(const std::string& hint) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!g_shim) {
-    std::string source;
-    // A process that already has libtorch (a Python host) keeps its copy.
-    void* scope = ::dlopen("libtorch_cpu.so", RTLD_NOW | RTLD_NOLOAD);
-    if (scope != nullptr || ::dlsym(RTLD_DEFAULT, kProbe) != nullptr) {
-      if (scope == nullptr) scope = RTLD_DEFAULT;
-      source = "already loaded in this process";
-    } else {
-      std::string where = hint;
-      if (where.empty()) {
-        const char* env = std::getenv("AOTRUN_LIBTORCH");
-        if (env != nullptr) where = env;
-      }
-      if (where.empty()) {
-        fail(Code::LoadFailed,
-             "running a PyTorch .pt2 package needs libtorch's C shim, and no libtorch is loaded: set "
-             "AOTRUN_LIBTORCH (or the package option 'libtorch') to libtorch_cpu.so or the directory holding it, "
-             "e.g. <site-packages>/torch/lib (scripts/fetch-libtorch.sh downloads one), or to 'shim' for aotrun's "
-             "own shim, which needs no libtorch (docs/SHIM.md)");
-      }
-      if (where == kAotrunShim) {
-        const std::string dir = bundled_shim_dir();
-        if (dir.empty()) {
-          fail(Code::LoadFailed, "aotrun's own shim was asked for ('" + std::string(kAotrunShim) +
-                                     "'), but this libaotrun has no aotrun/torch-standins beside it (built "
-                                     "without AOTRUN_BUILD_SHIM, or installed without it)");
-        }
-        scope = load_libtorch(dir);
-        source = "aotrun's own shim (" + dir + ")";
-      } else {
-        scope = load_libtorch(where);
-        source = where;
-      }
-    }
-    auto s = std::make_unique<TorchShim>();
-    std::vector<std::string> missing;
-    // v2 adds layout arguments; the first form is in every release with AOTInductor.
-    resolve(scope, "aoti_torch_create_tensor_from_blob", &s->create_tensor_from_blob, &missing);
-    resolve(scope, "aoti_torch_delete_tensor_object", &s->delete_tensor_object, &missing);
-    resolve(scope, "aoti_torch_get_data_ptr", &s->get_data_ptr, &missing);
-    resolve(scope, "aoti_torch_get_sizes", &s->get_sizes, &missing);
-    resolve(scope, "aoti_torch_get_strides", &s->get_strides, &missing);
-    resolve(scope, "aoti_torch_get_dim", &s->get_dim, &missing);
-    resolve(scope, "aoti_torch_get_dtype", &s->get_dtype, &missing);
-    s->new_tensor_handle = reinterpret_cast<TorchShim::NewHandle>(::dlsym(scope, "aoti_torch_new_tensor_handle"));
-    TorchShim::Constant cpu = nullptr;
-    resolve(scope, "aoti_torch_device_type_cpu", &cpu, &missing);
-    for (const auto& d : kDtypes) {
-      TorchShim::Constant f = nullptr;
-      resolve(scope, ("aoti_torch_dtype_" + std::string(d.name)).c_str(), &f, &missing);
-      if (f != nullptr) s->dtypes[s->num_dtypes++] = {f(), d.dl};
-    }
-    if (!missing.empty()) {
-      std::string names;
-      for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-      fail(Code::MissingSymbol, "libtorch (" + source + ") lacks the AOTInductor C shim functions: " + names +
-                                    " (torch 2.6 or newer is needed)");
-    }
-    s->device_type_cpu = cpu();
-    g_source = source;
-    g_shim = std::move(s);
-    log(LogLevel::Debug, "libtorch C shim resolved (" + source + ")");
-  } else if (!hint.empty() && hint != g_source) {
-    log(LogLevel::Debug, "libtorch already loaded from " + g_source + "; ignoring '" + hint + "'");
+std::string bundled_shim_library() {
+  const std::string dir = bundled_shim_dir();
+  if (dir.empty()) return "";
+  char real[PATH_MAX];
+  const std::string lib = dir + "/../../libaotrun_shim.so.1";
+  return ::realpath(lib.c_str(), real) != nullptr ? std::string(real) : "";
+}
+
+const char* provider_name(Provider p) { return p == Provider::Shim ? "shim" : "libtorch"; }
+
+namespace {
+
+// The file that defines `fn`, "" when unknown.
+std::string file_of(const void* fn) {
+  Dl_info info{};
+  if (fn == nullptr || ::dladdr(fn, &info) == 0 || info.dli_fname == nullptr) return "";
+  return info.dli_fname;
+}
+
+// aotrun's shim, whether its stand-ins were found beside libaotrun or named
+// by path: the shim functions live in libaotrun_shim.so.1.
+bool is_aotrun_shim(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  return file.compare(slash == std::string::npos ? 0 : slash + 1, std::string::npos, "libaotrun_shim.so.1") == 0;
+}
+
+// A provider loaded by someone else (a Python host's libtorch): an object
+// with soname libtorch_cpu.so, or the shim's functions in the global scope.
+void* host_scope(std::optional<ProviderInUse>* found) {
+  void* scope = ::dlopen("libtorch_cpu.so", RTLD_NOW | RTLD_NOLOAD);
+  void* probe = ::dlsym(scope != nullptr ? scope : RTLD_DEFAULT, kProbe);
+  if (probe == nullptr) {
+    if (scope != nullptr) ::dlclose(scope);
+    return nullptr;
   }
-  return *g_shim;
+  const std::string file = file_of(probe);
+  *found = ProviderInUse{is_aotrun_shim(file) ? Provider::Shim : Provider::Libtorch,
+                         file.empty() ? "already loaded in this process" : file, true};
+  return scope != nullptr ? scope : RTLD_DEFAULT;  // kept open: never unloaded, like ours
+}
+
+std::unique_ptr<TorchShim> resolve_shim(void* scope, const std::string& source) {
+  auto s = std::make_unique<TorchShim>();
+  std::vector<std::string> missing;
+  // v2 adds layout arguments; the first form is in every release with AOTInductor.
+  resolve(scope, "aoti_torch_create_tensor_from_blob", &s->create_tensor_from_blob, &missing);
+  resolve(scope, "aoti_torch_delete_tensor_object", &s->delete_tensor_object, &missing);
+  resolve(scope, "aoti_torch_get_data_ptr", &s->get_data_ptr, &missing);
+  resolve(scope, "aoti_torch_get_sizes", &s->get_sizes, &missing);
+  resolve(scope, "aoti_torch_get_strides", &s->get_strides, &missing);
+  resolve(scope, "aoti_torch_get_dim", &s->get_dim, &missing);
+  resolve(scope, "aoti_torch_get_dtype", &s->get_dtype, &missing);
+  s->new_tensor_handle = reinterpret_cast<TorchShim::NewHandle>(::dlsym(scope, "aoti_torch_new_tensor_handle"));
+  TorchShim::Constant cpu = nullptr;
+  resolve(scope, "aoti_torch_device_type_cpu", &cpu, &missing);
+  for (const auto& d : kDtypes) {
+    TorchShim::Constant f = nullptr;
+    resolve(scope, ("aoti_torch_dtype_" + std::string(d.name)).c_str(), &f, &missing);
+    if (f != nullptr) s->dtypes[s->num_dtypes++] = {f(), d.dl};
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+    fail(Code::MissingSymbol, "libtorch (" + source + ") lacks the AOTInductor C shim functions: " + names +
+                                  " (torch 2.6 or newer is needed)");
+  }
+  s->device_type_cpu = cpu();
+  return s;
+}
+
+// Loads what `pick` names; g_mu held, nothing loaded yet.
+void load_picked(const ProviderPick& pick, const std::optional<ProviderInUse>& host, void* host_handle) {
+  void* scope = host_handle;
+  ProviderInUse in_use{pick.kind, "", false};
+  if (host) {
+    in_use = *host;
+  } else if (pick.kind == Provider::Shim) {
+    const std::string dir = bundled_shim_dir();
+    if (dir.empty()) {
+      fail(Code::LoadFailed,
+           "aotrun's own shim was asked for, but this libaotrun has no aotrun/torch-standins "
+           "beside it (built without AOTRUN_BUILD_SHIM, or installed without it)");
+    }
+    scope = load_libtorch(dir);
+    in_use.source = dir;
+  } else {
+    if (pick.libtorch.empty()) fail(Code::LoadFailed, "no libtorch to load (internal: the policy picked none)");
+    scope = load_libtorch(pick.libtorch);
+    in_use.source = pick.libtorch;
+  }
+  auto s = resolve_shim(scope, in_use.source);
+  // What serves is what the functions came from: a path may hold the stand-ins.
+  in_use.kind =
+      is_aotrun_shim(file_of(reinterpret_cast<void*>(s->delete_tensor_object))) ? Provider::Shim : Provider::Libtorch;
+  g_shim = std::move(s);
+  g_in_use = in_use;
+  log(LogLevel::Debug, std::string("C shim provider: ") + provider_name(in_use.kind) + " (" + in_use.source + ")");
+}
+
+}  // namespace
+
+SettledProvider settle_provider(const std::function<ProviderPick(const std::optional<ProviderInUse>&)>& decide) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::optional<ProviderInUse> host;
+  void* host_handle = nullptr;
+  if (!g_in_use) host_handle = host_scope(&host);
+  const ProviderPick pick = decide(g_in_use ? g_in_use : host);
+  if (!g_shim) {
+    load_picked(pick, host, host_handle);
+  } else if (pick.kind == Provider::Libtorch && !pick.libtorch.empty() && pick.libtorch != g_in_use->source) {
+    log(LogLevel::Debug, "libtorch already loaded from " + g_in_use->source + "; ignoring '" + pick.libtorch + "'");
+  }
+  return {g_shim.get(), *g_in_use};
+}
+
+const TorchShim& torch_shim(const std::string& hint) {
+  std::string where = hint;
+  if (where.empty()) {
+    const char* env = std::getenv("AOTRUN_LIBTORCH");
+    if (env != nullptr) where = env;
+  }
+  return *settle_provider([&](const std::optional<ProviderInUse>& in_use) {
+            if (in_use) return ProviderPick{in_use->kind, ""};
+            if (where.empty()) {
+              fail(Code::LoadFailed,
+                   "no C shim provider: set AOTRUN_LIBTORCH to libtorch_cpu.so or the directory holding it "
+                   "(scripts/fetch-libtorch.sh downloads one), or to 'shim' for aotrun's own shim");
+            }
+            return where == kAotrunShim ? ProviderPick{Provider::Shim, ""} : ProviderPick{Provider::Libtorch, where};
+          }).shim;
 }
 
 }  // namespace aotrun::pt2

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include <dlpack/dlpack.h>
@@ -66,15 +68,49 @@ inline constexpr const char* kAotrunShim = "shim";
 // <libaotrun's directory>/aotrun/torch-standins, in the build tree as
 // installed. "" when this libaotrun was built without them.
 std::string bundled_shim_dir();
+// The library behind those stand-ins, libaotrun_shim.so.1 (two directories
+// up, what they NEED): the one whose exports say what the shim implements.
+// "" when there is none.
+std::string bundled_shim_library();
 
-// Returns the process's shim, loading libtorch on first use. `hint` (from
-// the package options; "" = none) or else $AOTRUN_LIBTORCH names
-// libtorch_cpu.so or the directory holding it (e.g. <site-packages>/torch/lib),
-// or is "shim": aotrun's own implementation (bundled_shim_dir(), docs/SHIM.md),
-// loaded like a libtorch; if torch is already loaded in the process (a Python
-// host), that copy is used. libtorch is loaded RTLD_LOCAL (torch_runtime.cpp says why) and never
-// unloaded. Thread-safe. Throws Error LOAD_FAILED naming what was tried and
-// how to point aotrun at a libtorch.
+// Who implements the C shim for the process's .pt2 models.
+enum class Provider { Shim, Libtorch };
+// "shim" or "libtorch": the words of the provider option and of reports.
+const char* provider_name(Provider p);
+
+// The provider this process has: loaded by aotrun for an earlier package, or
+// a libtorch the host loaded itself (a Python host that imported torch).
+// One per process: a model's DT_NEEDED libtorch_cpu.so binds to the first
+// loaded object with that soname, whichever provider it belongs to.
+struct ProviderInUse {
+  Provider kind;
+  std::string source;  // what was loaded: a path, or the library found in the process
+  bool by_host;        // loaded by the host, not by aotrun
+};
+
+// What a policy (provider_choice.cpp) decides under the provider lock: the
+// provider to use and, for libtorch, where it is ("" = the one in use).
+struct ProviderPick {
+  Provider kind;
+  std::string libtorch;
+};
+
+// Calls decide(in_use) with the process's provider (nullopt when none yet)
+// and loads what it picks, if not loaded already; decide may throw to refuse.
+// Serialised: two packages opened at once cannot load two providers. Loaded
+// RTLD_LOCAL (torch_runtime.cpp says why) and never unloaded. Throws Error
+// LOAD_FAILED / MISSING_SYMBOL naming what was tried; returns the shim's
+// functions and the provider actually serving (a libtorch path that holds
+// aotrun's stand-ins is the shim).
+struct SettledProvider {
+  const TorchShim* shim;
+  ProviderInUse in_use;
+};
+SettledProvider settle_provider(const std::function<ProviderPick(const std::optional<ProviderInUse>&)>& decide);
+
+// The process's shim chosen by name only (bench/hotpath.cpp): `hint` (or else
+// $AOTRUN_LIBTORCH) is a libtorch path or "shim"; a provider already in use
+// wins. Throws Error LOAD_FAILED naming what to set when nothing is named.
 const TorchShim& torch_shim(const std::string& hint);
 
 }  // namespace aotrun::pt2

@@ -72,6 +72,7 @@ struct Bridge {
   std::shared_ptr<const AotiLibrary> lib;
   std::unique_ptr<ModelConstants> constants;  // where the weights are; provided to every container
   const TorchShim* shim = nullptr;
+  std::string provider, provider_reason;  // which shim provider serves the model, and why
   std::string name;
 
   UpdatePlan update_plan;  // how this release takes replacement constants (read at open)

@@ -9,6 +9,7 @@
 #include "package/pt2/archive/pt2_archive.hpp"
 #include "package/pt2/binding/cuda_requirements.hpp"
 #include "package/pt2/binding/link_check.hpp"
+#include "package/pt2/binding/provider_choice.hpp"
 #include "package/pt2/binding/unique_symbols.hpp"
 #include "package/pt2/bridge/aoti_bridge.hpp"
 #include "package/pt2/bridge/bridge.hpp"
@@ -55,6 +56,8 @@ class Pt2Code final : public PackageCode {
     info_.run_symbol = AotiLibrary::kRun;
     info_.run_single_threaded_symbol = AotiLibrary::kRunSingleThreaded;
     info_.may_leave_specs_unknown = true;
+    info_.provider = bridge_->provider;
+    info_.provider_reason = bridge_->provider_reason;
   }
   int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override {
     return bridge::create(bridge_.get(), out, args);
@@ -107,12 +110,17 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
 
   auto b = std::make_unique<Bridge>();
   b->name = display_name;
-  b->shim = &torch_shim(options.libtorch);
-  b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
+  const ProviderRequest provider = provider_request(options);  // a bad setting fails before any extraction
+  b->sources = model_sources(*zip, model);                     // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();
   // A weights blob stored uncompressed is mapped from the archive itself:
   // open time does not grow with the weights.
   const std::string so = extract_model(*zip, model, *b->dir, ModelConstants::blob_in_place(path, model));
+  // Per package, from what the model library imports (read, not loaded).
+  const ProviderChoice choice = choose_provider(provider, so, display_name);
+  b->shim = choice.shim;
+  b->provider = provider_name(choice.kind);
+  b->provider_reason = choice.reason;
   check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
   // So that dlclose can unload it once nothing of it is alive (unique_symbols.hpp).
   (void)demote_unique_symbols(b->dir->fd(), so.substr(so.find_last_of('/') + 1));
