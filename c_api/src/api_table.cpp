@@ -81,6 +81,7 @@ aotrun_api make_table() {
   // 1.3
   t.package_options_set_provider = &aotrun_package_options_set_provider;
   t.package_get_provider = &aotrun_package_get_provider;
+  t.package_options_set_pt2_pad_batch = &aotrun_package_options_set_pt2_pad_batch;
   return t;
 }
 

@@ -85,6 +85,13 @@ aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_options* optio
   });
 }
 
+aotrun_status* aotrun_package_options_set_pt2_pad_batch(aotrun_package_options* options, int pad) {
+  return guarded([&] {
+    require(options, "options");
+    options->options.pt2.pad_batch = pad != 0;
+  });
+}
+
 aotrun_status* aotrun_package_options_set_provider(aotrun_package_options* options, const char* provider) {
   return guarded([&] {
     require(options, "options");

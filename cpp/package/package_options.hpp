@@ -11,6 +11,10 @@ struct Pt2Options {
   std::string model = "model";  // which model of the archive
   std::string libtorch;         // libtorch_cpu.so or its directory, or "shim"; "" = $AOTRUN_LIBTORCH
   std::string provider;         // "auto", "shim", "libtorch"; "" = $AOTRUN_PROVIDER (pt2/binding/provider_choice.hpp)
+  // Dim 0 of every input is a batch of independent rows: a request with
+  // fewer rows than the model was compiled for is padded up to its minimum
+  // (the last row repeated) and the outputs' extra rows dropped (docs/PT2.md).
+  bool pad_batch = false;
 };
 
 struct PackageOptions {

@@ -49,7 +49,7 @@ aotrun_pkg_host* test_host() {
   return &host;
 }
 
-std::unique_ptr<PackageCode> open(const std::string& path) { return open_pt2(path, "mlp", Pt2Options{"model", ""}); }
+std::unique_ptr<PackageCode> open(const std::string& path) { return open_pt2(path, "mlp", Pt2Options{}); }
 
 struct Created {
   int32_t rc = 0;

@@ -112,10 +112,11 @@ void expect_flat(const std::string& path, int warmup, int cycles) {
   for (int i = 0; i < cycles; ++i) cycle(path);
   const Footprint after = footprint();
   const double per_cycle = static_cast<double>(after.rss_kib - before.rss_kib) / cycles;
-  std::printf("reload %s x%d (after %d warm-up): model mappings %zu -> %zu, deleted-file mappings %zu -> %zu, "
-              "RSS %ld -> %ld KiB (%+.1f KiB/cycle)\n",
-              path.substr(path.rfind('/') + 1).c_str(), cycles, warmup, before.model_maps, after.model_maps,
-              before.deleted_maps, after.deleted_maps, before.rss_kib, after.rss_kib, per_cycle);
+  std::printf(
+      "reload %s x%d (after %d warm-up): model mappings %zu -> %zu, deleted-file mappings %zu -> %zu, "
+      "RSS %ld -> %ld KiB (%+.1f KiB/cycle)\n",
+      path.substr(path.rfind('/') + 1).c_str(), cycles, warmup, before.model_maps, after.model_maps,
+      before.deleted_maps, after.deleted_maps, before.rss_kib, after.rss_kib, per_cycle);
   EXPECT_EQ(after.model_maps, 0u) << "a closed package's model library is still mapped";
   EXPECT_EQ(after.model_maps, before.model_maps);
   EXPECT_EQ(after.deleted_maps, before.deleted_maps);

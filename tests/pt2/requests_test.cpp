@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -64,7 +65,9 @@ struct Array {
     a.bind();
     return a;
   }
-  void bind() { dl = DLTensor{bytes.data(), {kDLCPU, 0}, static_cast<int>(shape.size()), dtype, shape.data(), nullptr, 0}; }
+  void bind() {
+    dl = DLTensor{bytes.data(), {kDLCPU, 0}, static_cast<int>(shape.size()), dtype, shape.data(), nullptr, 0};
+  }
   int64_t* ids() { return reinterpret_cast<int64_t*>(bytes.data()); }
   const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
 };
@@ -207,6 +210,7 @@ struct Arch {
   const char* model;
   size_t inputs;
 };
+void PrintTo(const Arch& a, std::ostream* os) { *os << a.model; }
 
 class Architectures : public ::testing::TestWithParam<std::tuple<Arch, aotrun_mode>> {
  protected:
@@ -214,7 +218,8 @@ class Architectures : public ::testing::TestWithParam<std::tuple<Arch, aotrun_mo
     const char* lt = std::getenv("AOTRUN_LIBTORCH");
     if (lt == nullptr || *lt == '\0') GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH (or 'shim')";
     const Arch a = std::get<0>(GetParam());
-    for (size_t i = 0; i < a.inputs; ++i) in_.push_back(Array::load(std::string(a.model) + ".in" + std::to_string(i) + ".npy"));
+    for (size_t i = 0; i < a.inputs; ++i)
+      in_.push_back(Array::load(std::string(a.model) + ".in" + std::to_string(i) + ".npy"));
     want_ = Array::load(std::string(a.model) + ".out0.npy");
     pkg_ = std::make_unique<Package>(kDir + "/" + a.model + ".pt2");
     runner_ = std::make_unique<Runner>(*pkg_, RunnerOptions().mode(std::get<1>(GetParam())));
@@ -270,21 +275,67 @@ TEST_P(Architectures, BadIdsAndOverlongSequencesAreRefused) {
   expect_good("after");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, Architectures,
-    ::testing::Combine(::testing::Values(Arch{"gpt2", 1}, Arch{"bert", 2}),
-                       ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH)),
-    [](const ::testing::TestParamInfo<std::tuple<Arch, aotrun_mode>>& i) {
-      const aotrun_mode m = std::get<1>(i.param);
-      return std::string(std::get<0>(i.param).model) + "_" +
-             (m == AOTRUN_MODE_SINGLE_THREADED ? "single" : aotrun_mode_name(m));
-    });
+// Batch 1 of models exported with Dim(min=1): the compiled code assumes 2 and
+// up (torch's 0/1 specialisation), so a lone row is refused saying why, and
+// with pad_batch it runs padded to 2 rows and equals eager PyTorch's row.
+TEST_P(Architectures, BatchOneRunsPaddedWithPadBatch) {
+  const Arch a = std::get<0>(GetParam());
+  std::vector<Array> one;
+  for (const Array& x : in_) {
+    Array r = x;
+    r.shape[0] = 1;
+    r.bytes.resize(r.bytes.size() / static_cast<size_t>(x.shape[0]));
+    one.push_back(r);
+  }
+  Array want = want_;
+  want.shape[0] = 1;
+  want.bytes.resize(want.bytes.size() / static_cast<size_t>(want_.shape[0]));
+  Array out = Array::filled(want.shape, want.dtype, 0);
+  const Outcome refused = run(one, &out);
+  EXPECT_EQ(refused.code, AOTRUN_ERR_INVALID_ARGUMENT) << refused.message;
+  EXPECT_NE(refused.message.find("open the package with pad_batch"), std::string::npos) << refused.message;
+
+  Package padded(kDir + "/" + a.model + ".pt2", PackageOptions().pt2_pad_batch(true));
+  Runner r(padded, RunnerOptions().mode(std::get<1>(GetParam())));
+  std::vector<DLTensor> dl;
+  for (auto& x : one) {
+    x.bind();
+    dl.push_back(x.dl);
+  }
+  int64_t shapes[8] = {};
+  AOTRUN_ASSERT_OK(aotrun_runner_get_output_shapes(r.get(), dl.data(), dl.size(), shapes, 8));
+  EXPECT_EQ(shapes[0], 1);
+  for (int round = 0; round < 3; ++round) {  // graph mode: capture, then replays
+    out = Array::filled(want.shape, want.dtype, 0);
+    AOTRUN_ASSERT_OK(aotrun_runner_run(r.get(), dl.data(), dl.size(), &out.dl, 1));
+    EXPECT_EQ(close(out, want), "") << "round " << round;
+  }
+  // The full batch on the same runner is untouched by the padding.
+  Array full = Array::filled(want_.shape, want_.dtype, 0);
+  std::vector<DLTensor> all;
+  for (auto& x : in_) {
+    x.bind();
+    all.push_back(x.dl);
+  }
+  AOTRUN_ASSERT_OK(aotrun_runner_run(r.get(), all.data(), all.size(), &full.dl, 1));
+  EXPECT_EQ(close(full, want_), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Architectures,
+                         ::testing::Combine(::testing::Values(Arch{"gpt2", 1}, Arch{"bert", 2}),
+                                            ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED,
+                                                              AOTRUN_MODE_GRAPH)),
+                         [](const ::testing::TestParamInfo<std::tuple<Arch, aotrun_mode>>& i) {
+                           const aotrun_mode m = std::get<1>(i.param);
+                           return std::string(std::get<0>(i.param).model) + "_" +
+                                  (m == AOTRUN_MODE_SINGLE_THREADED ? "single" : aotrun_mode_name(m));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Modes, Requests,
                          ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
                          [](const ::testing::TestParamInfo<aotrun_mode>& i) {
                            return std::string(i.param == AOTRUN_MODE_SINGLE_THREADED ? "single"
-                                                                                      : aotrun_mode_name(i.param));
+                                                                                     : aotrun_mode_name(i.param));
                          });
 
 }  // namespace

@@ -255,9 +255,9 @@ TEST(SymbolicShapes, SharedSymbolsMustAgree) {
 }
 
 TEST(SymbolicShapes, UnsupportedExpressionsAreNotChecked) {
-  const SymbolicShapes s = SymbolicShapes::parse(
-      wrapper("int64_t s0 = arg0_1_size[0];\nassert_size_stride(arg1_1, {c10::div_floor_integer(s0, 2L)}, {1L}, \"input\");\n"),
-      2);
+  const SymbolicShapes s = SymbolicShapes::parse(wrapper("int64_t s0 = arg0_1_size[0];\nassert_size_stride(arg1_1, "
+                                                         "{c10::div_floor_integer(s0, 2L)}, {1L}, \"input\");\n"),
+                                                 2);
   std::string why;
   EXPECT_TRUE(check(s, {{8}, {3}}, &why)) << why;
   EXPECT_EQ(s.tied_dims(), 0u);

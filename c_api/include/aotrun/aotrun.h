@@ -216,6 +216,18 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_opt
  * The string is copied; NULL restores the default.
  * Errors: INVALID_ARGUMENT (options NULL; not one of the three words). */
 AOTRUN_API aotrun_status* aotrun_package_options_set_provider(aotrun_package_options* options, const char* provider);
+/* Since 1.3. For a .pt2 archive: 1 states that dim 0 of every input is a
+ * batch of independent rows (default 0). A model exported with a dynamic
+ * batch is compiled for 2 rows and up whatever minimum the export declared
+ * (torch's 0/1 specialisation); with this option a request with fewer rows
+ * than the compiled minimum runs padded to it (its last row repeated) and
+ * each output keeps the request's rows. Never set it for a model that mixes
+ * rows (batch statistics, sums over dim 0): its numbers would change.
+ * Opening a package whose inputs do not all have a dynamic dim 0 with one
+ * compiled minimum, or whose outputs do not all follow it in dim 0, is
+ * UNSUPPORTED naming the input or output. Ignored for other packages.
+ * Errors: INVALID_ARGUMENT (options NULL). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_pad_batch(aotrun_package_options* options, int pad);
 
 /* Opens the package at `path`. `options` may be NULL (defaults); it is not
  * retained. On success *out owns the package; close it with
@@ -844,6 +856,7 @@ typedef struct aotrun_api {
   /* 1.3 */
   aotrun_status* (*package_options_set_provider)(aotrun_package_options*, const char*);
   aotrun_status* (*package_get_provider)(const aotrun_package*, const char**, const char**);
+  aotrun_status* (*package_options_set_pt2_pad_batch)(aotrun_package_options*, int);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -893,6 +906,7 @@ AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * 
                      "aotrun_api 1.1 table changed");
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_get_constants_state) == 70 * sizeof(void*),
                      "aotrun_api 1.2 table changed");
-AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_get_provider) == 72 * sizeof(void*), "aotrun_api 1.3 table changed");
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_pt2_pad_batch) == 73 * sizeof(void*),
+                     "aotrun_api 1.3 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

@@ -427,6 +427,12 @@ class PackageOptions : public detail::Handle<aotrun_package_options, aotrun_pack
     return *this;
   }
   PackageOptions& provider(const std::string& name) { return provider(name.c_str()); }
+  /* .pt2 archives: dim 0 of every input is a batch of independent rows;
+   * requests below the compiled minimum batch run padded. C API 1.3. */
+  PackageOptions& pt2_pad_batch(bool pad) {
+    throw_on_error(aotrun_package_options_set_pt2_pad_batch(get(), pad ? 1 : 0));
+    return *this;
+  }
 };
 
 /* Which C shim provider serves a package, and why (both "" for a package

@@ -32,6 +32,7 @@ pub struct OpenOptions {
     pt2_model: Option<String>,
     libtorch: Option<PathBuf>,
     provider: Option<String>,
+    pt2_pad_batch: bool,
 }
 
 impl Default for OpenOptions {
@@ -43,6 +44,7 @@ impl Default for OpenOptions {
             pt2_model: None,
             libtorch: None,
             provider: None,
+            pt2_pad_batch: false,
         }
     }
 }
@@ -104,6 +106,18 @@ impl OpenOptions {
     /// open. See [`Package::provider`]. Since 1.3.
     pub fn provider(mut self, provider: impl Into<String>) -> OpenOptions {
         self.provider = Some(provider.into());
+        self
+    }
+
+    /// For a `.pt2` archive: dim 0 of every input is a batch of independent
+    /// rows (default false). A model exported with a dynamic batch is
+    /// compiled for 2 rows and up whatever minimum the export declared;
+    /// with this set, a request with fewer rows runs padded to the compiled
+    /// minimum and the outputs keep the request's rows. Never for a model
+    /// that mixes rows. A package whose inputs or outputs do not all have
+    /// that batch in dim 0 is Unsupported at open. Since 1.3.
+    pub fn pt2_pad_batch(mut self, pad: bool) -> OpenOptions {
+        self.pt2_pad_batch = pad;
         self
     }
 
@@ -238,6 +252,9 @@ impl Package {
             let provider =
                 CString::new(provider.as_str()).map_err(|_| Error::invalid("provider contains a NUL byte"))?;
             check(unsafe { ffi!(package_options_set_provider)(raw.0, provider.as_ptr()) })?;
+        }
+        if options.pt2_pad_batch {
+            check(unsafe { ffi!(package_options_set_pt2_pad_batch)(raw.0, 1) })?;
         }
         Self::open_raw(&path, raw.0)
     }

@@ -125,7 +125,7 @@ bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out,
   return false;
 }
 
-bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why) {
+bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why, bool leading_rows) {
   // Runs on every call: reads the handle in place, allocates only to explain
   // a mismatch.
   int64_t dim = 0;
@@ -142,6 +142,12 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
   // conversion of the output's).
   if (dim != dst.ndim || torch_dtype != shim.torch_dtype(dst.dtype)) {
     return output_mismatch(sizes, dim, torch_dtype, dst, why);
+  }
+  int64_t fewer_rows[33];
+  if (leading_rows && dim >= 1 && dst.shape[0] >= 0 && dst.shape[0] < sizes[0]) {
+    std::copy(sizes, sizes + dim, fewer_rows);
+    fewer_rows[0] = dst.shape[0];  // row 0 first: the strides are unchanged
+    sizes = fewer_rows;
   }
   // One pass from the innermost dim: the shapes must match, the element
   // count must not wrap (sizes equal the destination's shape, whose byte

@@ -34,7 +34,10 @@ bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out,
 
 // Copies output `h` into `dst` (its dtype and shape must match; any strides
 // on the torch side). Allocates nothing unless it fails.
-bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why);
+// With `leading_rows`, an output with more rows (dim 0) than `dst` gives its
+// first dst.shape[0] rows (a batch the bridge padded).
+bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why,
+                 bool leading_rows = false);
 
 // Deletes every non-NULL handle and clears them.
 void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n);

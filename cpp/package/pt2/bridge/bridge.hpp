@@ -91,6 +91,11 @@ struct Bridge {
   // the checks; never changed once specs_ready is set.
   SymbolicShapes symbolic;
   IndexChecks index_checks;
+  // Batch padding (Pt2Options::pad_batch): asked for at open; batch_min > 0
+  // once settle_specs found every input's dim 0 a batch the outputs follow,
+  // compiled for batch_min and up. Requests of 1..batch_min-1 rows run padded.
+  bool pad_batch = false;
+  int64_t batch_min = 0;
   // Per input: the strides the model was compiled for; empty = row-major.
   std::vector<std::vector<int64_t>> layouts;
   std::string no_checks_reason;

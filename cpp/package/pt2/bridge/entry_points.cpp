@@ -136,12 +136,16 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
   std::vector<int64_t> key;
   std::vector<DLDataType> dtypes;
   std::vector<std::vector<int64_t>> shapes;
+  // A padded batch computes at the minimum; its rows are set back below.
+  const int64_t rows = a->num_inputs > 0 && a->inputs[0].ndim > 0 ? a->inputs[0].shape[0] : 0;
+  const bool padded = padded_batch(b, rows);
   for (size_t i = 0; i < a->num_inputs; ++i) {
     const DLTensor& t = a->inputs[i];
-    key.push_back(t.ndim);
-    key.insert(key.end(), t.shape, t.shape + t.ndim);
-    dtypes.push_back(t.dtype);
     shapes.emplace_back(t.shape, t.shape + t.ndim);
+    if (padded) shapes.back()[0] = b.batch_min;
+    key.push_back(t.ndim);
+    key.insert(key.end(), shapes.back().begin(), shapes.back().end());
+    dtypes.push_back(t.dtype);
   }
   std::vector<int64_t> result;
   bool cached = false;  // not result.empty(): all-scalar outputs have no dims
@@ -160,6 +164,13 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
     for (const auto& o : m) result.insert(result.end(), o.shape.begin(), o.shape.end());
     std::lock_guard<std::mutex> lock(b.mu);
     if (b.shapes.size() < kMaxShapeKeys) b.shapes.emplace(key, result);
+  }
+  if (padded) {  // every output's dim 0 is the batch (settle_batch)
+    size_t at = 0;
+    for (const TensorSpec& o : b.outputs) {
+      if (at < result.size()) result[at] = rows;
+      at += o.shape.size();
+    }
   }
   if (result.size() > a->output_shapes_capacity) {
     return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "output_shapes: capacity too small");

@@ -2,6 +2,7 @@
 // the tensor descriptors and the input views kept between runs; a
 // container's WorkPool hands them out again, so a steady stream of runs
 // allocates nothing here.
+#include <cstring>
 #include <new>
 
 #include "base/checked_math.hpp"
@@ -154,12 +155,11 @@ bool view_matches(const TorchShim& shim, const View& v, const DLTensor& t) {
          same_dims(v.shape.data(), sizes, v.shape.size());
 }
 
-// The handle the model gets for input i: a new reference to the kept view
-// when `use_views`, else (or when libtorch cannot make references) a fresh
-// tensor over the caller's memory.
-bool input_handle(const TorchShim& shim, Work& w, size_t i, bool use_views, std::vector<char>* own,
+// The handle the model gets for input i (`t`: the caller's tensor, or its
+// padded copy): a new reference to the kept view when `use_views`, else (or
+// when libtorch cannot make references) a fresh tensor over that memory.
+bool input_handle(const TorchShim& shim, Work& w, size_t i, DLTensor t, bool use_views, std::vector<char>* own,
                   AtenTensorHandle* out, std::string* why) {
-  DLTensor t = w.tensors[i];
   const std::vector<int64_t>& want = w.c->b->layouts[i];
   const int64_t* layout = want.empty() ? nullptr : want.data();
   if (layout != nullptr && w.convert[i]) {
@@ -233,12 +233,43 @@ int32_t run_work_impl(void* p) {
   Busy busy{use_views ? &w->views_busy : nullptr};
   if (use_views && w->views.size() != w->n_in) w->fit_views(w->n_in);  // once per Work and input count
   if (use_views && w->scratch.size() != w->n_in) w->scratch.resize(w->n_in);
+  // A batch below the model's minimum (pad_batch): each input padded to it
+  // by repeating its last row, into buffers alive until the model has run;
+  // the outputs are cut back to the caller's rows below.
+  const int64_t rows = w->n_in > 0 && w->tensors[0].ndim > 0 ? w->tensors[0].shape[0] : 0;
+  const bool padded = padded_batch(b, rows);
+  std::vector<DLTensor> inputs;  // the padded copies (nothing allocated otherwise)
+  if (padded) inputs.assign(w->tensors.begin(), w->tensors.begin() + static_cast<long>(w->n_in));
+  std::vector<std::vector<char>> pad_bytes(padded ? w->n_in : 0);
+  std::vector<std::vector<int64_t>> pad_shapes(padded ? w->n_in : 0);
+  for (size_t i = 0; padded && i < w->n_in; ++i) {
+    DLTensor& t = inputs[i];
+    uint64_t row = 0;  // bytes per row
+    if (!checked_numel(t.shape + 1, t.ndim - 1, &row) || !checked_mul<uint64_t>(row, element_bytes(t.dtype), &row)) {
+      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                       "input " + std::to_string(i) + ": shape is too large to address");
+    }
+    pad_bytes[i].resize(static_cast<size_t>(row * static_cast<uint64_t>(b.batch_min)));
+    if (row != 0) {
+      std::memcpy(pad_bytes[i].data(), t.data, static_cast<size_t>(row * static_cast<uint64_t>(rows)));
+      for (int64_t r = rows; r < b.batch_min; ++r) {
+        std::memcpy(pad_bytes[i].data() + r * row, pad_bytes[i].data() + (rows - 1) * row, static_cast<size_t>(row));
+      }
+    }
+    pad_shapes[i].assign(t.shape, t.shape + t.ndim);
+    pad_shapes[i][0] = b.batch_min;
+    t.data = pad_bytes[i].data();
+    t.shape = pad_shapes[i].data();
+  }
+  // Padded inputs are fresh memory each run: no kept views for them.
+  const bool views = use_views && !padded;
   // Converted inputs of a concurrent replay: alive until the model has run.
-  std::vector<std::vector<char>> own(use_views ? 0 : w->n_in);
+  std::vector<std::vector<char>> own(views ? 0 : w->n_in);
   bool converted = false;
   for (size_t i = 0; i < w->n_in; ++i) {
     converted |= w->convert[i] != 0;
-    if (!input_handle(shim, *w, i, use_views, use_views ? nullptr : &own[i], &in[i], &why)) {
+    if (!input_handle(shim, *w, i, padded ? inputs[i] : w->tensors[i], views, views ? nullptr : &own[i], &in[i],
+                      &why)) {
       delete_handles(shim, in, i);
       return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": " + why);
     }
@@ -254,7 +285,7 @@ int32_t run_work_impl(void* p) {
   }
   int32_t rc = AOTRUN_PKG_OK;
   for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
-    if (!copy_output(shim, out[i], w->tensors[w->n_in + i], &why)) {
+    if (!copy_output(shim, out[i], w->tensors[w->n_in + i], &why, padded)) {
       rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, "output " + std::to_string(i) + " ('" + b.outputs[i].name + "'): " + why);
     }
   }

@@ -110,6 +110,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
 
   auto b = std::make_unique<Bridge>();
   b->name = display_name;
+  b->pad_batch = options.pad_batch;
   const ProviderRequest provider = provider_request(options);  // a bad setting fails before any extraction
   b->sources = model_sources(*zip, model);                     // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();

@@ -16,6 +16,10 @@
 
 namespace aotrun::pt2::bridge {
 
+// Whether a dim 0 of `v` rows runs padded to the model's minimum batch
+// (Pt2Options::pad_batch).
+inline bool padded_batch(const Bridge& b, int64_t v) { return b.batch_min > 0 && v >= 1 && v < b.batch_min; }
+
 // The input shapes against what the model was compiled for: dynamic dims in
 // their range, dims that share a symbol equal. Every path into the model
 // runs it (run, output shape query, capture): a probe that skipped it ran
@@ -32,6 +36,7 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
     const DLTensor& t = inputs[i];
     for (size_t d = 0; d < k.dims.size() && d < static_cast<size_t>(t.ndim); ++d) {
       const int64_t v = t.shape[d];
+      if (d == 0 && padded_batch(b, v)) continue;  // run at the minimum, rows dropped after
       if (v < k.min_dims[d] || (k.max_dims[d] >= 0 && v > k.max_dims[d])) {
         return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
                          "input " + std::to_string(i) + " ('" + b.inputs[i].name + "'): dim " + std::to_string(d) +
@@ -40,11 +45,11 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
                              (k.max_dims[d] >= 0 ? std::to_string(k.max_dims[d]) : std::string("inf")) + "]" +
                              // Refused, not run: the generated code may rely on the bound
                              // (PyTorch's loader checks it too with AOTI_RUNTIME_CHECK_INPUTS=1).
-                             (v <= 1 && k.min_dims[d] == 2
-                                  ? std::string("; torch.export specialises sizes 0 and 1, so a dim declared dynamic "
-                                                "with min 0 or 1 is compiled for 2 and up (pad this dim to 2, or "
-                                                "export a model for size ") +
-                                        std::to_string(v) + ")"
+                             (v >= 1 && v < k.min_dims[d] && k.min_dims[d] == 2
+                                  ? std::string("; the compiled code assumes every dynamic size is 2 or more "
+                                                "(torch's 0/1 specialisation, whatever minimum the export declared): "
+                                                "open the package with pad_batch when dim 0 is a batch of "
+                                                "independent rows, or pad this dim to 2 yourself")
                                   : std::string()));
       }
     }

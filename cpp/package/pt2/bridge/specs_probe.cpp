@@ -93,8 +93,51 @@ static void report_index_checks(const Bridge& b) {
   if (parallel == 0) return;
   log(LogLevel::Warn, "package '" + b.name + "' (AOTInductor .pt2): " + std::to_string(parallel) +
                           " check(s) inside its parallel kernels test values computed in the model, which aotrun "
-                          "cannot check before a run (first: " + first +
-                          "); a request that fails one ends the process (docs/PT2.md, \"Bad requests\")");
+                          "cannot check before a run (first: " +
+                          first + "); a request that fails one ends the process (docs/PT2.md, \"Bad requests\")");
+}
+
+// Batch padding (Pt2Options::pad_batch), checked once: every input's dim 0
+// is dynamic with one compiled minimum, and every output's dim 0 follows it
+// (a probe with one more row at the minimum of everything else). Anything
+// else cannot be padded and slicing rows back would be wrong: UNSUPPORTED,
+// naming what does not fit.
+static void settle_batch(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
+                         const std::vector<std::vector<int64_t>>& lo, const std::vector<OutputMeta>& at_lo,
+                         const std::vector<TensorSpec>& inputs) {
+  const std::string refused = "package '" + b.name + "': pad_batch needs ";
+  int64_t min = -1;
+  for (size_t i = 0; i < b.checks.size(); ++i) {
+    const InputCheck& k = b.checks[i];
+    if (k.dims.empty() || k.dims[0] >= 0) {
+      fail(Code::Unsupported, refused + "a dynamic dim 0 on every input; input " + std::to_string(i) + " ('" +
+                                  inputs[i].name + "') has " +
+                                  (k.dims.empty() ? std::string("none") : "a static " + std::to_string(k.dims[0])));
+    }
+    if (min >= 0 && k.min_dims[0] != min) {
+      fail(Code::Unsupported, refused + "one batch size on every input; input " + std::to_string(i) + " ('" +
+                                  inputs[i].name + "') is compiled for dim 0 >= " + std::to_string(k.min_dims[0]) +
+                                  ", input 0 for >= " + std::to_string(min));
+    }
+    min = k.min_dims[0];
+  }
+  if (min <= 1) return;  // nothing below the minimum to pad
+  std::vector<std::vector<int64_t>> more = lo;
+  for (auto& s : more) s[0] = min + 1;
+  std::vector<OutputMeta> at_more;
+  std::string why;
+  if (!probe(b, h, dtypes, more, &at_more, &why)) {
+    fail(Code::Package, "package '" + b.name + "': probing its batch for pad_batch failed: " + why);
+  }
+  for (size_t i = 0; i < at_lo.size(); ++i) {
+    const bool follows = !at_lo[i].shape.empty() && at_lo[i].shape[0] == min &&
+                         at_more[i].shape.size() == at_lo[i].shape.size() && at_more[i].shape[0] == min + 1;
+    if (!follows) {
+      fail(Code::Unsupported, refused + "every output's dim 0 to be the batch; output " + std::to_string(i) +
+                                  " does not follow it (rank " + std::to_string(at_lo[i].shape.size()) + ")");
+    }
+  }
+  b.batch_min = min;
 }
 
 // Fills b.inputs / b.outputs once, from the checks and two probes (the
@@ -180,6 +223,7 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
         }
       }
     }
+    if (b.pad_batch) settle_batch(b, h, dtypes, lo, m1, inputs);
   } else {
     b.no_checks_reason = why;
     for (auto& s : inputs) s.known = false;

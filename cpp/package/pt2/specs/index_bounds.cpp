@@ -308,8 +308,7 @@ IndexChecks parse_index_checks(const std::string& s) {
   for (const Kernel& k : find_kernels(s)) {
     const bool parallel = s.find("#pragma omp", k.body) < k.end;
     const Tracer tracer(s, k.body, k.end);
-    for (size_t at = s.find(kCheck, k.body); at != std::string::npos && at < k.end;
-         at = s.find(kCheck, at + 1)) {
+    for (size_t at = s.find(kCheck, k.body); at != std::string::npos && at < k.end; at = s.find(kCheck, at + 1)) {
       const size_t open = at + sizeof kCheck - 2;
       const size_t close = balanced_end(s, open);
       if (close == std::string::npos || close > k.end) break;

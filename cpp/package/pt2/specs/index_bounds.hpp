@@ -34,7 +34,7 @@ struct IndexBound {
 
 struct UnguardedCheck {
   std::string kernel;
-  std::string message;  // the check's own message
+  std::string message;    // the check's own message
   bool parallel = false;  // the kernel has OpenMP regions (a failure there aborts)
 };
 

@@ -22,8 +22,7 @@ constexpr size_t kStackSymbols = 64;
 // casts): such a dim is not checked.
 class ExprParser {
  public:
-  ExprParser(const std::string& t, const std::map<std::string, std::string>& aliases,
-             std::vector<std::string>* symbols)
+  ExprParser(const std::string& t, const std::map<std::string, std::string>& aliases, std::vector<std::string>* symbols)
       : t_(t), aliases_(aliases), symbols_(symbols) {}
 
   bool parse(std::vector<ShapeOp>* out) {
@@ -191,7 +190,9 @@ SymbolicShapes SymbolicShapes::parse(const std::string& s, size_t num_inputs) {
     const size_t q = s.find("];", p);
     if (q == std::string::npos || q - p > 4) continue;
     const std::string idx = s.substr(p + 1, q - p - 1);
-    if (idx.empty() || !std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) continue;
+    if (idx.empty() ||
+        !std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      continue;
     add(in->second, std::stoi(idx), sym);
   }
   // Bare symbols first (they bind), then the rest; each in input order.

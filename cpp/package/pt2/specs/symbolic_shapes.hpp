@@ -34,8 +34,8 @@ class SymbolicShapes {
   // Whether the inputs' dims agree where the model says they must. `shapes`
   // and `ndims` hold one entry per input; `names` name the inputs in
   // messages. On a mismatch, false with *why naming both dims.
-  bool check(const int64_t* const* shapes, const int* ndims, size_t num_inputs,
-             const std::vector<std::string>& names, std::string* why) const;
+  bool check(const int64_t* const* shapes, const int* ndims, size_t num_inputs, const std::vector<std::string>& names,
+             std::string* why) const;
 
   bool stated() const { return !dims_.empty(); }
   // How many input dims are tied to another by a symbol or an expression.
@@ -45,7 +45,7 @@ class SymbolicShapes {
   struct Dim {
     size_t input;
     int dim;
-    std::string text;     // as written, for messages
+    std::string text;          // as written, for messages
     std::vector<ShapeOp> ops;  // a bare symbol is one Sym op
   };
   std::vector<std::string> symbols_;
