@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "batch_probe.hpp"
 #include "errors.hpp"
 
 namespace aotrun_triton {
@@ -69,13 +70,27 @@ std::unique_ptr<Model> Model::create(TRITONBACKEND_Model* triton_model, Metrics*
   options.verify_hashes(m->parameters_.verify_hashes);
   if (!m->parameters_.libtorch.empty()) options.libtorch(m->parameters_.libtorch);
   if (!m->parameters_.provider.empty()) options.provider(m->parameters_.provider);
+  if (m->parameters_.pad_batch) options.pt2_pad_batch(true);
   if (!m->parameters_.pt2_model.empty()) options.pt2_model(m->parameters_.pt2_model);
   m->package_ = aotrun::cxx::Package(m->package_path_, options);
   m->specs_ = read_specs(m->package_);
 
   bool auto_complete = false;
   check(TRITONBACKEND_ModelAutoCompleteConfig(triton_model, &auto_complete), "auto-complete");
-  if (auto_complete && autocomplete(config, m->specs_, default_max_batch)) {
+  // Batching only as far as the package serves every batch Triton may form.
+  auto served = [&](int32_t want) {
+    const ServedBatches s = served_batches(m->package_, m->specs_, want);
+    if (!s.reason.empty()) {
+      log(TRITONSERVER_LOG_WARN,
+          "model '" + m->name_ + "': auto-complete " +
+              (s.max == 0 ? std::string("leaves dynamic batching off")
+                          : "sets max_batch_size " + std::to_string(s.max) + ", not " + std::to_string(want)) +
+              ": " + s.reason +
+              (s.max == 0 ? "; set the parameter pad_batch when dim 0 is a batch of independent rows" : ""));
+    }
+    return s.max;
+  };
+  if (auto_complete && autocomplete(config, m->specs_, default_max_batch, served)) {
     write_config(triton_model, config);
     config = read_config(triton_model);  // the server may have added fields
   }

@@ -53,13 +53,19 @@ PackageSpecs read_specs(const aotrun::cxx::Package& package) {
   return p;
 }
 
-bool autocomplete(nlohmann::json& config, const PackageSpecs& specs, int32_t default_max_batch) {
+bool autocomplete(nlohmann::json& config, const PackageSpecs& specs, int32_t default_max_batch,
+                  const std::function<int32_t(int32_t)>& served) {
   bool changed = false;
   int32_t max_batch = config.value("max_batch_size", 0);
   // Only a configuration that states no tensors gets batching switched on:
-  // one that lists them with max_batch_size 0 asked for none.
-  if (max_batch == 0 && specs.batchable() && !has_tensors(config, "input") && !has_tensors(config, "output")) {
-    max_batch = default_max_batch;
+  // one that lists them with max_batch_size 0 asked for none; and only as
+  // far as the package serves every batch Triton may form.
+  const int32_t batch =
+      max_batch == 0 && specs.batchable() && !has_tensors(config, "input") && !has_tensors(config, "output")
+          ? (served ? served(default_max_batch) : default_max_batch)
+          : 0;
+  if (batch > 0) {
+    max_batch = batch;
     config["max_batch_size"] = max_batch;
     if (!config.contains("dynamic_batching") && !config.contains("sequence_batching") &&
         !config.contains("ensemble_scheduling")) {

@@ -3,6 +3,8 @@
 // for, and the check that a written configuration fits the package.
 #pragma once
 
+#include <functional>
+
 #include <aotrun/aotrun.hpp>
 
 #include <nlohmann/json.hpp>
@@ -35,7 +37,11 @@ PackageSpecs read_specs(const aotrun::cxx::Package& package);
 // when the package is batchable and the config set no max_batch_size,
 // max_batch_size `default_max_batch` with dynamic batching. True if changed.
 // Throws naming a tensor whose dtype or rank the package does not state.
-bool autocomplete(nlohmann::json& config, const PackageSpecs& specs, int32_t default_max_batch);
+// `served` (may be null) says which batches the package serves: batching is
+// switched on only where batch 1 is, and up to the largest served batch
+// (batch_probe.hpp); it is called only when batching would be switched on.
+bool autocomplete(nlohmann::json& config, const PackageSpecs& specs, int32_t default_max_batch,
+                  const std::function<int32_t(int32_t)>& served = nullptr);
 
 // The configured tensors in package order, checked against the specs: the
 // same names, dtypes, and dims that fit (config -1 only where the package

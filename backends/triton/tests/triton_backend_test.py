@@ -131,10 +131,14 @@ def write_pt2_models(harness, repo, libtorch):
     fx = ARGS.fixtures
     P = harness.parameters
     # .pt2 archives found as model.pt2 in the version directory, configs
-    # entirely auto-completed (dyn_mlp: a dynamic batch, so batching is on).
+    # entirely auto-completed. dyn_mlp has a dynamic batch compiled for 2 and
+    # up: batching stays off (Triton would form batches of 1), unless the
+    # rows are declared independent (pad_batch), which serves batch 1 padded.
     harness.write_model(repo, "pt2_mlp", 'backend: "aotrun"\n' + P(libtorch=libtorch),
                         {"model.pt2": os.path.join(fx, "mlp.pt2")})
     harness.write_model(repo, "pt2_dyn", 'backend: "aotrun"\n' + P(libtorch=libtorch),
+                        {"model.pt2": os.path.join(fx, "dyn_mlp.pt2")})
+    harness.write_model(repo, "pt2_dyn_padded", 'backend: "aotrun"\n' + P(libtorch=libtorch, pad_batch="true"),
                         {"model.pt2": os.path.join(fx, "dyn_mlp.pt2")})
     failure_paths.write_pt2_models(harness, repo, fx, libtorch)
     unstated_shapes.write_models(harness, repo, fx, libtorch)
@@ -142,7 +146,7 @@ def write_pt2_models(harness, repo, libtorch):
 
 PACKAGE_MODELS = ("mlp", "mlp_async", "mlp_graph", "slow") + failure_paths.PACKAGE_MODELS
 SLOW_RUN_US = 400000
-PT2_MODELS = ("pt2_mlp", "pt2_dyn") + failure_paths.PT2_MODELS + unstated_shapes.MODELS
+PT2_MODELS = ("pt2_mlp", "pt2_dyn", "pt2_dyn_padded") + failure_paths.PT2_MODELS + unstated_shapes.MODELS
 PACKAGE_BAD_MODELS = {
     "bad_mode": r"parameter 'mode': 'fast' is not one of threaded, single_threaded, graph",
     "bad_count": r"parameter 'num_models': 'many' is not an integer in 1\.\.1024",
@@ -227,9 +231,27 @@ def check_pt2_models(server, http, close, expect_error):
     manifest = json.load(open(os.path.join(ARGS.fixtures, "manifest.json")))
     tol = manifest["tolerance"]["float32"]
     dyn = http.get_model_config("pt2_dyn")
-    check(dyn.get("max_batch_size") == 16 and "dynamic_batching" in dyn,
-          "pt2_dyn: a dynamic first dimension should auto-complete dynamic batching", dyn)
-    print("ok: pt2_dyn auto-completed with max_batch_size", dyn["max_batch_size"])
+    check(dyn.get("max_batch_size", 0) == 0 and "dynamic_batching" not in dyn,
+          "pt2_dyn: a model that refuses batch 1 must not auto-complete dynamic batching", dyn)
+    check("auto-complete leaves dynamic batching off: a batch of 1 is refused" in server.log_tail(100000),
+          "pt2_dyn: the log should say why batching is off", server.log_tail())
+    padded = http.get_model_config("pt2_dyn_padded")
+    check(padded.get("max_batch_size") == 16 and "dynamic_batching" in padded,
+          "pt2_dyn_padded: pad_batch serves batch 1, so batching should be on", padded)
+    print("ok: auto-complete: pt2_dyn (compiled for batch 2 and up) without batching, saying why; "
+          "pt2_dyn_padded (pad_batch) with max_batch_size", padded["max_batch_size"])
+    # One row of dyn_mlp's reference through the padded model, alone (a
+    # batch of 1) and as 8 concurrent requests Triton may batch.
+    xin = np.load(os.path.join(ARGS.fixtures, "dyn_mlp.in0.npy"))
+    want = np.load(os.path.join(ARGS.fixtures, "dyn_mlp.out0.npy"))
+    meta = http.get_model_metadata("pt2_dyn_padded")
+    iname, oname = meta["inputs"][0]["name"], meta["outputs"][0]["name"]
+    for row in range(xin.shape[0]):
+        i = httpclient.InferInput(iname, [1, xin.shape[1]], "FP32")
+        i.set_data_from_numpy(xin[row:row + 1])
+        close(http.infer("pt2_dyn_padded", [i]).as_numpy(oname), want[row:row + 1], "pt2_dyn_padded row %d" % row,
+              rtol=tol["rtol"], atol=tol["atol"])
+    print("ok: pt2_dyn_padded serves single rows (batch 1, padded) equal to torch's reference")
 
     # --- .pt2 models against the references exported with them ---
     for model, fixture in (("pt2_mlp", "mlp"), ("pt2_dyn", "dyn_mlp"), ("pt2_dyn", "dyn_mlp.b3")):

@@ -1,0 +1,67 @@
+#include "batch_probe.hpp"
+
+#include <vector>
+
+#include "dtypes.hpp"
+
+namespace aotrun_triton {
+namespace {
+
+// Whether the package accepts every input with dim 0 = rows (the output
+// shape query: no data is read, nothing is run for shapes seen before).
+bool accepts(aotrun::cxx::Runner& runner, const PackageSpecs& specs, int64_t rows, std::string* why) {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<DLTensor> inputs;
+  size_t out_dims = 0;
+  for (const Spec& s : specs.inputs) {
+    std::vector<int64_t> shape = s.shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] < 0) shape[d] = d == 0 ? rows : 2;
+    }
+    shapes.push_back(std::move(shape));
+  }
+  for (size_t i = 0; i < specs.inputs.size(); ++i) {
+    DLTensor t{};
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = static_cast<int32_t>(shapes[i].size());
+    t.dtype = to_dlpack(specs.inputs[i].dtype);
+    t.shape = shapes[i].data();
+    inputs.push_back(t);
+  }
+  for (const Spec& s : specs.outputs) out_dims += static_cast<size_t>(s.ndim);
+  std::vector<int64_t> out(out_dims + 1);
+  aotrun_status* st = aotrun_runner_get_output_shapes(runner.get(), inputs.data(), inputs.size(), out.data(),
+                                                      out.size());
+  if (st == nullptr) return true;
+  *why = aotrun_status_message(st);
+  aotrun_status_free(st);
+  return false;
+}
+
+}  // namespace
+
+ServedBatches served_batches(const aotrun::cxx::Package& package, const PackageSpecs& specs, int32_t want) {
+  ServedBatches r;
+  aotrun::cxx::Runner runner(package);
+  std::string why;
+  if (!accepts(runner, specs, 1, &why)) {
+    r.reason = "a batch of 1 is refused (" + why + ")";
+    return r;
+  }
+  // Batches between two served ones are served (the model's dims are ranges).
+  int32_t lo = 1, hi = want;
+  if (accepts(runner, specs, want, &why)) {
+    r.max = want;
+    return r;
+  }
+  const std::string top = why;
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    (accepts(runner, specs, mid, &why) ? lo : hi) = mid;
+  }
+  r.max = lo;
+  r.reason = "a batch of " + std::to_string(want) + " is refused (" + top + ")";
+  return r;
+}
+
+}  // namespace aotrun_triton
