@@ -43,7 +43,8 @@ const char kHelp[] =
     "  --strict            fail with UNSUPPORTED instead of falling back\n"
     "  --threads N         caller threads (default 1)\n"
     "  --num-models N      model instances in the runner (default: THREADS)\n"
-    "  --batch N           size of dynamic dimensions (default 1); reported as\n"
+    "  --batch N           size of dynamic dimensions (default: 1, or 2\n"
+    "                      when the model refuses 1); reported as\n"
     "                      \"batch\" only when every dynamic dim is the leading one\n"
     "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
@@ -170,6 +171,7 @@ int bench_main(int argc, char** argv, int begin) {
   const DynamicDims dims = dynamic_dims(input_specs);
   // Samples per call: the batch, when there is one.
   const bool batched = dims.any && dims.leading_only && !dims.unknown;
+  plan.accepts = dynamic_size_probe(package, input_specs);
   BuiltInputs built = build_inputs(input_specs, plan);
   config.batch = built.batch;
   const std::vector<DLTensor> input_views = views(built.tensors);

@@ -29,7 +29,8 @@ const char kHelp[] =
     "through a fallback are skipped with the library's reason.\n"
     "\n"
     "Options:\n"
-    "  --batch N           size of dynamic dimensions of random inputs (default 1)\n"
+    "  --batch N           size of dynamic dimensions of random inputs (default:\n"
+    "                      1, or 2 when the model refuses 1)\n"
     "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --runs R            runs per mode (default 3: graph warm-up, capture, replay)\n"
@@ -104,7 +105,9 @@ int check_main(int argc, char** argv, int begin) {
   report.reference_dir = reference_dir;
   report.reference_tolerance = tolerance;
   const std::vector<TensorSpec> output_specs = package_outputs(package);
-  BuiltInputs built = build_inputs(package_inputs(package), plan);
+  const std::vector<TensorSpec> input_specs = package_inputs(package);
+  plan.accepts = dynamic_size_probe(package, input_specs);
+  BuiltInputs built = build_inputs(input_specs, plan);
   const std::vector<DLTensor> input_views = views(built.tensors);
 
   report.inputs = &built;

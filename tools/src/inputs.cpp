@@ -86,6 +86,13 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
       if (specs[i].shape[d] < 0) batch = built.tensors[i].shape()[d];
     }
   }
+  if (!batch && plan.accepts) {
+    bool dynamic = false;
+    for (const TensorSpec& s : specs) {
+      for (int64_t d : s.shape) dynamic = dynamic || d < 0;
+    }
+    if (dynamic && !plan.accepts(1) && plan.accepts(2)) batch = 2;
+  }
   built.batch = batch.value_or(1);
   for (size_t i = 0; i < specs.size(); ++i) {
     if (plan.files.count(specs[i].name) != 0) continue;

@@ -1,6 +1,7 @@
 // Building a package's input tensors from --input files or random data.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,10 @@ struct InputPlan {
   std::map<std::string, std::string> files;  // input name -> .npy path
   std::optional<int64_t> batch;              // --batch, if given
   uint64_t seed = 0;
+  // Without --batch or a file fixing it: the first of 1 and 2 the package
+  // takes for its dynamic dims (a model exported with a dynamic dim is
+  // compiled for 2 and up); none set: 1.
+  std::function<bool(int64_t)> accepts;
 };
 
 // Parses "name=file.npy" values of --input. UsageError for a malformed value

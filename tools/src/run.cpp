@@ -33,7 +33,8 @@ const char kHelp[] =
     "  --mode MODE           threaded (default), single_threaded or graph\n"
     "  --strict              fail with UNSUPPORTED instead of falling back when\n"
     "                        the package cannot run MODE natively\n"
-    "  --batch N             size of dynamic dimensions of random inputs (default 1)\n"
+    "  --batch N             size of dynamic dimensions of random inputs (default:\n"
+    "                        1, or 2 when the model refuses 1)\n"
     "  --num-models N        model instances in the runner (default 1)\n"
     "  --input NAME=FILE     read input NAME from a .npy file (repeatable)\n"
     "  --weights FILE        run with the constants (weights) of a .safetensors\n"
@@ -200,6 +201,7 @@ int run_main(int argc, char** argv, int begin) {
   report.weights = config.weights.path;
   const std::vector<TensorSpec> input_specs = package_inputs(package);
   const std::vector<TensorSpec> output_specs = package_outputs(package);
+  plan.accepts = dynamic_size_probe(package, input_specs);
   BuiltInputs built = build_inputs(input_specs, plan);
   report.batch = built.batch;
   report.input_sources = built.sources;

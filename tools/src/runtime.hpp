@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,5 +44,11 @@ struct TensorSpec {
 };
 std::vector<TensorSpec> package_inputs(const Package& package);
 std::vector<TensorSpec> package_outputs(const Package& package);
+
+// Whether the package takes its inputs with every dynamic dim at `size`:
+// an output-shape query on a runner of its own (made on first use), which
+// applies every shape check a run does. A package that cannot answer ahead
+// of a run (no output specs) counts as taking it.
+std::function<bool(int64_t size)> dynamic_size_probe(const Package& package, const std::vector<TensorSpec>& inputs);
 
 }  // namespace aotrun::cli
