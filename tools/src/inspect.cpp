@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "constants_report.hpp"
 #include "pt2_facts.hpp"
+#include "request_checks.hpp"
 #include "describe.hpp"
 #include "error.hpp"
 #include "inspect_findings.hpp"
@@ -82,6 +83,12 @@ std::string pairs_text(const std::vector<std::pair<std::string, std::string>>& p
   return out.empty() ? "none" : out;
 }
 
+std::vector<std::string> input_names(const Package& package) {
+  std::vector<std::string> names;
+  for (const TensorSpec& s : package_inputs(package)) names.push_back(s.name);
+  return names;
+}
+
 nlohmann::ordered_json inspect_json(const Package& package) {
   const aotrun_package_info info = package.info();
   nlohmann::ordered_json j;
@@ -137,6 +144,8 @@ nlohmann::ordered_json inspect_json(const Package& package) {
     pt2["model_metadata"] = metadata;
     if (!facts.readable) pt2["error"] = facts.error;
     j["pt2"] = pt2;
+    const std::vector<std::string> names = input_names(package);
+    j["request_checks"] = request_checks_json(read_request_checks(facts.sources, names.size()), names);
   }
   const ProviderInfo provider = package.provider();
   j["provider"] = provider.name.empty() ? nlohmann::ordered_json()
@@ -190,6 +199,14 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
   Table out_table(2);
   tensor_rows(out_table, outputs);
   out_table.print(out);
+
+  if (is_pt2(info)) {
+    const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
+    out << "\nrequest checks (before each run; docs/PT2.md, \"Bad requests\")\n";
+    Table checks(2);
+    request_check_rows(read_request_checks(facts.sources, inputs.size()), input_names(package), checks);
+    checks.print(out);
+  }
 
   print_constants(package, constants_limit, out);
 

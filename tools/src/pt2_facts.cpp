@@ -83,6 +83,11 @@ Pt2Facts read_pt2_facts(const std::string& path, const std::string& model) {
     if (names_torch_version(name) && !facts.torch_version) {
       if (auto text = read_entry(z.get(), static_cast<zip_uint64_t>(i), 256)) facts.torch_version = trim(*text);
     }
+    if (name.compare(0, model_dir.size(), model_dir) == 0 && ends_with(name, ".cpp") &&
+        facts.sources.size() < (size_t(64) << 20)) {
+      if (auto text = read_entry(z.get(), static_cast<zip_uint64_t>(i), size_t(64) << 20))
+        facts.sources += *text + "\n";
+    }
     if (!have_metadata && name.compare(0, model_dir.size(), model_dir) == 0 && ends_with(name, "_metadata.json")) {
       if (auto text = read_entry(z.get(), static_cast<zip_uint64_t>(i), 1 << 20)) {
         try {

@@ -25,6 +25,9 @@ struct Pt2Facts {
   // 2.15's archives do.
   std::optional<std::string> torch_version;
   size_t entries = 0;
+  // The model's generated C++ (every .cpp of data/aotinductor/<model>/,
+  // concatenated; at most 64 MiB), which states what it checks.
+  std::string sources;
 };
 
 Pt2Facts read_pt2_facts(const std::string& path, const std::string& model = "model");
