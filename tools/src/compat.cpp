@@ -249,6 +249,11 @@ void print_table(const std::vector<PackageRun>& runs, std::ostream& out) {
       std::string result = r.outcome;
       if (r.outcome == "refused" || r.outcome == "error") result += " " + r.code;
       if (r.outcome == "crash") result += " " + r.code;
+      const nlohmann::json sets = r.detail.is_null() ? nlohmann::json() : r.detail.value("sets", nlohmann::json());
+      if (sets.is_array() && sets.size() > 1 && r.outcome != "pass") {
+        result += " (" + std::to_string(r.detail.value("sets_passed", 0)) + "/" + std::to_string(sets.size()) +
+                  " sets passed)";
+      }
       if (!r.met) result = "FAIL: " + result;
       std::string ref = "-", thr = "-";
       if (!r.detail.is_null()) {
@@ -269,6 +274,13 @@ void print_table(const std::vector<PackageRun>& runs, std::ostream& out) {
         header = true;
       }
       out << "  " << p.entry.label << " [" << r.mode << "]: " << r.message << '\n';
+      // Every set of the mode, each with its own verdict.
+      const nlohmann::json sets = r.detail.is_null() ? nlohmann::json() : r.detail.value("sets", nlohmann::json());
+      for (size_t s = 0; sets.is_array() && sets.size() > 1 && s < sets.size(); ++s) {
+        const nlohmann::json& set = sets[s];
+        out << "    set " << set.value("set", "") << ": " << set.value("status", "")
+            << (set.contains("message") ? " " + set.value("code", "") + ": " + set.value("message", "") : "") << '\n';
+      }
       if (r.outcome == "crash" || r.outcome == "timeout" || (r.outcome == "error" && r.code.rfind("EXIT_", 0) == 0)) {
         // The end of its stderr, a few lines.
         std::vector<std::string> lines;
@@ -357,7 +369,7 @@ nlohmann::ordered_json report_json(const std::vector<PackageRun>& runs, const To
           {"met", r.met},         {"code", r.code.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.code)},
           {"message", r.message}, {"wall_s", r.wall_s}};
       if (!r.detail.is_null()) {
-        for (const char* key : {"effective_mode", "runs", "vs_reference", "vs_threaded", "sets"}) {
+        for (const char* key : {"effective_mode", "runs", "vs_reference", "vs_threaded", "sets_passed", "sets"}) {
           if (r.detail.contains(key)) row[key] = r.detail[key];
         }
       }

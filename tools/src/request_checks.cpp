@@ -43,8 +43,8 @@ void request_check_rows(const RequestChecks& c, const std::vector<std::string>& 
     const auto& first = c.index.unguarded.front();
     table.add({"unchecked", std::to_string(c.index.unguarded.size()) + " check(s) on values the model computes, " +
                                 std::to_string(c.parallel_unguarded) +
-                                " in parallel code, where a failure ends the process (first: " + first.kernel +
-                                ": \"" + first.message + "\")"});
+                                " in parallel code, where a failure ends the process (first: " + first.kernel + ": \"" +
+                                first.message + "\")"});
   }
 }
 

@@ -321,6 +321,36 @@ def case_json_report():
     check(r["sets"][0]["outputs"][0]["vs_reference"]["rtol"] == 1.3e-6, "per-output tolerance", r)
 
 
+def case_every_set_reported():
+    """A set the model refuses (1 row to dyn_mlp, compiled for 2 and up) fails
+    that set only: the other sets of the mode still run and are reported
+    (issue #28: a mode stopped at its first failing set). No libtorch needed:
+    the .pt2 runs on aotrun's shim."""
+    d = workdir("every_set")
+    fx = os.path.join(ARGS.fixtures, "torch-2.15.0")
+    for f in ("dyn_mlp.pt2", "dyn_mlp.in0.npy", "dyn_mlp.out0.npy"):
+        shutil.copy(os.path.join(fx, f), d)
+    for kind, cols in (("in0", 64), ("out0", None)):
+        shape, values = npy_read_f32(os.path.join(fx, "dyn_mlp.%s.npy" % kind))
+        npy_write_f32(os.path.join(d, "dyn_mlp.b1.%s.npy" % kind), (1, shape[1]), values[:shape[1]])
+    extra = {"AOTRUN_LIBTORCH": "", "AOTRUN_PROVIDER": "shim"}
+    rc, out, err, _ = cli("compat", "--json", "-", d, extra_env=extra)
+    check(rc == 1, "a refused set fails the sweep", rc, out, err)
+    j = json.loads(out)
+    p, rows = rows_of(j, "dyn_mlp.pt2")
+    for m in ("threaded", "single_threaded", "graph"):
+        r = rows[m]
+        sets = {s["set"]: s for s in r["sets"]}
+        check(r["outcome"] == "error" and r["sets_passed"] == 1 and set(sets) == {"default", "b1"},
+              f"{m}: every set reported", r)
+        check(sets["default"]["status"] == "pass", f"{m}: the good set passed", sets["default"])
+        check(sets["b1"]["status"] == "error" and sets["b1"]["code"] == "INVALID_ARGUMENT" and
+              "dim 0 is 1" in sets["b1"]["message"], f"{m}: the 1-row set refused, saying why", sets["b1"])
+    rc, out, err, _ = cli("compat", d, extra_env=extra)
+    check("(1/2 sets passed)" in out and "set default: pass" in out and "set b1: error INVALID_ARGUMENT" in out,
+          "the text report shows every set", out)
+
+
 def case_jobs_parallel():
     d = workdir("jobs")
     for i in range(3):
