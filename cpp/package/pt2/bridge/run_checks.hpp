@@ -29,6 +29,15 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
     return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "the model takes " + std::to_string(b.inputs.size()) +
                                                           " inputs, " + std::to_string(num_inputs) + " given");
   }
+  // pad_batch: dim 0 of every input is the one batch (what padding pads).
+  for (size_t i = 1; b.batch_min > 0 && i < num_inputs; ++i) {
+    if (inputs[i].ndim > 0 && inputs[0].ndim > 0 && inputs[i].shape[0] != inputs[0].shape[0]) {
+      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                       "input " + std::to_string(i) + " ('" + b.inputs[i].name + "') has " +
+                           std::to_string(inputs[i].shape[0]) + " rows, input 0 ('" + b.inputs[0].name + "') " +
+                           std::to_string(inputs[0].shape[0]) + ": with pad_batch dim 0 of every input is the batch");
+    }
+  }
   // Dynamic dims must lie in the range the model was compiled for (the
   // runner's specs only say "dynamic").
   for (size_t i = 0; i < b.checks.size() && i < num_inputs; ++i) {
