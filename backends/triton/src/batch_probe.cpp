@@ -30,8 +30,8 @@ bool accepts(aotrun::cxx::Runner& runner, const PackageSpecs& specs, int64_t row
   }
   for (const Spec& s : specs.outputs) out_dims += static_cast<size_t>(s.ndim);
   std::vector<int64_t> out(out_dims + 1);
-  aotrun_status* st = aotrun_runner_get_output_shapes(runner.get(), inputs.data(), inputs.size(), out.data(),
-                                                      out.size());
+  aotrun_status* st =
+      aotrun_runner_get_output_shapes(runner.get(), inputs.data(), inputs.size(), out.data(), out.size());
   if (st == nullptr) return true;
   *why = aotrun_status_message(st);
   aotrun_status_free(st);
