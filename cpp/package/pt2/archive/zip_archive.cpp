@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <fcntl.h>
-#include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
@@ -56,18 +54,7 @@ bool safe_entry_name(const std::string& name) {
   return true;
 }
 
-// libzip converts each entry's DOS time with mktime, which runs glibc's
-// tzset: the first call stores the time zone under a lock inside libc that
-// ThreadSanitizer cannot see, so two archives opened at once on a fresh
-// process read as a race. Setting the zone once first, ordered by
-// call_once, leaves later calls only reading it.
-static void settle_time_zone() {
-  static std::once_flag once;
-  std::call_once(once, [] { ::tzset(); });
-}
-
 std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const ZipLimits& limits) {
-  settle_time_zone();
   std::unique_ptr<ZipArchive> a(new ZipArchive());
   a->label_ = path;
   a->h_ = std::make_unique<Handle>();
@@ -86,7 +73,6 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const ZipL
 
 std::unique_ptr<ZipArchive> ZipArchive::open_memory(const void* data, size_t size, const std::string& label,
                                                     const ZipLimits& limits) {
-  settle_time_zone();
   std::unique_ptr<ZipArchive> a(new ZipArchive());
   a->label_ = label;
   a->h_ = std::make_unique<Handle>();

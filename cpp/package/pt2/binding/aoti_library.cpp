@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "base/error.hpp"
 #include "package/pt2/binding/model_thread_exit.hpp"
@@ -45,9 +46,25 @@ constexpr Entry kEntries[] = {
     {"AOTInductorModelContainerRunConstantFolding", false},
 };
 
+// Model libraries are loaded, patched (redirect_thread_exit writes their
+// GOT) and unloaded one at a time. A library unloaded by one thread and the
+// next one mapped at its address by another are ordered by this lock, not
+// only by the dynamic loader's own (which ThreadSanitizer cannot see), so
+// the patch of the new library never meets the old one's last writes.
+std::mutex& loader_mutex() {
+  static std::mutex* m = new std::mutex;  // never destroyed: unloads may run during exit
+  return *m;
+}
+
 }  // namespace
 
+AotiLibrary::~AotiLibrary() {
+  std::lock_guard<std::mutex> lock(loader_mutex());
+  handle_ = DlHandle();  // dlclose
+}
+
 AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
+  std::lock_guard<std::mutex> lock(loader_mutex());
   // RTLD_LOCAL: two models must not interpose each other's weak symbols
   // (each exports its template instances); the shim resolves through the
   // model's DT_NEEDED libtorch_cpu.so (torch_runtime.cpp).

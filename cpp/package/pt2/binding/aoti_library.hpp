@@ -100,6 +100,7 @@ class AotiLibrary {
   // The constructor, shared, and declared the owner of the destructors the
   // model's thread_locals register (model_thread_exit.hpp).
   static std::shared_ptr<const AotiLibrary> load(const std::string& path);
+  ~AotiLibrary();  // dlclose, under the lock that orders loads and unloads
   AotiLibrary(const AotiLibrary&) = delete;
   AotiLibrary& operator=(const AotiLibrary&) = delete;
 
