@@ -1,5 +1,6 @@
 // `aotrun inspect`: what a package is, what it exports and what it can run.
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -170,8 +171,12 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
   head.add({"path", info.path != nullptr ? info.path : ""});
   head.add({"format", info.format != nullptr ? info.format : ""});
   head.add({"abi", abi_text(info)});
-  if (is_pt2(info)) {
-    const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
+  // Read once: the archive's records for the head, its sources for the
+  // request checks below.
+  const std::optional<Pt2Facts> pt2 =
+      is_pt2(info) ? std::optional<Pt2Facts>(read_pt2_facts(info.path != nullptr ? info.path : "")) : std::nullopt;
+  if (pt2) {
+    const Pt2Facts& facts = *pt2;
     if (facts.readable) {
       head.add({"torch", facts.torch_version ? *facts.torch_version : "not recorded in the archive"});
       head.add({"archive", pairs_text(facts.records)});
@@ -200,8 +205,8 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
   tensor_rows(out_table, outputs);
   out_table.print(out);
 
-  if (is_pt2(info)) {
-    const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
+  if (pt2) {
+    const Pt2Facts& facts = *pt2;
     out << "\nrequest checks (before each run; docs/PT2.md, \"Bad requests\")\n";
     Table checks(2);
     request_check_rows(read_request_checks(facts.sources, inputs.size()), input_names(package), checks);

@@ -96,23 +96,33 @@ class ExprParser {
   size_t p_ = 0;
 };
 
-// `int64_t A = B;` where B is an identifier: A is B under another name.
-std::map<std::string, std::string> aliases_in(const std::string& s) {
-  std::map<std::string, std::string> out;
+// Calls visit(name, value) for each `int64_t NAME = VALUE` in `s`, VALUE
+// being the identifier right after '=' and the position past it in *at.
+template <class Visit>
+void for_each_int64_declaration(const std::string& s, Visit visit) {
   constexpr const char kDecl[] = "int64_t ";
   for (size_t at = s.find(kDecl); at != std::string::npos; at = s.find(kDecl, at + 1)) {
     if (at > 0 && is_ident(s[at - 1])) continue;
     size_t p = at + sizeof kDecl - 1;
-    const std::string a = identifier_at(s, p);
-    if (a.empty()) continue;
-    p = skip_space(s, p + a.size());
+    const std::string name = identifier_at(s, p);
+    if (name.empty()) continue;
+    p = skip_space(s, p + name.size());
     if (p >= s.size() || s[p] != '=') continue;
     p = skip_space(s, p + 1);
-    const std::string b = identifier_at(s, p);
-    if (b.empty() || b == a) continue;
-    p = skip_space(s, p + b.size());
-    if (p < s.size() && s[p] == ';') out.emplace(a, b);
+    const std::string value = identifier_at(s, p);
+    if (value.empty()) continue;
+    p += value.size();
+    visit(name, value, p);
   }
+}
+
+// `int64_t A = B;` where B is an identifier: A is B under another name.
+std::map<std::string, std::string> aliases_in(const std::string& s) {
+  std::map<std::string, std::string> out;
+  for_each_int64_declaration(s, [&](const std::string& a, const std::string& b, size_t p) {
+    p = skip_space(s, p);
+    if (b != a && p < s.size() && s[p] == ';') out.emplace(a, b);
+  });
   return out;
 }
 
@@ -173,28 +183,18 @@ SymbolicShapes SymbolicShapes::parse(const std::string& s, size_t num_inputs) {
     for (size_t d = 0; d < sizes.size(); ++d) add(in->second, static_cast<int>(d), sizes[d]);
   }
   // int64_t s23 = arg4_1_size[0];  (every release; the first input of each symbol)
-  constexpr const char kDecl[] = "int64_t ";
-  for (size_t at = s.find(kDecl); at != std::string::npos; at = s.find(kDecl, at + 1)) {
-    if (at > 0 && is_ident(s[at - 1])) continue;
-    size_t p = at + sizeof kDecl - 1;
-    const std::string sym = identifier_at(s, p);
-    if (sym.empty()) continue;
-    p = skip_space(s, p + sym.size());
-    if (p >= s.size() || s[p] != '=') continue;
-    p = skip_space(s, p + 1);
-    const std::string arr = identifier_at(s, p);
-    if (arr.size() < 6 || arr.compare(arr.size() - 5, 5, "_size") != 0) continue;
+  for_each_int64_declaration(s, [&](const std::string& sym, const std::string& arr, size_t p) {
+    if (arr.size() < 6 || arr.compare(arr.size() - 5, 5, "_size") != 0) return;
     const auto in = inputs.find(arr.substr(0, arr.size() - 5));
-    p += arr.size();
-    if (in == inputs.end() || p >= s.size() || s[p] != '[') continue;
+    if (in == inputs.end() || p >= s.size() || s[p] != '[') return;
     const size_t q = s.find("];", p);
-    if (q == std::string::npos || q - p > 4) continue;
+    if (q == std::string::npos || q - p > 4) return;
     const std::string idx = s.substr(p + 1, q - p - 1);
     if (idx.empty() ||
         !std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      continue;
+      return;
     add(in->second, std::stoi(idx), sym);
-  }
+  });
   // Bare symbols first (they bind), then the rest; each in input order.
   std::vector<Dim> bare, rest;
   for (auto& [key, d] : found) {
