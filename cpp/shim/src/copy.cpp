@@ -23,9 +23,9 @@ extern "C" {
 AOTITorchError aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* ret) {
   return guard(__func__, [&] {
     const Tensor& s = defined(self, "self");
-    Tensor t = s.is_non_overlapping_and_dense() ? empty_tensor(s.sizes, s.strides, s.dtype)
-                                                : empty_contiguous(s.sizes, s.dtype);
-    t.device_index = s.device_index;
+    Tensor t = s.is_non_overlapping_and_dense()
+                   ? empty_tensor(s.sizes, s.strides, s.dtype, s.device_type, s.device_index)
+                   : empty_contiguous(s.sizes, s.dtype, s.device_type, s.device_index);
     copy_elements(t, s);
     *out_arg(ret, "ret") = new_handle(std::move(t));
   });
@@ -40,11 +40,10 @@ AOTITorchError aoti_torch_clone_preserve_strides(AtenTensorHandle self, AtenTens
     Tensor flat_src = s;
     flat_src.sizes = {span};
     flat_src.strides = {1};
-    Tensor t = empty_contiguous({span}, s.dtype);
+    Tensor t = empty_contiguous({span}, s.dtype, s.device_type, s.device_index);
     copy_elements(t, flat_src);
     t.sizes = s.sizes;
     t.strides = s.strides;
-    t.device_index = s.device_index;
     *out_arg(ret, "ret") = new_handle(std::move(t));
   });
 }

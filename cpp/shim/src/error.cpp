@@ -1,5 +1,7 @@
 #include "error.hpp"
 
+#include "aotrun_shim/device_layer.h"
+
 #include <omp.h>
 
 #include <cstdio>
@@ -31,7 +33,9 @@ extern "C" {
 
 const char* aotrun_shim_last_error(void) { return aotrun::shim::last_error(); }
 
-const char* aotrun_shim_version(void) { return "aotrun-shim 1.0.0"; }
+const char* aotrun_shim_version(void) { return "aotrun-shim 1.1.0"; }
+
+void aotrun_shim_set_last_error(const char* message) { aotrun::shim::set_last_error(message ? message : ""); }
 
 // A failed check inside generated code. libtorch throws c10::Error here and
 // so does the shim (std::runtime_error): on the calling thread the model's

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "aotrun_shim/shim.h"
+#include "device_layers.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "tensor.hpp"
@@ -11,12 +12,13 @@ using namespace aotrun::shim;
 
 namespace {
 
-void check_cpu(int32_t device_type, const char* what) {
-  if (device_type != kCPU) {
-    throw ShimError(std::string(what) + ": device type " + std::to_string(device_type) +
-                    " is not supported (aotrun's shim runs CPU tensors only)");
-  }
+// CPU, or a device type whose layer is loaded (device_layers.hpp).
+void check_device(int32_t device_type, const char* what) {
+  if (device_type != kCPU) (void)require_device_layer(device_type, what);
 }
+
+// PyTorch reports -1 for the CPU whatever was given; a device keeps its index.
+int32_t device_index_of(int32_t device_type, int32_t device_index) { return device_type == kCPU ? -1 : device_index; }
 
 void check_dtype(int32_t dtype) {
   if (element_size(dtype) == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
@@ -38,7 +40,7 @@ void check_sizes(const std::vector<int64_t>& sizes) {
 
 AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
                            int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index) {
-  check_cpu(device_type, "create_tensor_from_blob");
+  check_device(device_type, "create_tensor_from_blob");
   check_dtype(dtype);
   auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
   auto strides = dims(ndim, strides_ptr, "strides_ptr");
@@ -46,7 +48,7 @@ AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, c
   if (storage_offset < 0) throw ShimError("negative storage_offset " + std::to_string(storage_offset));
   Tensor t;
   if (data == nullptr) {  // as PyTorch: no memory given (a 0-size tensor) -> allocate
-    t = empty_tensor(sizes, strides, dtype);
+    t = empty_tensor(sizes, strides, dtype, device_type, device_index);
   } else {
     // `data` is the start of the storage; the view begins storage_offset elements in.
     t.storage = Storage::borrow(data, storage_nbytes_for(sizes, strides, storage_offset, element_size(dtype)));
@@ -55,8 +57,8 @@ AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, c
     t.storage_offset = storage_offset;
     t.dtype = dtype;
   }
-  t.device_type = kCPU;
-  (void)device_index;  // a CPU device has no index: PyTorch reports -1 whatever was given
+  t.device_type = device_type;
+  t.device_index = device_index_of(device_type, device_index);
   return new_handle(std::move(t));
 }
 
@@ -93,12 +95,12 @@ AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, 
                                         int32_t dtype, int32_t device_type, int32_t device_index,
                                         AtenTensorHandle* ret_new_tensor) {
   return guard(__func__, [&] {
-    check_cpu(device_type, "empty_strided");
+    check_device(device_type, "empty_strided");
     check_dtype(dtype);
     auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
     check_sizes(sizes);
-    Tensor t = empty_tensor(sizes, dims(ndim, strides_ptr, "strides_ptr"), dtype);
-    (void)device_index;  // CPU: index -1, as in PyTorch
+    Tensor t = empty_tensor(sizes, dims(ndim, strides_ptr, "strides_ptr"), dtype, device_type,
+                            device_index_of(device_type, device_index));
     *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
   });
 }

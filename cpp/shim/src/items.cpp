@@ -21,8 +21,17 @@ AOTITorchError item(const char* fn, AtenTensorHandle h, int32_t dtype, T* ret) {
       throw ShimError("a tensor with " + std::to_string(t.numel()) + " elements cannot be converted to a scalar");
     }
     out_arg(ret, "ret_value");
+    // A device tensor's element is read through a host copy (synchronous).
+    Tensor host = t;
+    if (t.device_type != kCPU) {
+      host = empty_contiguous({}, t.dtype);
+      Tensor one = t;
+      one.sizes.clear();
+      one.strides.clear();
+      copy_elements(host, one);
+    }
     if (t.dtype == dtype) {
-      std::memcpy(ret, t.data(), sizeof(T));
+      std::memcpy(ret, host.data(), sizeof(T));
       return;
     }
     // Another dtype: converted, as PyTorch's item() then to<T>() does.
@@ -30,7 +39,7 @@ AOTITorchError item(const char* fn, AtenTensorHandle h, int32_t dtype, T* ret) {
       throw ShimError(std::string("cannot convert a ") + dtype_name(t.dtype) + " item to " + dtype_name(dtype));
     }
     char buf[8];
-    store_from_double(buf, dtype, load_as_double(t.data(), t.dtype));
+    store_from_double(buf, dtype, load_as_double(host.data(), t.dtype));
     std::memcpy(ret, buf, sizeof(T));
   });
 }

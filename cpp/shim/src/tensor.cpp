@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "device_layers.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 
@@ -25,14 +26,54 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes) {
   return std::shared_ptr<Storage>(new Storage(data, nbytes, false));
 }
 
+std::shared_ptr<Storage> Storage::allocate_on(const aotrun_shim_device_layer* layer, int32_t device_index,
+                                              size_t nbytes) {
+  void* data = nullptr;
+  void* record = nullptr;
+  if (const char* why = layer->allocate(device_index, nbytes, &data, &record)) {
+    throw ShimError(std::string("allocating ") + std::to_string(nbytes) + " bytes of " + layer->name +
+                    " memory: " + why);
+  }
+  auto s = std::shared_ptr<Storage>(new Storage(data, nbytes, true));
+  s->layer_ = layer;
+  s->device_index_ = device_index;
+  s->record_ = record;
+  return s;
+}
+
 Storage::~Storage() {
-  if (owned_) std::free(data_);
+  if (!owned_) return;
+  if (layer_ != nullptr) {
+    layer_->release(device_index_, data_, record_);
+  } else {
+    std::free(data_);
+  }
 }
 
 void Storage::grow(size_t nbytes) {
   if (nbytes <= nbytes_) return;
   if (!owned_)
     throw ShimError("cannot grow borrowed memory (create_tensor_from_blob) to " + std::to_string(nbytes) + " bytes");
+  if (layer_ != nullptr) {
+    void* data = nullptr;
+    void* record = nullptr;
+    if (const char* why = layer_->allocate(device_index_, nbytes, &data, &record)) {
+      throw ShimError(std::string("allocating ") + std::to_string(nbytes) + " bytes of " + layer_->name +
+                      " memory: " + why);
+    }
+    const char* why = nbytes_ == 0 ? nullptr
+                                   : layer_->copy_bytes(device_index_, data, layer_->device_type, data_,
+                                                        layer_->device_type, nbytes_);
+    if (why != nullptr) {
+      layer_->release(device_index_, data, record);
+      throw ShimError(std::string("growing ") + layer_->name + " memory: " + why);
+    }
+    layer_->release(device_index_, data_, record_);
+    data_ = data;
+    record_ = record;
+    nbytes_ = nbytes;
+    return;
+  }
   void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
   if (p == nullptr) throw ShimError("out of memory allocating " + std::to_string(nbytes) + " bytes");
   if (nbytes_ > 0) std::memcpy(p, data_, nbytes_);
@@ -142,28 +183,34 @@ Tensor& as_tensor(AtenTensorHandle h, const char* what) {
   return *reinterpret_cast<Tensor*>(h);
 }
 
-Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype) {
+Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype,
+                    int32_t device_type, int32_t device_index) {
   const size_t item = element_size(dtype);
   if (item == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
+  const size_t nbytes = storage_nbytes_for(sizes, strides, 0, item);
   Tensor t;
-  t.storage = Storage::allocate(storage_nbytes_for(sizes, strides, 0, item));
+  if (device_type == kCPU) {
+    t.storage = Storage::allocate(nbytes);
+  } else {
+    t.storage = Storage::allocate_on(require_device_layer(device_type, "a new tensor"), device_index, nbytes);
+    t.device_index = device_index;
+  }
   t.sizes = sizes;
   t.strides = strides;
   t.dtype = dtype;
-  t.device_type = kCPU;
+  t.device_type = device_type;
   return t;
 }
 
-Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype) {
-  return empty_tensor(sizes, contiguous_strides(sizes), dtype);
+Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype, int32_t device_type, int32_t device_index) {
+  return empty_tensor(sizes, contiguous_strides(sizes), dtype, device_type, device_index);
 }
 
-void copy_elements(const Tensor& dst, const Tensor& src) {
+std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src) {
   const int64_t nd = dst.dim();
   const int64_t ns = src.dim();
   if (ns > nd)
     throw ShimError("cannot copy a " + std::to_string(ns) + "-d tensor into a " + std::to_string(nd) + "-d one");
-  // src's strides aligned to dst's dims; broadcast dims get stride 0.
   std::vector<int64_t> sstr(nd, 0);
   for (int64_t i = 0; i < ns; ++i) {
     const int64_t dd = nd - ns + i;
@@ -174,6 +221,13 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
                       "the destination (" + std::to_string(dst.sizes[dd]) + ") at dim " + std::to_string(dd));
     }
   }
+  return sstr;
+}
+
+void copy_host_elements(const Tensor& dst, const Tensor& src) {
+  const int64_t nd = dst.dim();
+  const int64_t ns = src.dim();
+  const std::vector<int64_t> sstr = broadcast_strides(dst, src);
   const int64_t n = dst.numel();
   if (n == 0) return;
   const bool same = dst.dtype == src.dtype;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "aotrun_shim/device_layer.h"
 #include "aotrun_shim/shim.h"
 
 namespace aotrun::shim {
@@ -18,6 +19,10 @@ class Storage {
  public:
   // Allocates `nbytes` (64-byte aligned; nullptr data for 0 bytes). Throws on failure.
   static std::shared_ptr<Storage> allocate(size_t nbytes);
+  // Allocates `nbytes` from a device layer (device_layers.hpp) on device
+  // `device_index`; released through it. Throws the layer's message.
+  static std::shared_ptr<Storage> allocate_on(const aotrun_shim_device_layer* layer, int32_t device_index,
+                                              size_t nbytes);
   // Refers to memory owned by someone else; never freed here.
   static std::shared_ptr<Storage> borrow(void* data, size_t nbytes);
   ~Storage();
@@ -37,6 +42,10 @@ class Storage {
   void* data_;
   size_t nbytes_;
   bool owned_;
+  // Device memory: the layer that allocated it, and its record.
+  const aotrun_shim_device_layer* layer_ = nullptr;
+  int32_t device_index_ = -1;
+  void* record_ = nullptr;
 };
 
 struct Tensor {
@@ -82,13 +91,21 @@ Tensor& as_tensor(AtenTensorHandle h, const char* what);
 // memory is borrowed and too small.
 void resize_output(Tensor& out, const std::vector<int64_t>& sizes, const char* op);
 
-// A new CPU tensor with fresh storage.
-Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype);
-Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype);
+// A new tensor with fresh storage, on the CPU unless a device is given (a
+// device type other than CPU needs its layer: device_layers.hpp).
+Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype,
+                    int32_t device_type = 0, int32_t device_index = -1);
+Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype, int32_t device_type = 0,
+                        int32_t device_index = -1);
 
 // Copies src's elements into dst elementwise (src broadcast to dst's shape,
 // dtype converted). Throws when the shapes do not broadcast or a dtype is not
-// supported.
+// supported. Either side may be device memory (device_copy.cpp).
 void copy_elements(const Tensor& dst, const Tensor& src);
+// copy_elements of two CPU tensors.
+void copy_host_elements(const Tensor& dst, const Tensor& src);
+// src's strides aligned to dst's dims (broadcast dims: stride 0). Throws when
+// the shapes do not broadcast.
+std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src);
 
 }  // namespace aotrun::shim
