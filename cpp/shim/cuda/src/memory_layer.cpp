@@ -1,0 +1,169 @@
+// The CUDA device layer (device_layer.h): tensor storage from each device's
+// stream-ordered pool on the thread's current stream, released on the stream
+// it was allocated on, so that a capture owns what it allocates (cuda.h,
+// "Memory"). Registered with libaotrun_shim when this library loads.
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "aotrun_shim/cuda.h"
+#include "aotrun_shim/device_layer.h"
+#include "cuda_state.hpp"
+#include "launchers.hpp"
+
+namespace aotrun::shim::cuda {
+namespace {
+
+// What the layer notes about one allocation.
+struct Record {
+  cudaStream_t stream;              // allocated on (and freed on, outside captures)
+  unsigned long long capture = 0;   // the capture it was allocated in, 0: none
+  int device = 0;
+};
+
+thread_local std::string t_error;
+
+const char* failed(const std::exception& e) {
+  t_error = e.what();
+  return t_error.c_str();
+}
+
+// Memory allocated outside a capture and released during one: freed once no
+// capture is active on the releasing thread's stream.
+std::mutex g_deferred_mu;
+std::vector<std::pair<void*, Record>> g_deferred;
+
+void free_deferred() {
+  std::vector<std::pair<void*, Record>> todo;
+  {
+    std::lock_guard<std::mutex> lock(g_deferred_mu);
+    if (g_deferred.empty()) return;
+    todo.swap(g_deferred);
+  }
+  for (auto& [p, r] : todo) {
+    DeviceScope scope(r.device);
+    if (cudaFreeAsync(p, r.stream) != cudaSuccess) (void)cudaGetLastError();
+  }
+}
+
+const char* allocate(int32_t device_index, size_t nbytes, void** data, void** record) {
+  try {
+    const int dev = resolve_device(device_index);
+    DeviceScope scope(dev);
+    const cudaStream_t stream = current_stream(dev);
+    const unsigned long long capture = capture_id(stream);
+    if (capture == 0) free_deferred();
+    *data = nullptr;
+    if (nbytes > 0) {
+      check(cudaMallocFromPoolAsync(data, nbytes, device_pool(dev), stream), "cudaMallocFromPoolAsync");
+    }
+    *record = new Record{stream, capture, dev};
+    return nullptr;
+  } catch (const std::exception& e) {
+    return failed(e);
+  }
+}
+
+void release(int32_t, void* data, void* record) {
+  auto* r = static_cast<Record*>(record);
+  try {
+    if (data != nullptr && r != nullptr) {
+      DeviceScope scope(r->device);
+      const cudaStream_t now = current_stream(r->device);
+      const unsigned long long capture = capture_id(now);
+      if (capture != 0 && capture == r->capture) {
+        check(cudaFreeAsync(data, now), "cudaFreeAsync");  // a free node of this capture
+      } else if (r->capture != 0) {
+        // The graph's memory, released outside its capture: the graph
+        // reclaims it at its next launch (AutoFreeOnLaunch); freeing it here
+        // would free what the next replay allocates at the same address.
+      } else if (capture != 0) {
+        std::lock_guard<std::mutex> lock(g_deferred_mu);
+        g_deferred.emplace_back(data, *r);
+      } else {
+        check(cudaFreeAsync(data, r->stream), "cudaFreeAsync");
+        free_deferred();
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "aotrun-shim-cuda: releasing %p: %s\n", data, e.what());
+  }
+  delete r;
+}
+
+const char* copy_bytes(int32_t device_index, void* dst, int32_t dst_type, const void* src, int32_t src_type,
+                       size_t nbytes) {
+  try {
+    const int dev = resolve_device(device_index);
+    DeviceScope scope(dev);
+    const cudaStream_t stream = current_stream(dev);
+    check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
+    // Host memory is read or written by the time the call returns.
+    if (dst_type == 0 || src_type == 0) check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    return nullptr;
+  } catch (const std::exception& e) {
+    return failed(e);
+  }
+}
+
+const char* copy_strided(int32_t device_index, void* dst, const void* src, size_t elem_size, int64_t ndim,
+                         const int64_t* sizes, const int64_t* dst_strides, const int64_t* src_strides) {
+  try {
+    const int dev = resolve_device(device_index);
+    DeviceScope scope(dev);
+    check(launch_strided_copy(dst, src, elem_size, static_cast<int>(ndim), sizes, dst_strides, src_strides,
+                              current_stream(dev)),
+          "strided copy kernel launch");
+    return nullptr;
+  } catch (const std::exception& e) {
+    return failed(e);
+  }
+}
+
+const aotrun_shim_device_layer kLayer = {
+    sizeof(aotrun_shim_device_layer), 1, "cuda", &allocate, &release, &copy_bytes, &copy_strided,
+};
+
+// Registered at load: a model library's libtorch_cuda.so stand-in brings
+// this library in before the model's first call.
+__attribute__((constructor)) void register_layer() {
+  if (aotrun_shim_register_device_layer(&kLayer) != AOTI_TORCH_SUCCESS) {
+    std::fprintf(stderr, "aotrun-shim-cuda: %s\n", aotrun_shim_last_error());
+  }
+}
+
+}  // namespace
+}  // namespace aotrun::shim::cuda
+
+using namespace aotrun::shim::cuda;
+
+extern "C" {
+
+AOTITorchError aotrun_shim_cuda_pool_bytes(int32_t device_index, uint64_t* reserved, uint64_t* used) {
+  try {
+    if (reserved == nullptr || used == nullptr) throw CudaError("reserved or used is null");
+    *reserved = *used = 0;
+    cudaMemPool_t pool = device_pool(resolve_device(device_index), false);
+    if (pool == nullptr) return AOTI_TORCH_SUCCESS;
+    check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, reserved), "cudaMemPoolGetAttribute");
+    check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, used), "cudaMemPoolGetAttribute");
+    return AOTI_TORCH_SUCCESS;
+  } catch (const std::exception& e) {
+    aotrun_shim_set_last_error((std::string(__func__) + ": " + e.what()).c_str());
+    return AOTI_TORCH_FAILURE;
+  }
+}
+
+AOTITorchError aotrun_shim_cuda_trim_pool(int32_t device_index) {
+  try {
+    cudaMemPool_t pool = device_pool(resolve_device(device_index), false);
+    if (pool != nullptr) check(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
+    return AOTI_TORCH_SUCCESS;
+  } catch (const std::exception& e) {
+    aotrun_shim_set_last_error((std::string(__func__) + ": " + e.what()).c_str());
+    return AOTI_TORCH_FAILURE;
+  }
+}
+
+}  // extern "C"
