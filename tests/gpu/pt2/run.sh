@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# CUDA .pt2 on aotrun's shim, on a GPU machine (issue #27): exports the
+# fixtures with the machine's torch, runs pt2_shim_cuda_tests on them with no
+# libtorch on the library path (aotrun's stand-ins instead), once under
+# compute-sanitizer memcheck, and PyTorch's own timings beside.
+#
+#   tests/gpu/pt2/run.sh LIBDIR TEST_BINARY [OUT]
+# LIBDIR holds libaotrun_shim.so.1, libaotrun_shim_cuda.so.1, aotrun/torch-standins/
+# (and libsleef.so.3 when the machine has none); OUT (default $OUT or
+# ./pt2-gpu-results) receives summary.txt, export.log, tests.log, memcheck.log,
+# bench.log.
+set -u -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$(cd "$1" && pwd); bin=$2; out=${3:-${OUT:-$PWD/pt2-gpu-results}}
+mkdir -p "$out"; work=$(mktemp -d); status=0
+say() { echo "pt2/run.sh: $*" | tee -a "$out/summary.txt"; }
+export PYTHONUNBUFFERED=1 AOTRUN_SHIM_QUIET=1
+names="mlp block block_math convnet llama"
+say "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+( time python3 "$here/export_cuda_fixtures.py" "$work" $names ) > "$out/export.log" 2>&1 || { say "export FAILED"; status=1; }
+grep -h "exported in" "$out/export.log" | tee -a "$out/summary.txt"
+for n in $names; do
+  [ -f "$work/$n.pt2" ] || continue
+  python3 - "$work/$n.pt2" "$work/$n" <<'PY'
+import os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1]); os.makedirs(sys.argv[2], exist_ok=True)
+for m in z.namelist():
+    if "/data/aotinductor/model/" in m and not m.endswith("/"):
+        open(os.path.join(sys.argv[2], os.path.basename(m)), "wb").write(z.read(m))
+PY
+done
+export LD_LIBRARY_PATH="$lib/aotrun/torch-standins:$lib:/usr/local/cuda/lib64"
+export AOTRUN_CUDA_PT2_DIR=$work
+"$bin" > "$out/tests.log" 2>&1; rc=$?
+grep -E "^\[ (graph|timing) " "$out/tests.log" >> "$out/summary.txt"
+say "pt2_shim_cuda_tests: exit $rc, $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \]' "$out/tests.log" | grep -v '\] [A-Z]' | tr '\n' ' ')"
+[ $rc -eq 0 ] && ! grep -q "SKIPPED \]" "$out/tests.log" || status=1
+LD_PRELOAD= ldd "$(ls $work/block/*.so)" | grep -E "torch|c10|aotrun|cudart|cublas" >> "$out/summary.txt"
+AOTRUN_PT2_TIMING_ITERS=2 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 "$bin" --gtest_filter='*/1:*/3' \
+  > "$out/memcheck.log" 2>&1; rc=$?
+say "compute-sanitizer memcheck (block, llama): exit $rc, $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+[ $rc -eq 0 ] || status=1
+for n in mlp block llama; do
+  env -u LD_LIBRARY_PATH python3 -X faulthandler "$here/bench_torch.py" "$work" $n >> "$out/bench.log" 2>&1 || say "bench_torch $n: exit $?"
+done
+grep "^\[ torch" "$out/bench.log" >> "$out/summary.txt"
+(cd "$work" && tar cf "$out/fixtures-meta.tar" *.json)
+say "overall: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
+exit $status
