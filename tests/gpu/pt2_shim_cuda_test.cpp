@@ -197,7 +197,8 @@ class CudaPt2 : public ::testing::TestWithParam<std::string> {
     ASSERT_EQ(fn(m_.h, hs.data(), hs.size(), out.data(), out.size(), stream_, nullptr), 0) << aotrun_shim_last_error();
     ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
     for (size_t j = 0; j < out.size(); ++j) {
-      expect_close(out[j], c.out[j], GetParam() + " " + mode + " case " + std::to_string(k) + " output " + std::to_string(j));
+      expect_close(out[j], c.out[j],
+                   GetParam() + " " + mode + " case " + std::to_string(k) + " output " + std::to_string(j));
       aoti_torch_delete_tensor_object(out[j]);
     }
   }
@@ -268,8 +269,8 @@ TEST_P(CudaPt2, GraphReplaysMatchEagerAmidOtherAllocations) {
       frees += t == cudaGraphNodeTypeMemFree;
       kernels += t == cudaGraphNodeTypeKernel;
     }
-    std::printf("[ graph    ] %s case %zu: %zu nodes, %d kernels, %d allocations, %d frees\n", GetParam().c_str(),
-                k, nodes, kernels, allocs, frees);
+    std::printf("[ graph    ] %s case %zu: %zu nodes, %d kernels, %d allocations, %d frees\n", GetParam().c_str(), k,
+                nodes, kernels, allocs, frees);
     EXPECT_GT(allocs, 0) << "the model's buffers were not allocated by the graph";
     EXPECT_EQ(allocs, frees) << "every allocation of the capture is freed inside it";
     cudaGraphExec_t exec = nullptr;
@@ -318,10 +319,11 @@ TEST_P(CudaPt2, GraphReplaysMatchEagerAmidOtherAllocations) {
     const double graph_us = time_it([&] { cudaGraphLaunch(exec, stream_); });
     uint64_t reserved = 0, used = 0;
     aotrun_shim_cuda_pool_bytes(0, &reserved, &used);
-    std::printf("[ timing   ] %s case %zu: single_threaded %.1f us, graph replay %.1f us (%.2fx); pool %llu bytes "
-                "reserved, %llu used\n",
-                GetParam().c_str(), k, eager_us, graph_us, eager_us / graph_us, (unsigned long long)reserved,
-                (unsigned long long)used);
+    std::printf(
+        "[ timing   ] %s case %zu: single_threaded %.1f us, graph replay %.1f us (%.2fx); pool %llu bytes "
+        "reserved, %llu used\n",
+        GetParam().c_str(), k, eager_us, graph_us, eager_us / graph_us, (unsigned long long)reserved,
+        (unsigned long long)used);
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     for (AtenTensorHandle v : out_views) aoti_torch_delete_tensor_object(v);

@@ -71,8 +71,13 @@ const char* fake_copy_strided(int32_t, void* dst, const void* src, size_t elem, 
   return nullptr;
 }
 
-const aotrun_shim_device_layer kFake = {sizeof(aotrun_shim_device_layer), kCuda, "fake-cuda", &fake_allocate,
-                                        &fake_release, &fake_copy_bytes, &fake_copy_strided};
+const aotrun_shim_device_layer kFake = {sizeof(aotrun_shim_device_layer),
+                                        kCuda,
+                                        "fake-cuda",
+                                        &fake_allocate,
+                                        &fake_release,
+                                        &fake_copy_bytes,
+                                        &fake_copy_strided};
 
 // ctest runs each test in its own process: those that need the layer
 // register it (the same table again is a no-op).

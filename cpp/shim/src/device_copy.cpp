@@ -64,8 +64,10 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
       copy_host_elements(host, src);
     }
     const size_t nbytes = static_cast<size_t>(dst.numel()) * dst.itemsize();
-    Tensor target = dst.is_contiguous() ? dst : empty_contiguous(dst.sizes, dst.dtype, dst.device_type, dst.device_index);
-    if (const char* why = layer->copy_bytes(dst.device_index, target.data(), dst.device_type, host.data(), kCPU, nbytes)) {
+    Tensor target =
+        dst.is_contiguous() ? dst : empty_contiguous(dst.sizes, dst.dtype, dst.device_type, dst.device_index);
+    if (const char* why =
+            layer->copy_bytes(dst.device_index, target.data(), dst.device_type, host.data(), kCPU, nbytes)) {
       throw ShimError(std::string("copying to ") + layer->name + " memory: " + why);
     }
     if (target.storage != dst.storage) copy_on_device(layer, dst, target);

@@ -26,8 +26,9 @@ const aotrun_shim_device_layer* require_device_layer(int32_t device_type, const 
   if (const aotrun_shim_device_layer* layer = device_layer(device_type)) return layer;
   std::string msg = std::string(what) + ": device type " + std::to_string(device_type);
   if (device_type == kCUDA) {
-    msg += " (cuda) needs aotrun's CUDA layer, libaotrun_shim_cuda.so.1, which is not loaded (a CUDA model loads it "
-           "through its libtorch_cuda.so stand-in; an aotrun built without CUDA has none)";
+    msg +=
+        " (cuda) needs aotrun's CUDA layer, libaotrun_shim_cuda.so.1, which is not loaded (a CUDA model loads it "
+        "through its libtorch_cuda.so stand-in; an aotrun built without CUDA has none)";
   } else {
     msg += " is not supported by aotrun's shim (CPU and CUDA tensors only)";
   }

@@ -48,7 +48,8 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
     AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
   return guarded(__func__, [&] {
-    if (ret0 == nullptr || ret1 == nullptr || ret2 == nullptr || ret3 == nullptr) throw CudaError("a result pointer is null");
+    if (ret0 == nullptr || ret1 == nullptr || ret2 == nullptr || ret3 == nullptr)
+      throw CudaError("a result pointer is null");
     const DevTensor q = read_cuda(query, "query", 4), k = read_cuda(key, "key", 4), v = read_cuda(value, "value", 4);
     if (dropout_p != 0.0) bad("dropout_p", "must be 0: aotrun runs models for inference");
     const int64_t B = q.sizes[0], H = q.sizes[1], L = q.sizes[2], E = q.sizes[3];

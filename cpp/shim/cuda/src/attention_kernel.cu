@@ -16,20 +16,32 @@ namespace {
 template <typename T>
 __device__ float load(const T* p);
 template <>
-__device__ float load<float>(const float* p) { return *p; }
+__device__ float load<float>(const float* p) {
+  return *p;
+}
 template <>
-__device__ float load<__nv_bfloat16>(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ float load<__nv_bfloat16>(const __nv_bfloat16* p) {
+  return __bfloat162float(*p);
+}
 template <>
-__device__ float load<__half>(const __half* p) { return __half2float(*p); }
+__device__ float load<__half>(const __half* p) {
+  return __half2float(*p);
+}
 
 template <typename T>
 __device__ T from_float(float v);
 template <>
-__device__ float from_float<float>(float v) { return v; }
+__device__ float from_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
 template <>
-__device__ __half from_float<__half>(float v) { return __float2half(v); }
+__device__ __half from_float<__half>(float v) {
+  return __float2half(v);
+}
 
 // Block-wide reduction (max or sum) of one value per thread.
 template <bool kMax>
@@ -81,7 +93,8 @@ __global__ void attention(Args a) {
     float s = -INFINITY;
     if (!(a.causal && j > i)) {
       float dot = 0.0f;
-      for (int64_t e = 0; e < E; ++e) dot += load(q + e * a.q.stride[3]) * load(k + j * a.k.stride[2] + e * a.k.stride[3]);
+      for (int64_t e = 0; e < E; ++e)
+        dot += load(q + e * a.q.stride[3]) * load(k + j * a.k.stride[2] + e * a.k.stride[3]);
       s = dot * a.scale;
       if (bias != nullptr) s += load(bias + j * a.bias.stride[3]);
     }
@@ -122,16 +135,16 @@ cudaError_t launch(const Args& a, cudaStream_t stream) {
         cudaFuncSetAttribute(attention<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
     if (rc != cudaSuccess) return rc;
   }
-  attention<T><<<dim3(static_cast<unsigned>(L), static_cast<unsigned>(H), static_cast<unsigned>(B)), 128, shared,
-                 stream>>>(a);
+  attention<T>
+      <<<dim3(static_cast<unsigned>(L), static_cast<unsigned>(H), static_cast<unsigned>(B)), 128, shared, stream>>>(a);
   return cudaGetLastError();
 }
 
 }  // namespace
 
 cudaError_t launch_attention(Elem elem, View4 q, View4 k, View4 v, View4 bias, Elem bias_elem, void* out,
-                             const int64_t* out_stride, float* lse, const int64_t* lse_stride, float scale,
-                             bool causal, cudaStream_t stream) {
+                             const int64_t* out_stride, float* lse, const int64_t* lse_stride, float scale, bool causal,
+                             cudaStream_t stream) {
   if (bias.data != nullptr && bias_elem != elem) return cudaErrorInvalidValue;
   Args a{q, k, v, bias, static_cast<char*>(out), {}, lse, {}, scale, causal};
   for (int d = 0; d < 4; ++d) a.os[d] = out_stride[d];

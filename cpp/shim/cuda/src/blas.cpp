@@ -47,8 +47,9 @@ cublasHandle_t blas_for(int device, cudaStream_t stream) {
   Blas& b = t_blas.dev[device];
   if (b.handle == nullptr) {
     if (capture_id(stream) != 0) {
-      throw CudaError("this thread has no cuBLAS handle yet and one cannot be created during a stream capture: "
-                      "run the model once on this thread before capturing it");
+      throw CudaError(
+          "this thread has no cuBLAS handle yet and one cannot be created during a stream capture: "
+          "run the model once on this thread before capturing it");
     }
     check_blas(cublasCreate(&b.handle), "cublasCreate");
     check(cudaMalloc(&b.workspace, kWorkspaceBytes), "cudaMalloc (cuBLAS workspace)");
@@ -165,11 +166,11 @@ void gemm(const DevTensor& c_in, const DevTensor& a_in, const DevTensor& b_in, d
                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
   } else {
-    check_blas(cublasGemmStridedBatchedEx(h, oa.op, ob.op, as_int(m, op), as_int(n, op), as_int(K, op), &alpha_f, pa,
-                                          type, as_int(oa.ld, op), sa, pb, type, as_int(ob.ld, op), sb, &beta_f,
-                                          c.data, type, as_int(oc.ld, op), sc, as_int(batch, op), CUBLAS_COMPUTE_32F,
-                                          CUBLAS_GEMM_DEFAULT),
-               "cublasGemmStridedBatchedEx");
+    check_blas(
+        cublasGemmStridedBatchedEx(h, oa.op, ob.op, as_int(m, op), as_int(n, op), as_int(K, op), &alpha_f, pa, type,
+                                   as_int(oa.ld, op), sa, pb, type, as_int(ob.ld, op), sb, &beta_f, c.data, type,
+                                   as_int(oc.ld, op), sc, as_int(batch, op), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
   }
   if (c.h != c_in.h) copy_into(c_in, c);
 }

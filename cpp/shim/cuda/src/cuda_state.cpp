@@ -14,7 +14,8 @@ std::mutex g_pool_mu;
 cudaMemPool_t g_pools[kMaxDevices] = {};
 
 void check_range(int device) {
-  if (device < 0 || device >= kMaxDevices) throw CudaError("device index " + std::to_string(device) + " is out of range");
+  if (device < 0 || device >= kMaxDevices)
+    throw CudaError("device index " + std::to_string(device) + " is out of range");
 }
 
 }  // namespace

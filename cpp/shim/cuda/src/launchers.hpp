@@ -31,7 +31,7 @@ struct View4 {
 // null: none; strides 0 where broadcast), scores = q k^T * scale + bias,
 // causal: key j > query i masked.
 cudaError_t launch_attention(Elem elem, View4 q, View4 k, View4 v, View4 bias, Elem bias_elem, void* out,
-                             const int64_t* out_stride, float* lse, const int64_t* lse_stride, float scale,
-                             bool causal, cudaStream_t stream);
+                             const int64_t* out_stride, float* lse, const int64_t* lse_stride, float scale, bool causal,
+                             cudaStream_t stream);
 
 }  // namespace aotrun::shim::cuda

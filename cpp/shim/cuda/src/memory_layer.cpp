@@ -17,8 +17,8 @@ namespace {
 
 // What the layer notes about one allocation.
 struct Record {
-  cudaStream_t stream;              // allocated on (and freed on, outside captures)
-  unsigned long long capture = 0;   // the capture it was allocated in, 0: none
+  cudaStream_t stream;             // allocated on (and freed on, outside captures)
+  unsigned long long capture = 0;  // the capture it was allocated in, 0: none
   int device = 0;
 };
 

@@ -35,7 +35,8 @@ DevTensor read_cuda(AtenTensorHandle h, const char* arg, int64_t dim) {
   int32_t device_type = 0;
   int64_t nd = 0, *sizes = nullptr, *strides = nullptr;
   ok(aoti_torch_get_device_type(h, &device_type), who);
-  if (device_type != 1) throw CudaError(who + " is not a CUDA tensor (device type " + std::to_string(device_type) + ")");
+  if (device_type != 1)
+    throw CudaError(who + " is not a CUDA tensor (device type " + std::to_string(device_type) + ")");
   ok(aoti_torch_get_dim(h, &nd), who);
   if (dim >= 0 && nd != dim) {
     throw CudaError(who + " must be " + std::to_string(dim) + "-d, got " + std::to_string(nd) + "-d");
@@ -63,8 +64,8 @@ std::vector<int64_t> contiguous(const std::vector<int64_t>& sizes) {
 DevTensor new_cuda(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype,
                    int32_t device_index) {
   AtenTensorHandle h = nullptr;
-  ok(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), dtype, 1,
-                              device_index, &h),
+  ok(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), dtype, 1, device_index,
+                              &h),
      "allocating a CUDA tensor");
   OwnedHandle owned(h);
   DevTensor t = read_cuda(h, "new tensor");

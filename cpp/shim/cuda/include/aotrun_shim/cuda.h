@@ -85,8 +85,7 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_att
  * and in use (cudaMemPoolAttrUsedMemCurrent); 0 and 0 before its first use.
  * Memory of allocation nodes inside instantiated graphs is the graph's and is
  * not counted. */
-AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_bytes(int32_t device_index, uint64_t* reserved,
-                                                           uint64_t* used);
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_bytes(int32_t device_index, uint64_t* reserved, uint64_t* used);
 /* Returns the pool's unused memory to the device (cudaMemPoolTrimTo 0), as an
  * allocator cache flush would. */
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_trim_pool(int32_t device_index);
