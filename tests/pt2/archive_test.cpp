@@ -340,9 +340,9 @@ std::vector<File> cuda_archive(const char* device) {
 
 }  // namespace
 
-// A CUDA archive says which piece it lacks, before anything is extracted:
-// a libtorch with CUDA (LOAD_FAILED naming libtorch_cuda.so and the fix),
-// then a device (DEVICE with CUDA's reason).
+// A CUDA archive runs on aotrun's shim only: libtorch asked for is refused
+// before anything is extracted, and without a GPU it is DEVICE with CUDA's
+// reason.
 // Strides the checks state: row-major ones (also beside dynamic dims, whose
 // strides are not stated) leave the layout row-major; channels_last ones are
 // the layout; a non-row-major layout that depends on a dynamic dim, or one
@@ -409,46 +409,49 @@ TEST(Pt2WrapperSpecs, ReadsTheStridesAnInputWasCompiledFor) {
                     static_cast<float>(((n * 3 + ch) * 8 + h) * 8 + w));
 }
 
-TEST(Pt2Archive, CudaModelNamesWhatItNeedsBeforeExtracting) {
+TEST(Pt2Archive, CudaModelNamesWhatItNeeds) {
   TempZip z(cuda_archive("cuda"), "cuda");
   const char* saved = std::getenv("AOTRUN_LIBTORCH");
   const std::string keep = saved ? saved : "";
   ::unsetenv("AOTRUN_LIBTORCH");
   std::string msg;
   {
-    FakeDirs none(false);
-    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", Pt2Options{}); }, &msg), Code::LoadFailed);
-    EXPECT_NE(msg.find("package 'gpu_model' is a CUDA AOTInductor model and needs libtorch with CUDA "
-                       "(libtorch_cuda.so), and no libtorch is named"),
-              std::string::npos)
-        << msg;
-    EXPECT_NE(msg.find("AOTRUN_LIBTORCH"), std::string::npos) << msg;
-    EXPECT_TRUE(none.tmp_empty());
-  }
-  {
-    FakeDirs cpu_only(false);
-    Pt2Options o;
-    o.libtorch = cpu_only.libtorch;
-    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), Code::LoadFailed);
-    EXPECT_NE(msg.find("the libtorch in '" + cpu_only.libtorch + "' has no libtorch_cuda.so (a CPU-only libtorch"),
-              std::string::npos)
-        << msg;
-    EXPECT_TRUE(cpu_only.tmp_empty());
-    // The same through the file name of libtorch_cpu.so.
-    o.libtorch = cpu_only.libtorch + "/libtorch_cpu.so";
-    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), Code::LoadFailed);
-  }
-  {
+    // libtorch asked for: refused before anything is extracted (CUDA models
+    // run on aotrun's shim only).
     FakeDirs with_cuda(true);
     Pt2Options o;
     o.libtorch = with_cuda.libtorch;
-    std::string why;
-    const bool gpu = aotrun::cuda::usable(0, &why);
-    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), gpu ? Code::Unsupported : Code::Device);
-    if (!gpu) {
-      EXPECT_NE(msg.find("needs CUDA device 0, which is not usable here: " + why), std::string::npos) << msg;
-    }
+    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), Code::Unsupported);
+    EXPECT_NE(msg.find("package 'gpu_model' is a CUDA AOTInductor model, and aotrun runs CUDA .pt2 packages on its "
+                       "own shim only, but the package option 'libtorch'"),
+              std::string::npos)
+        << msg;
     EXPECT_TRUE(with_cuda.tmp_empty());
+    o.libtorch.clear();
+    o.pad_batch = true;
+    EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", o); }, &msg), Code::Unsupported);
+    EXPECT_NE(msg.find("pad_batch is not supported for CUDA models yet"), std::string::npos) << msg;
+  }
+  {
+    // Nothing set: the shim serves it, and a machine without a GPU says so.
+    FakeDirs none(false);
+    std::string why;
+    if (bundled_shim_dir().empty()) {
+      // This program links the core statically: no stand-ins beside it.
+      EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", Pt2Options{}); }, &msg), Code::LoadFailed);
+      EXPECT_NE(msg.find("aotrun runs CUDA models on its own shim only"), std::string::npos) << msg;
+    } else if (!aotrun::cuda::usable(0, &why)) {
+      EXPECT_EQ(code_of([&] { open_pt2(z.path, "gpu_model", Pt2Options{}); }, &msg),
+                aotrun::cuda::compiled_in() ? Code::Device : Code::Unsupported);
+      if (aotrun::cuda::compiled_in()) {
+        EXPECT_NE(msg.find("package 'gpu_model' is a CUDA AOTInductor model and needs CUDA device 0, which is not "
+                           "usable here: " +
+                           why),
+                  std::string::npos)
+            << msg;
+      }
+      EXPECT_TRUE(none.tmp_empty());  // what was extracted is gone with the refused package
+    }
   }
   if (saved) ::setenv("AOTRUN_LIBTORCH", keep.c_str(), 1);
 }
@@ -457,5 +460,5 @@ TEST(Pt2Archive, ModelForAnotherDeviceIsUnsupportedNamingIt) {
   TempZip z(cuda_archive("mps"), "mps");
   std::string msg;
   EXPECT_EQ(code_of([&] { open_pt2(z.path, "mps_model", Pt2Options{}); }, &msg), Code::Unsupported);
-  EXPECT_NE(msg.find("for device 'mps'; aotrun runs CPU .pt2 packages only"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("for device 'mps'; aotrun runs CPU and CUDA .pt2 packages"), std::string::npos) << msg;
 }

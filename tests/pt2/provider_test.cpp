@@ -326,3 +326,47 @@ TEST(Provider, APackageCallingNoShimReportsNone) {
     EXPECT_EQ(describe(aotrun_package_get_provider(nullptr, nullptr, nullptr)).rfind("INVALID_ARGUMENT", 0), 0u);
   });
 }
+
+// CUDA models (AOTI_DEVICE_KEY "cuda", exported with torch 2.11 on a GPU
+// machine: tests/gpu/pt2/export_cuda_fixtures.py) run on aotrun's shim and
+// its CUDA layer only (docs/SHIM.md, "CUDA"). Here, with no GPU, what a user
+// hears is checked; on a GPU machine the GPU suite runs them.
+namespace {
+const std::string kCudaMlp = std::string(AOTRUN_CUDA_PT2_FIXTURES) + "/mlp.pt2";
+const std::string kCudaConvnet = std::string(AOTRUN_CUDA_PT2_FIXTURES) + "/convnet.pt2";
+}  // namespace
+
+TEST(ProviderCuda, ACudaModelWithoutAUsableDeviceIsRefusedNamingTheDevice) {
+  in_fresh_process([] {
+    Opened o;
+    open_with(kCudaMlp, "", "", &o);
+    if (o.pkg != nullptr) GTEST_SKIP() << "a CUDA device is usable here: the GPU suite (tests/gpu/pt2) runs it";
+    // DEVICE where aotrun has its CUDA backend; without it the shim has no
+    // CUDA layer and the model's aoti_torch_cuda_* imports are what it lacks.
+    EXPECT_TRUE(contains(o.error,
+                         "DEVICE: package 'mlp' is a CUDA AOTInductor model and needs CUDA device 0, which "
+                         "is not usable here") ||
+                contains(o.error, "aoti_torch_cuda_mm_out"))
+        << o.error;
+  });
+}
+
+TEST(ProviderCuda, AConvolutionModelIsRefusedNamingTheFunctionAndTheExportOptions) {
+  in_fresh_process([] {
+    Opened o;
+    open_with(kCudaConvnet, "shim", "", &o);
+    ASSERT_EQ(o.pkg, nullptr);
+    EXPECT_TRUE(contains(o.error, "LOAD_FAILED")) << o.error;
+    EXPECT_TRUE(contains(o.error, "aoti_torch_cuda_convolution")) << o.error;
+    EXPECT_TRUE(contains(o.error, "max_autotune_conv_backends = \"TRITON\"")) << o.error;
+  });
+}
+
+TEST(ProviderCuda, ForcingLibtorchForACudaModelIsRefused) {
+  in_fresh_process([] {
+    Opened o;
+    open_with(kCudaMlp, "libtorch", "", &o);
+    ASSERT_EQ(o.pkg, nullptr);
+    EXPECT_TRUE(contains(o.error, "package 'mlp' is a CUDA AOTInductor model")) << o.error;
+  });
+}

@@ -32,7 +32,7 @@ class Pt2ArchiveKind final : public PackageKind {
     if (auto dot = p.name.rfind(".pt2"); dot != std::string::npos && dot + 4 == p.name.size()) p.name.resize(dot);
     if (!options.pt2.model.empty() && options.pt2.model != pt2::kDefaultModel) p.name += ":" + options.pt2.model;
     const uint64_t t = now_ns();
-    p.code = pt2::open_pt2(c.path, p.name, options.pt2);
+    p.code = pt2::open_pt2(c.path, p.name, options.pt2, &p.device);
     p.dlopen_ns = now_ns() - t;
     return p;
   }

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # CUDA .pt2 on aotrun's shim, on a GPU machine (issue #27): exports the
-# fixtures with the machine's torch, runs pt2_shim_cuda_tests on them with no
-# libtorch on the library path (aotrun's stand-ins instead), once under
-# compute-sanitizer memcheck, and PyTorch's own timings beside.
+# fixtures with the machine's torch, runs pt2_shim_cuda_tests (the model's
+# own container on the shim, against eager PyTorch) and pt2_runner_cuda_tests
+# (libaotrun's C API in every mode, against the model's own container) with
+# no libtorch on the library path (aotrun's stand-ins instead), both once
+# under compute-sanitizer memcheck, and PyTorch's own timings beside.
 #
-#   tests/gpu/pt2/run.sh LIBDIR TEST_BINARY [OUT]
-# LIBDIR holds libaotrun_shim.so.1, libaotrun_shim_cuda.so.1, aotrun/torch-standins/
-# (and libsleef.so.3 when the machine has none); OUT (default $OUT or
-# ./pt2-gpu-results) receives summary.txt, export.log, tests.log, memcheck.log,
-# bench.log.
+#   tests/gpu/pt2/run.sh LIBDIR BINDIR [OUT]
+# LIBDIR holds libaotrun.so.1, libaotrun_shim.so.1, libaotrun_shim_cuda.so.1,
+# aotrun/torch-standins/ (and libsleef.so.3, libzip.so.4 when the machine
+# has none: build/c_api of a Release build, CUDA_ARCHS=90, plus those);
+# BINDIR holds the two test programs. OUT (default $OUT or ./pt2-gpu-results)
+# receives summary.txt, export.log, tests.log, runner.log, memcheck.log,
+# bench.log, fixtures-meta.tar.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-lib=$(cd "$1" && pwd); bin=$2; out=${3:-${OUT:-$PWD/pt2-gpu-results}}
+lib=$(cd "$1" && pwd); bin=$2/pt2_shim_cuda_tests; runner=$2/pt2_runner_cuda_tests
+out=${3:-${OUT:-$PWD/pt2-gpu-results}}
 mkdir -p "$out"; work=$(mktemp -d); status=0
 say() { echo "pt2/run.sh: $*" | tee -a "$out/summary.txt"; }
 export PYTHONUNBUFFERED=1 AOTRUN_SHIM_QUIET=1
@@ -35,10 +40,15 @@ export AOTRUN_CUDA_PT2_DIR=$work
 grep -E "^\[ (graph|timing) " "$out/tests.log" >> "$out/summary.txt"
 say "pt2_shim_cuda_tests: exit $rc, $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \]' "$out/tests.log" | grep -v '\] [A-Z]' | tr '\n' ' ')"
 [ $rc -eq 0 ] && ! grep -q "SKIPPED \]" "$out/tests.log" || status=1
+"$runner" > "$out/runner.log" 2>&1; rc=$?
+grep -E "^\[ runner " "$out/runner.log" >> "$out/summary.txt"
+say "pt2_runner_cuda_tests: exit $rc, $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \]' "$out/runner.log" | grep -v '\] [A-Z]' | tr '\n' ' ')"
+[ $rc -eq 0 ] && ! grep -q "SKIPPED \]" "$out/runner.log" || status=1
 LD_PRELOAD= ldd "$(ls $work/block/*.so)" | grep -E "torch|c10|aotrun|cudart|cublas" >> "$out/summary.txt"
-AOTRUN_PT2_TIMING_ITERS=2 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 "$bin" --gtest_filter='*/1:*/3' \
+{ AOTRUN_PT2_TIMING_ITERS=2 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 "$bin" \
+    --gtest_filter='*/1:*/3' && compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 "$runner"; } \
   > "$out/memcheck.log" 2>&1; rc=$?
-say "compute-sanitizer memcheck (block, llama): exit $rc, $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)"
+say "compute-sanitizer memcheck (block and llama on the shim, every runner case): exit $rc, $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tr '\n' ' ')"
 [ $rc -eq 0 ] || status=1
 for n in mlp block llama; do
   env -u LD_LIBRARY_PATH python3 -X faulthandler "$here/bench_torch.py" "$work" $n >> "$out/bench.log" 2>&1 || say "bench_torch $n: exit $?"

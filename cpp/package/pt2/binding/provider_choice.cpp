@@ -46,7 +46,15 @@ void apply_provider_setting(const std::string& value, const std::string& source,
 
 std::string names_with_releases(const std::vector<MissingShim>& missing) {
   std::string s;
-  for (const auto& m : missing) s += (s.empty() ? "" : ", ") + m.name + " (first in " + m.first_release + ")";
+  for (const auto& m : missing) {
+    s += (s.empty() ? "" : ", ") + m.name + " (first in " + m.first_release + ")";
+    // The one CUDA fallback aotrun leaves out on purpose: say how to avoid it.
+    if (m.name == "aoti_torch_cuda_convolution") {
+      s += " [aotrun's CUDA layer has no cuDNN convolution: export the model with "
+           "torch._inductor.config.max_autotune = True and max_autotune_conv_backends = \"TRITON\"; "
+           "docs/SHIM.md, \"CUDA\"]";
+    }
+  }
   return s;
 }
 
@@ -77,7 +85,7 @@ ShimCoverage shim_coverage(const std::string& model_so) {
   c.available = true;
   const LinkFindings f = examine_library(model_so, lib, "");
   c.calls = f.shim_calls.size();
-  c.missing = f.shim_missing;
+  c.missing = f.shim_missing;  // the CUDA layer beside the shim counts (examine_library)
   return c;
 }
 
@@ -112,6 +120,13 @@ ProviderChoice choose_provider(const ProviderRequest& request, const std::string
       "aotrun's shim implements all " + std::to_string(shim.calls) + " aoti_* function(s) the model library imports";
   const std::string lacks = std::to_string(shim.missing.size()) + " function(s) of libtorch's C shim that aotrun's " +
                             "shim lacks: " + names_with_releases(shim.missing);
+  if (!request.shim_only.empty()) {
+    if (!shim.available) {
+      fail(Code::LoadFailed, pkg + ": " + request.shim_only + ", and this libaotrun has no aotrun/torch-standins " +
+                                 "beside it (built without AOTRUN_BUILD_SHIM, or installed without it)");
+    }
+    if (!shim.missing.empty()) fail(Code::LoadFailed, pkg + " imports " + lacks + "; " + request.shim_only);
+  }
   std::string reason;
   const SettledProvider settled = settle_provider([&](const std::optional<ProviderInUse>& in_use) -> ProviderPick {
     const std::string forced = "forced by " + request.mode_source;

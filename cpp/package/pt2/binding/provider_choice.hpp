@@ -26,6 +26,10 @@ struct ProviderRequest {
   std::string mode_source;  // "AOTRUN_PROVIDER=libtorch", ...; "" when nothing forced it
   std::string libtorch;     // libtorch_cpu.so or its directory; "" = none configured
   std::string libtorch_source;
+  // Why only aotrun's shim can serve this model ("" when either can): a CUDA
+  // model runs on the shim's CUDA layer only. Such a request fails unless the
+  // shim implements everything the model imports.
+  std::string shim_only;
 };
 
 // Throws Error INVALID_ARGUMENT naming an unknown value of the option

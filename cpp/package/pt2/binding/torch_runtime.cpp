@@ -145,6 +145,19 @@ std::string bundled_shim_library() {
   return ::realpath(lib.c_str(), real) != nullptr ? std::string(real) : "";
 }
 
+std::string shim_error(const TorchShim& shim) {
+  const char* e = shim.last_error != nullptr ? shim.last_error() : nullptr;
+  return e != nullptr && *e != '\0' ? std::string(": ") + e : std::string();
+}
+
+std::string bundled_shim_cuda_library() {
+  const std::string dir = bundled_shim_dir();
+  if (dir.empty()) return "";
+  char real[PATH_MAX];
+  const std::string lib = dir + "/../../libaotrun_shim_cuda.so.1";
+  return ::realpath(lib.c_str(), real) != nullptr ? std::string(real) : "";
+}
+
 const char* provider_name(Provider p) { return p == Provider::Shim ? "shim" : "libtorch"; }
 
 namespace {
@@ -190,6 +203,9 @@ std::unique_ptr<TorchShim> resolve_shim(void* scope, const std::string& source) 
   resolve(scope, "aoti_torch_get_dim", &s->get_dim, &missing);
   resolve(scope, "aoti_torch_get_dtype", &s->get_dtype, &missing);
   s->new_tensor_handle = reinterpret_cast<TorchShim::NewHandle>(::dlsym(scope, "aoti_torch_new_tensor_handle"));
+  s->copy = reinterpret_cast<TorchShim::Copy>(::dlsym(scope, "aoti_torch_copy_"));
+  s->empty_strided = reinterpret_cast<TorchShim::EmptyStrided>(::dlsym(scope, "aoti_torch_empty_strided"));
+  s->last_error = reinterpret_cast<TorchShim::LastError>(::dlsym(scope, "aotrun_shim_last_error"));
   TorchShim::Constant cpu = nullptr;
   resolve(scope, "aoti_torch_device_type_cpu", &cpu, &missing);
   for (const auto& d : kDtypes) {
@@ -250,6 +266,35 @@ SettledProvider settle_provider(const std::function<ProviderPick(const std::opti
     log(LogLevel::Debug, "libtorch already loaded from " + g_in_use->source + "; ignoring '" + pick.libtorch + "'");
   }
   return {g_shim.get(), *g_in_use};
+}
+
+const CudaShim& load_cuda_shim() {
+  static std::mutex mu;
+  static std::unique_ptr<CudaShim> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  if (loaded) return *loaded;
+  const std::string dir = bundled_shim_dir();
+  if (dir.empty() || bundled_shim_cuda_library().empty()) {
+    fail(Code::LoadFailed,
+         "aotrun's shim has no CUDA layer here (libaotrun_shim_cuda.so.1 beside libaotrun: "
+         "aotrun must be built with its CUDA backend, AOTRUN_ENABLE_CUDA)");
+  }
+  void* scope = nullptr;
+  for (const char* f : {"libc10_cuda.so", "libtorch_cuda.so"}) {
+    const std::string p = dir + "/" + f;
+    scope = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed, like the CPU stand-ins
+    if (scope == nullptr) fail(Code::LoadFailed, "cannot load aotrun's CUDA shim from '" + p + "': " + dl_error());
+  }
+  auto c = std::make_unique<CudaShim>();
+  std::vector<std::string> missing;
+  resolve(scope, "aoti_torch_create_cuda_stream_guard", &c->create_stream_guard, &missing);
+  resolve(scope, "aoti_torch_delete_cuda_stream_guard", &c->delete_stream_guard, &missing);
+  TorchShim::Constant cuda = nullptr;
+  resolve(scope, "aoti_torch_device_type_cuda", &cuda, &missing);
+  if (!missing.empty()) fail(Code::MissingSymbol, "aotrun's CUDA shim lacks " + missing.front());
+  c->device_type_cuda = cuda();
+  loaded = std::move(c);
+  return *loaded;
 }
 
 const TorchShim& torch_shim(const std::string& hint) {

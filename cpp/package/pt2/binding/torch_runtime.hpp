@@ -41,6 +41,17 @@ struct TorchShim {
   // references to input views it keeps between runs.
   NewHandle new_tensor_handle = nullptr;
   int32_t device_type_cpu = 0;
+  // Optional: a copy between any two tensors (aoti_torch_copy_), which on
+  // aotrun's shim also moves CUDA memory (on the current stream).
+  using Copy = int32_t (*)(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking);
+  Copy copy = nullptr;
+  // Optional: a new tensor (aoti_torch_empty_strided).
+  using EmptyStrided = int32_t (*)(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
+                                   int32_t device_type, int32_t device_index, AtenTensorHandle* out);
+  EmptyStrided empty_strided = nullptr;
+  // Optional: the last failure's message (aotrun's shim only).
+  using LastError = const char* (*)();
+  LastError last_error = nullptr;
 
   // torch dtype code (c10::ScalarType, read from the shim's
   // aoti_torch_dtype_* functions) <-> DLPack; -1 / false when it has none.
@@ -59,6 +70,9 @@ struct TorchShim {
 // suffix of the shim's aoti_torch_dtype_<name>()); false when aotrun has none.
 bool dlpack_dtype_named(const std::string& name, DLDataType* out);
 
+// ": <the shim's last error>" when the shim can say it, else "".
+std::string shim_error(const TorchShim& shim);
+
 // The word that names aotrun's own shim instead of a libtorch, in the
 // `libtorch` option and $AOTRUN_LIBTORCH (since 1.2).
 inline constexpr const char* kAotrunShim = "shim";
@@ -72,6 +86,25 @@ std::string bundled_shim_dir();
 // up, what they NEED): the one whose exports say what the shim implements.
 // "" when there is none.
 std::string bundled_shim_library();
+
+// The CUDA layer of aotrun's shim (libaotrun_shim_cuda.so.1, docs/SHIM.md
+// "CUDA"): its library beside the shim's, "" when this build has none.
+std::string bundled_shim_cuda_library();
+
+// What the bridge calls of the shim's CUDA layer.
+struct CudaShim {
+  using CreateStreamGuard = int32_t (*)(void* stream, int32_t device_index, void** guard);
+  using DeleteStreamGuard = int32_t (*)(void* guard);
+  CreateStreamGuard create_stream_guard = nullptr;
+  DeleteStreamGuard delete_stream_guard = nullptr;
+  int32_t device_type_cuda = 1;
+};
+
+// Loads the CUDA stand-ins (libc10_cuda.so, libtorch_cuda.so: they bring the
+// CUDA layer and the CUDA runtime) beside the CPU ones, once, and returns the
+// layer's functions. Only with aotrun's shim in use. Throws Error LOAD_FAILED
+// naming what could not be loaded (e.g. no libcudart.so.13 on this machine).
+const CudaShim& load_cuda_shim();
 
 // Who implements the C shim for the process's .pt2 models.
 enum class Provider { Shim, Libtorch };

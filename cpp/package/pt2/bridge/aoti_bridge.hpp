@@ -27,6 +27,8 @@
 #include <memory>
 #include <string>
 
+#include <dlpack/dlpack.h>
+
 #include "package/package_code.hpp"
 #include "package/package_options.hpp"
 
@@ -37,8 +39,10 @@ namespace aotrun::pt2 {
 // libtorch's shim and the model library, reads the specs. Throws Error with
 // the codes listed in pt2_archive.hpp, torch_runtime.hpp and aoti_library.hpp.
 // `display_name` names the package in messages.
+// *device (when given) receives the device the model was compiled for
+// (CPU, or CUDA device 0: AOTI_DEVICE_KEY "cuda", run on aotrun's shim).
 std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
-                                      const Pt2Options& options);
+                                      const Pt2Options& options, DLDevice* device = nullptr);
 
 // Whether the first bytes of `path` are a zip local-file header.
 bool looks_like_zip(int fd);

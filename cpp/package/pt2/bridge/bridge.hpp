@@ -72,6 +72,10 @@ struct Bridge {
   std::shared_ptr<const AotiLibrary> lib;
   std::unique_ptr<ModelConstants> constants;  // where the weights are; provided to every container
   const TorchShim* shim = nullptr;
+  // A CUDA model (AOTI_DEVICE_KEY "cuda"): run on the caller's stream on the
+  // calling thread, its tensors in device memory; cuda_shim is then set.
+  bool cuda = false;
+  const CudaShim* cuda_shim = nullptr;
   std::string provider, provider_reason;  // which shim provider serves the model, and why
   std::string name;
 

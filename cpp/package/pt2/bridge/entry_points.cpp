@@ -18,9 +18,12 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
   try {
     auto* b = static_cast<Bridge*>(binding);
     if (out == nullptr || args == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "create: NULL argument");
-    if (args->device.device_type != kDLCPU) {
-      return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED, "aotrun runs CPU .pt2 packages only (device type " +
-                                                       std::to_string(args->device.device_type) + " requested)");
+    const DLDeviceType compiled = b->cuda ? kDLCUDA : kDLCPU;
+    if (args->device.device_type != compiled || (b->cuda && args->device.device_id != 0)) {
+      return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED, std::string("the model was compiled for ") +
+                                                       (b->cuda ? "CUDA device 0" : "the CPU") + " (device type " +
+                                                       std::to_string(args->device.device_type) + ", id " +
+                                                       std::to_string(args->device.device_id) + " requested)");
     }
     const size_t models = args->num_models > 0 ? static_cast<size_t>(args->num_models) : 1;
     auto c = std::make_unique<BridgeContainer>();
@@ -29,8 +32,9 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
     c->host = args->host;
     const AotiFunctions& f = b->lib->fn();
     const char* dir = b->dir->path().c_str();
-    const int32_t rc = f.create_with_device != nullptr ? f.create_with_device(&c->h, models, "cpu", dir)
-                                                       : f.create(&c->h, models, true, dir);
+    const int32_t rc = f.create_with_device != nullptr
+                           ? f.create_with_device(&c->h, models, b->cuda ? "cuda" : "cpu", dir)
+                           : f.create(&c->h, models, true, dir);
     if (rc != 0 || c->h == nullptr) {
       return fail_with(AOTRUN_PKG_ERR_RUNTIME,
                        b->lib->failure(f.create_with_device ? "AOTInductorModelContainerCreateWithDevice"

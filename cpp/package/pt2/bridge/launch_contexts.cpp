@@ -33,6 +33,9 @@ struct Work {
   std::shared_ptr<const AotiLibrary> lib;
   BridgeContainer* c = nullptr;
   bool single_threaded = false;
+  // A CUDA model's stream (the caller's cudaStream_t); NULL for CPU models,
+  // whose runs are launched onto the host's stream instead.
+  void* stream = nullptr;
   std::vector<DLTensor> tensors;  // inputs, then outputs
   size_t n_in = 0;
   std::vector<int64_t> dims;  // every shape, concatenated
@@ -191,6 +194,25 @@ bool input_handle(const TorchShim& shim, Work& w, size_t i, DLTensor t, bool use
   return wrap_input(shim, t, out, why, layout);
 }
 
+// The shim's current CUDA stream for a scope (nothing for CPU models).
+class CudaStreamScope {
+ public:
+  CudaStreamScope(const CudaShim* cuda, void* stream) : cuda_(cuda) {
+    if (cuda_ != nullptr) ok_ = cuda_->create_stream_guard(stream, 0, &guard_) == 0;
+  }
+  ~CudaStreamScope() {
+    if (guard_ != nullptr) (void)cuda_->delete_stream_guard(guard_);
+  }
+  CudaStreamScope(const CudaStreamScope&) = delete;
+  CudaStreamScope& operator=(const CudaStreamScope&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  const CudaShim* cuda_;
+  void* guard_ = nullptr;
+  bool ok_ = true;
+};
+
 int32_t run_work_impl(void* p) {
   auto* w = static_cast<Work*>(p);
   // A graph the caller captured, launched after the runner it was captured
@@ -215,7 +237,10 @@ int32_t run_work_impl(void* p) {
   AtenTensorHandle* out = in + w->n_in;
   // Here, not before the launch: a graph replays this call with whatever
   // the caller's inputs hold then.
-  if (const int32_t rc = check_index_values(b, w->tensors.data(), w->n_in); rc != AOTRUN_PKG_OK) return rc;
+  // (Host memory only: a CUDA model's inputs are not read here; docs/PT2.md "CUDA".)
+  if (!b.cuda) {
+    if (const int32_t rc = check_index_values(b, w->tensors.data(), w->n_in); rc != AOTRUN_PKG_OK) return rc;
+  }
   std::string why;
   // The Work's views and scratch buffers are this run's unless a concurrent
   // replay of the same Work holds them. Released once the handles are made
@@ -279,11 +304,16 @@ int32_t run_work_impl(void* p) {
   const auto run = w->single_threaded ? f.run_single_threaded : f.run;
   // On failure the inputs may or may not have been stolen; leaking them is
   // the safe side of that uncertainty (they only view the caller's memory).
-  if (run(w->c->h, in, w->n_in, out, n_out, nullptr, nullptr) != 0) {
+  if (run(w->c->h, in, w->n_in, out, n_out, w->stream, nullptr) != 0) {
     return fail_with(AOTRUN_PKG_ERR_RUNTIME,
                      b.lib->failure(w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun));
   }
-  int32_t rc = AOTRUN_PKG_OK;
+  // A CUDA model's outputs are copied and released on the caller's stream:
+  // under a capture, the copies are recorded and the releases become free
+  // nodes of the graph that allocated them (docs/SHIM.md, "CUDA").
+  CudaStreamScope scope(b.cuda ? b.cuda_shim : nullptr, w->stream);
+  int32_t rc = scope.ok() ? AOTRUN_PKG_OK
+                          : fail_with(AOTRUN_PKG_ERR_RUNTIME, "setting the model's CUDA stream for its outputs failed");
   for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
     if (!copy_output(shim, out[i], w->tensors[w->n_in + i], &why, padded)) {
       rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, "output " + std::to_string(i) + " ('" + b.outputs[i].name + "'): " + why);
@@ -314,6 +344,7 @@ int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool 
   }
   w->c = c;
   w->single_threaded = single_threaded;
+  w->stream = b.cuda ? a->stream : nullptr;
   w->n_in = a->num_inputs;
   w->delete_handle = b.shim->delete_tensor_object;
   try {
@@ -342,6 +373,14 @@ int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool 
   } catch (const std::bad_alloc&) {
     delete w;
     return fail_with(AOTRUN_PKG_ERR_OUT_OF_MEMORY, "run: out of memory");
+  }
+  if (b.cuda) {
+    // The model enqueues its kernels on the stream itself, from this thread
+    // (a host function launched on a CUDA stream may not call CUDA); a
+    // capture of the stream records them.
+    const int32_t rc = run_work(w);
+    destroy_work(w);
+    return rc;
   }
   return c->host->launch(c->host->host_ctx, a->stream, &run_work, w, &destroy_work);
 }

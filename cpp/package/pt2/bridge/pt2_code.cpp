@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "device/cuda/cuda_context.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
-#include "package/pt2/binding/cuda_requirements.hpp"
 #include "package/pt2/binding/link_check.hpp"
 #include "package/pt2/binding/provider_choice.hpp"
 #include "package/pt2/binding/unique_symbols.hpp"
@@ -85,53 +85,94 @@ bool looks_like_zip(int fd) {
 }
 
 std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
-                                      const Pt2Options& options) {
+                                      const Pt2Options& options, DLDevice* device) {
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
   std::string cpu_isa;  // the vector ISA the model's kernels were compiled for, if the archive says
+  std::string device_key = "cpu";
   if (!model.metadata_json.empty()) {
-    // {"AOTI_DEVICE_KEY": "cpu", ...}: only CPU models are bridged so far.
-    // A CUDA model is checked for what it would need first, so that a
-    // machine without it hears which piece is missing (nothing is extracted
-    // yet).
+    // {"AOTI_DEVICE_KEY": "cpu" | "cuda", "AOTI_CPU_ISA": ..., ...}
     const nlohmann::json meta = nlohmann::json::parse(model.metadata_json, nullptr, false);
     if (meta.is_object() && meta.contains("AOTI_CPU_ISA") && meta["AOTI_CPU_ISA"].is_string()) {
       cpu_isa = meta["AOTI_CPU_ISA"].get<std::string>();
     }
-    if (meta.is_object() && meta.contains("AOTI_DEVICE_KEY") && meta["AOTI_DEVICE_KEY"].is_string() &&
-        meta["AOTI_DEVICE_KEY"].get<std::string>() != "cpu") {
-      const std::string device = meta["AOTI_DEVICE_KEY"].get<std::string>();
-      if (device == "cuda") require_cuda_runtime(display_name, options.libtorch, 0);
-      fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" + device +
-                                  "'; aotrun runs CPU .pt2 packages only" +
-                                  (device == "cuda" ? " (CUDA archives are not yet verified on a GPU)" : ""));
+    if (meta.is_object() && meta.contains("AOTI_DEVICE_KEY") && meta["AOTI_DEVICE_KEY"].is_string()) {
+      device_key = meta["AOTI_DEVICE_KEY"].get<std::string>();
     }
   }
+  if (device_key != "cpu" && device_key != "cuda") {
+    fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" + device_key +
+                                "'; aotrun runs CPU and CUDA .pt2 packages");
+  }
+  const bool cuda_model = device_key == "cuda";
 
   auto b = std::make_unique<Bridge>();
   b->name = display_name;
   b->pad_batch = options.pad_batch;
-  const ProviderRequest provider = provider_request(options);  // a bad setting fails before any extraction
-  b->sources = model_sources(*zip, model);                     // parsed with the model's input count (settle_specs)
+  b->cuda = cuda_model;
+  ProviderRequest provider = provider_request(options);  // a bad setting fails before any extraction
+  if (cuda_model) {
+    // CUDA models run on aotrun's shim and its CUDA layer only (libtorch's
+    // allocator gives graph capture no sound pool: docs/SHIM.md "CUDA").
+    if (provider.mode == ProviderMode::Libtorch) {
+      fail(Code::Unsupported, "package '" + display_name +
+                                  "' is a CUDA AOTInductor model, and aotrun runs CUDA "
+                                  ".pt2 packages on its own shim only, but " +
+                                  provider.mode_source +
+                                  " asks for libtorch (set the provider to auto or shim for this package)");
+    }
+    if (options.pad_batch) {
+      fail(Code::Unsupported, "package '" + display_name + "': pad_batch is not supported for CUDA models yet");
+    }
+    provider.shim_only = "aotrun runs CUDA models on its own shim only (docs/SHIM.md, \"CUDA\")";
+  }
+  b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();
   // A weights blob stored uncompressed is mapped from the archive itself:
   // open time does not grow with the weights.
-  const std::string so = extract_model(*zip, model, *b->dir, ModelConstants::blob_in_place(path, model));
+  const std::string so =
+      extract_model(*zip, model, *b->dir, cuda_model ? std::string() : ModelConstants::blob_in_place(path, model));
   // Per package, from what the model library imports (read, not loaded).
   const ProviderChoice choice = choose_provider(provider, so, display_name);
   b->shim = choice.shim;
   b->provider = provider_name(choice.kind);
   b->provider_reason = choice.reason;
-  check_model_requirements(so, display_name, *b->shim, cpu_isa);  // before dlopen runs any of it
+  if (cuda_model) {
+    if (choice.kind != Provider::Shim) {
+      fail(Code::Unsupported, "package '" + display_name +
+                                  "' is a CUDA AOTInductor model, and aotrun runs CUDA "
+                                  ".pt2 packages on its own shim only; this process uses libtorch (" +
+                                  choice.reason + ")");
+    }
+    std::string why;
+    if (!cuda::usable(0, &why)) {
+      fail(cuda::compiled_in() ? Code::Device : Code::Unsupported,
+           "package '" + display_name +
+               "' is a CUDA AOTInductor model and needs CUDA device 0, which is not usable "
+               "here: " +
+               why);
+    }
+    b->cuda_shim = &load_cuda_shim();
+  }
+  // (A CUDA model's AOTI_CPU_ISA names the exporting machine's CPU; its
+  // host code has no vector kernels, so it is not a requirement.)
+  check_model_requirements(so, display_name, *b->shim, cuda_model ? std::string() : cpu_isa);  // before dlopen
   // So that dlclose can unload it once nothing of it is alive (unique_symbols.hpp).
   (void)demote_unique_symbols(b->dir->fd(), so.substr(so.find_last_of('/') + 1));
   b->lib = AotiLibrary::load(so);
   b->update_plan = plan_constant_updates(*b->lib, so);
   b->constants = std::make_unique<ModelConstants>(path, *zip, model, b->dir->path(), *b->lib);
+  if (cuda_model && !b->constants->inside_library()) {
+    fail(Code::Unsupported, "package '" + display_name +
+                                "' is a CUDA AOTInductor model whose weights are stored "
+                                "outside its library; aotrun runs CUDA models with their weights inside only, so far");
+  }
   // The library is loaded and a weights blob mapped: nothing reads the
-  // extracted files by name any more (unless the model maps its own file),
-  // so they go now, and a process killed later leaves no directory behind.
-  if (!b->constants->library_reads_itself()) b->dir->remove();
+  // extracted files by name any more (unless the model maps its own file, or
+  // loads its CUDA kernels from the .cubin files beside it when they first
+  // run), so they go now, and a process killed later leaves no directory behind.
+  if (!cuda_model && !b->constants->library_reads_itself()) b->dir->remove();
+  if (device != nullptr) *device = cuda_model ? DLDevice{kDLCUDA, 0} : DLDevice{kDLCPU, 0};
 
   return std::make_unique<Pt2Code>(path, std::move(b));
 }

@@ -14,6 +14,29 @@ namespace aotrun::pt2::bridge {
 // Runs the model once, synchronously, on zero inputs of the given shapes and
 // dtypes, and reports its outputs. AOTInductor's threaded run is safe to call
 // from any thread.
+// A CUDA model probes on device memory: the zeros of host tensor *h copied
+// into a new CUDA tensor (the shim's, on the legacy stream), which replaces it.
+static bool to_device(const Bridge& b, AtenTensorHandle* h, std::string* why) {
+  const TorchShim& shim = *b.shim;
+  int64_t dim = 0, *sizes = nullptr, *strides = nullptr;
+  int32_t dtype = 0;
+  AtenTensorHandle dev = nullptr;
+  if (shim.empty_strided == nullptr || shim.copy == nullptr || shim.get_dim(*h, &dim) != 0 ||
+      shim.get_sizes(*h, &sizes) != 0 || shim.get_strides(*h, &strides) != 0 || shim.get_dtype(*h, &dtype) != 0 ||
+      shim.empty_strided(dim, sizes, strides, dtype, b.cuda_shim->device_type_cuda, 0, &dev) != 0) {
+    *why = "allocating a CUDA probe input failed" + shim_error(shim);
+    return false;
+  }
+  if (shim.copy(dev, *h, 0) != 0) {
+    *why = "copying a probe input to the device failed" + shim_error(shim);
+    (void)shim.delete_tensor_object(dev);
+    return false;
+  }
+  (void)shim.delete_tensor_object(*h);
+  *h = dev;
+  return true;
+}
+
 bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
            const std::vector<std::vector<int64_t>>& shapes, std::vector<OutputMeta>* out, std::string* why) {
   // Zeros read the same in any layout; the handles still carry the one the
@@ -45,6 +68,10 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
     const int64_t* layout = i < b.layouts.size() && !b.layouts[i].empty() ? b.layouts[i].data() : nullptr;
     if (!wrap_input(*b.shim, t, &in[i], why, layout)) {
       delete_handles(*b.shim, in.data(), i);
+      return false;
+    }
+    if (b.cuda && !to_device(b, &in[i], why)) {
+      delete_handles(*b.shim, in.data(), i + 1);
       return false;
     }
   }
@@ -185,6 +212,11 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
     if (!layout_from_checks(b.checks[i], &layouts[i], &bad)) {
       fail(Code::Unsupported,
            "package '" + b.name + "': input " + std::to_string(i) + " ('" + inputs[i].name + "'): " + bad);
+    }
+    if (b.cuda && !layouts[i].empty()) {  // the conversion is a host copy
+      fail(Code::Unsupported, "package '" + b.name + "': input " + std::to_string(i) + " ('" + inputs[i].name +
+                                  "') is compiled for a layout other than row-major, which aotrun converts to on "
+                                  "the CPU only so far");
     }
   }
   b.layouts = std::move(layouts);

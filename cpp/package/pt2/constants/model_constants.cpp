@@ -147,6 +147,11 @@ bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
   if (need <= 0) return false;  // no constants, or a release that cannot say: as before
   const int64_t linked = lib.in_library_constant_bytes();
   if (linked >= need) return false;  // linked into the library (the default)
+  // No objcopy symbols at all and nothing else in the archive: the library
+  // embeds its constants another way (torch 2.11's CUDA libraries keep them
+  // in a .lrodata section of their own) and loads them itself. (A library
+  // exported without its constants keeps a size stub under those symbols.)
+  if (linked < 0 && !pickled_ && !blob_) return false;
   const std::string lacks = "the model's constants (" + std::to_string(need) + " bytes) are not in its library";
   if (pickled_) return provide_pickled(lib, h, shim, list, plan, replacements, mapping, kept, lacks);
   if (blob_) {

@@ -86,6 +86,10 @@ class ModelConstants {
   // files must then stay until the package is closed.
   bool library_reads_itself() const { return self_mapped_; }
 
+  // Whether the constants are the library's own (linked in, or appended to
+  // it): no blob and no pickled weights to provide.
+  bool inside_library() const { return blob_ == nullptr && pickled_ == nullptr; }
+
   // "in the library", "binary blob <file> (N bytes)", ...: for messages.
   std::string describe() const;
 
