@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "constants_report.hpp"
 #include "pt2_facts.hpp"
+#include "input_layouts.hpp"
 #include "request_checks.hpp"
 #include "describe.hpp"
 #include "error.hpp"
@@ -147,6 +148,7 @@ nlohmann::ordered_json inspect_json(const Package& package) {
     j["pt2"] = pt2;
     const std::vector<std::string> names = input_names(package);
     j["request_checks"] = request_checks_json(read_request_checks(facts.sources, names.size()), names);
+    j["input_layouts"] = input_layouts_json(read_input_layouts(facts.sources, names));
   }
   const ProviderInfo provider = package.provider();
   j["provider"] = provider.name.empty() ? nlohmann::ordered_json()
@@ -207,6 +209,10 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
 
   if (pt2) {
     const Pt2Facts& facts = *pt2;
+    out << "\ninput layouts (what the model was compiled for)\n";
+    Table layouts(2);
+    input_layout_rows(read_input_layouts(facts.sources, input_names(package)), layouts);
+    layouts.print(out);
     out << "\nrequest checks (before each run; docs/PT2.md, \"Bad requests\")\n";
     Table checks(2);
     request_check_rows(read_request_checks(facts.sources, inputs.size()), input_names(package), checks);
