@@ -137,26 +137,28 @@ std::string bundled_shim_dir() {
   return ::stat((dir + "/libtorch_cpu.so").c_str(), &st) == 0 ? dir : "";
 }
 
-std::string bundled_shim_library() {
+namespace {
+
+// `file` two directories above the stand-ins (where they find the shim), as
+// a real path; "" when there are no stand-ins or no such file.
+std::string beside_standins(const char* file) {
   const std::string dir = bundled_shim_dir();
   if (dir.empty()) return "";
   char real[PATH_MAX];
-  const std::string lib = dir + "/../../libaotrun_shim.so.1";
+  const std::string lib = dir + "/../../" + file;
   return ::realpath(lib.c_str(), real) != nullptr ? std::string(real) : "";
 }
+
+}  // namespace
+
+std::string bundled_shim_library() { return beside_standins("libaotrun_shim.so.1"); }
 
 std::string shim_error(const TorchShim& shim) {
   const char* e = shim.last_error != nullptr ? shim.last_error() : nullptr;
   return e != nullptr && *e != '\0' ? std::string(": ") + e : std::string();
 }
 
-std::string bundled_shim_cuda_library() {
-  const std::string dir = bundled_shim_dir();
-  if (dir.empty()) return "";
-  char real[PATH_MAX];
-  const std::string lib = dir + "/../../libaotrun_shim_cuda.so.1";
-  return ::realpath(lib.c_str(), real) != nullptr ? std::string(real) : "";
-}
+std::string bundled_shim_cuda_library() { return beside_standins("libaotrun_shim_cuda.so.1"); }
 
 const char* provider_name(Provider p) { return p == Provider::Shim ? "shim" : "libtorch"; }
 
