@@ -55,23 +55,18 @@ void Storage::grow(size_t nbytes) {
   if (!owned_)
     throw ShimError("cannot grow borrowed memory (create_tensor_from_blob) to " + std::to_string(nbytes) + " bytes");
   if (layer_ != nullptr) {
-    void* data = nullptr;
-    void* record = nullptr;
-    if (const char* why = layer_->allocate(device_index_, nbytes, &data, &record)) {
-      throw ShimError(std::string("allocating ") + std::to_string(nbytes) + " bytes of " + layer_->name +
-                      " memory: " + why);
+    // New memory from the layer; after the copy the two storages trade
+    // memory, and `fresh` releases the old one as it goes.
+    const std::shared_ptr<Storage> fresh = allocate_on(layer_, device_index_, nbytes);
+    if (nbytes_ > 0) {
+      if (const char* why = layer_->copy_bytes(device_index_, fresh->data_, layer_->device_type, data_,
+                                               layer_->device_type, nbytes_)) {
+        throw ShimError(std::string("growing ") + layer_->name + " memory: " + why);
+      }
     }
-    const char* why = nbytes_ == 0 ? nullptr
-                                   : layer_->copy_bytes(device_index_, data, layer_->device_type, data_,
-                                                        layer_->device_type, nbytes_);
-    if (why != nullptr) {
-      layer_->release(device_index_, data, record);
-      throw ShimError(std::string("growing ") + layer_->name + " memory: " + why);
-    }
-    layer_->release(device_index_, data_, record_);
-    data_ = data;
-    record_ = record;
-    nbytes_ = nbytes;
+    std::swap(data_, fresh->data_);
+    std::swap(record_, fresh->record_);
+    std::swap(nbytes_, fresh->nbytes_);
     return;
   }
   void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);

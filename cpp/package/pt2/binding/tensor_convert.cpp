@@ -91,10 +91,10 @@ bool wrap_input(const TorchShim& shim, const DLTensor& t, AtenTensorHandle* out,
     }
   }
   if (layout != nullptr) std::copy(layout, layout + t.ndim, strides);
-  // c10's CUDA device type is 1 in every release.
   const bool cuda = t.device.device_type == kDLCUDA;
-  if (shim.create_tensor_from_blob(t.data, t.ndim, t.shape, strides, 0, dtype, cuda ? 1 : shim.device_type_cpu,
-                                   cuda ? t.device.device_id : 0, out) != 0) {
+  if (shim.create_tensor_from_blob(t.data, t.ndim, t.shape, strides, 0, dtype,
+                                   cuda ? shim.device_type_cuda : shim.device_type_cpu, cuda ? t.device.device_id : 0,
+                                   out) != 0) {
     *why = "aoti_torch_create_tensor_from_blob failed";
     return false;
   }
@@ -174,19 +174,18 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
   }
   if (dst.device.device_type == kDLCUDA) {
     // Device memory: the shim copies it (on its current stream, which the
-    // caller set), following the output's strides.
-    AtenTensorHandle view = nullptr;
-    if (shim.copy == nullptr || !wrap_input(shim, dst, &view, why)) {
-      if (shim.copy == nullptr) *why = "the C shim in use cannot copy device memory";
-      return false;
-    }
-    AtenTensorHandle from = h;
-    if (sizes == fewer_rows) {  // the first rows only: a view of them
+    // caller set), following the output's strides, into a view of `dst`.
+    if (sizes == fewer_rows) {
       *why = "a padded batch is not supported on CUDA";
-      (void)shim.delete_tensor_object(view);
       return false;
     }
-    const bool ok = shim.copy(view, from, 0) == 0;
+    if (shim.copy == nullptr) {
+      *why = "the C shim in use cannot copy device memory";
+      return false;
+    }
+    AtenTensorHandle view = nullptr;
+    if (!wrap_input(shim, dst, &view, why)) return false;
+    const bool ok = shim.copy(view, h, 0) == 0;
     (void)shim.delete_tensor_object(view);
     if (!ok) *why = "copying the output on the device failed" + shim_error(shim);
     return ok;

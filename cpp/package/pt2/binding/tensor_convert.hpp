@@ -33,7 +33,8 @@ struct OutputMeta {
 bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out, std::string* why);
 
 // Copies output `h` into `dst` (its dtype and shape must match; any strides
-// on the torch side). Allocates nothing unless it fails.
+// on the torch side). Allocates nothing unless it fails, except for a CUDA
+// `dst`: a view handle over it, for the shim's device copy.
 // With `leading_rows`, an output with more rows (dim 0) than `dst` gives its
 // first dst.shape[0] rows (a batch the bridge padded).
 bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why,

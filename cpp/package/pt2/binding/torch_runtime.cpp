@@ -208,6 +208,9 @@ std::unique_ptr<TorchShim> resolve_shim(void* scope, const std::string& source) 
   s->copy = reinterpret_cast<TorchShim::Copy>(::dlsym(scope, "aoti_torch_copy_"));
   s->empty_strided = reinterpret_cast<TorchShim::EmptyStrided>(::dlsym(scope, "aoti_torch_empty_strided"));
   s->last_error = reinterpret_cast<TorchShim::LastError>(::dlsym(scope, "aotrun_shim_last_error"));
+  if (auto cuda = reinterpret_cast<TorchShim::Constant>(::dlsym(scope, "aoti_torch_device_type_cuda"))) {
+    s->device_type_cuda = cuda();
+  }
   TorchShim::Constant cpu = nullptr;
   resolve(scope, "aoti_torch_device_type_cpu", &cpu, &missing);
   for (const auto& d : kDtypes) {
@@ -270,11 +273,9 @@ SettledProvider settle_provider(const std::function<ProviderPick(const std::opti
   return {g_shim.get(), *g_in_use};
 }
 
-const CudaShim& load_cuda_shim() {
-  static std::mutex mu;
-  static std::unique_ptr<CudaShim> loaded;
-  std::lock_guard<std::mutex> lock(mu);
-  if (loaded) return *loaded;
+namespace {
+
+CudaShim load_cuda_stand_ins() {
   const std::string dir = bundled_shim_dir();
   if (dir.empty() || bundled_shim_cuda_library().empty()) {
     fail(Code::LoadFailed,
@@ -287,16 +288,20 @@ const CudaShim& load_cuda_shim() {
     scope = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed, like the CPU stand-ins
     if (scope == nullptr) fail(Code::LoadFailed, "cannot load aotrun's CUDA shim from '" + p + "': " + dl_error());
   }
-  auto c = std::make_unique<CudaShim>();
+  CudaShim c;
   std::vector<std::string> missing;
-  resolve(scope, "aoti_torch_create_cuda_stream_guard", &c->create_stream_guard, &missing);
-  resolve(scope, "aoti_torch_delete_cuda_stream_guard", &c->delete_stream_guard, &missing);
-  TorchShim::Constant cuda = nullptr;
-  resolve(scope, "aoti_torch_device_type_cuda", &cuda, &missing);
+  resolve(scope, "aoti_torch_create_cuda_stream_guard", &c.create_stream_guard, &missing);
+  resolve(scope, "aoti_torch_delete_cuda_stream_guard", &c.delete_stream_guard, &missing);
   if (!missing.empty()) fail(Code::MissingSymbol, "aotrun's CUDA shim lacks " + missing.front());
-  c->device_type_cuda = cuda();
-  loaded = std::move(c);
-  return *loaded;
+  return c;
+}
+
+}  // namespace
+
+const CudaShim& load_cuda_shim() {
+  // Once per process; a failed load throws and is tried again by the next package.
+  static const CudaShim loaded = load_cuda_stand_ins();
+  return loaded;
 }
 
 const TorchShim& torch_shim(const std::string& hint) {

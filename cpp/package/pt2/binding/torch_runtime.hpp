@@ -41,6 +41,7 @@ struct TorchShim {
   // references to input views it keeps between runs.
   NewHandle new_tensor_handle = nullptr;
   int32_t device_type_cpu = 0;
+  int32_t device_type_cuda = 1;  // c10's code; read from the shim where it exports it
   // Optional: a copy between any two tensors (aoti_torch_copy_), which on
   // aotrun's shim also moves CUDA memory (on the current stream).
   using Copy = int32_t (*)(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking);
@@ -97,7 +98,6 @@ struct CudaShim {
   using DeleteStreamGuard = int32_t (*)(void* guard);
   CreateStreamGuard create_stream_guard = nullptr;
   DeleteStreamGuard delete_stream_guard = nullptr;
-  int32_t device_type_cuda = 1;
 };
 
 // Loads the CUDA stand-ins (libc10_cuda.so, libtorch_cuda.so: they bring the

@@ -311,7 +311,7 @@ int32_t run_work_impl(void* p) {
   // A CUDA model's outputs are copied and released on the caller's stream:
   // under a capture, the copies are recorded and the releases become free
   // nodes of the graph that allocated them (docs/SHIM.md, "CUDA").
-  CudaStreamScope scope(b.cuda ? b.cuda_shim : nullptr, w->stream);
+  CudaStreamScope scope(b.cuda_shim, w->stream);  // null for CPU models
   int32_t rc = scope.ok() ? AOTRUN_PKG_OK
                           : fail_with(AOTRUN_PKG_ERR_RUNTIME, "setting the model's CUDA stream for its outputs failed");
   for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {

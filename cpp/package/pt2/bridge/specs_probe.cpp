@@ -23,7 +23,7 @@ static bool to_device(const Bridge& b, AtenTensorHandle* h, std::string* why) {
   AtenTensorHandle dev = nullptr;
   if (shim.empty_strided == nullptr || shim.copy == nullptr || shim.get_dim(*h, &dim) != 0 ||
       shim.get_sizes(*h, &sizes) != 0 || shim.get_strides(*h, &strides) != 0 || shim.get_dtype(*h, &dtype) != 0 ||
-      shim.empty_strided(dim, sizes, strides, dtype, b.cuda_shim->device_type_cuda, 0, &dev) != 0) {
+      shim.empty_strided(dim, sizes, strides, dtype, shim.device_type_cuda, 0, &dev) != 0) {
     *why = "allocating a CUDA probe input failed" + shim_error(shim);
     return false;
   }

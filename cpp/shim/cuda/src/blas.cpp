@@ -115,6 +115,7 @@ void gemm(const DevTensor& c_in, const DevTensor& a_in, const DevTensor& b_in, d
   const int64_t M = c_in.sizes[nd - 2], N = c_in.sizes[nd - 1], K = a_in.sizes[nd - 1];
   const int64_t batch = nd == 3 ? c_in.sizes[0] : 1;
   if (M == 0 || N == 0 || batch == 0) return;
+  if (K == 0) throw CudaError(std::string(op) + ": an inner dimension of 0 is not supported");
   const cudaDataType_t type = data_type(c_in.dtype, op, "out");
   if (data_type(a_in.dtype, op, "self") != type || data_type(b_in.dtype, op, "mat2") != type) {
     throw CudaError(std::string(op) + ": the operands' dtypes differ (out " + dtype_label(c_in.dtype) + ", self " +
@@ -157,9 +158,6 @@ void gemm(const DevTensor& c_in, const DevTensor& a_in, const DevTensor& b_in, d
   const int64_t sc = nd == 3 ? c.strides[0] : 0;
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
   cublasHandle_t h = blas_for(dev, stream);
-  if (K == 0) {  // no products: C = beta * C
-    throw CudaError(std::string(op) + ": an inner dimension of 0 is not supported");
-  }
   if (batch == 1) {
     check_blas(cublasGemmEx(h, oa.op, ob.op, as_int(m, op), as_int(n, op), as_int(K, op), &alpha_f, pa, type,
                             as_int(oa.ld, op), pb, type, as_int(ob.ld, op), &beta_f, c.data, type, as_int(oc.ld, op),

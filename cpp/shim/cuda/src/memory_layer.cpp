@@ -2,6 +2,7 @@
 // stream-ordered pool on the thread's current stream, released on the stream
 // it was allocated on, so that a capture owns what it allocates (cuda.h,
 // "Memory"). Registered with libaotrun_shim when this library loads.
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -31,15 +32,18 @@ const char* failed(const std::exception& e) {
 
 // Memory allocated outside a capture and released during one: freed once no
 // capture is active on the releasing thread's stream.
+// Every allocation and release looks: the flag keeps the lock off that path.
 std::mutex g_deferred_mu;
 std::vector<std::pair<void*, Record>> g_deferred;
+std::atomic<bool> g_any_deferred{false};
 
 void free_deferred() {
+  if (!g_any_deferred.load(std::memory_order_acquire)) return;
   std::vector<std::pair<void*, Record>> todo;
   {
     std::lock_guard<std::mutex> lock(g_deferred_mu);
-    if (g_deferred.empty()) return;
     todo.swap(g_deferred);
+    g_any_deferred.store(false, std::memory_order_release);
   }
   for (auto& [p, r] : todo) {
     DeviceScope scope(r.device);
@@ -81,6 +85,7 @@ void release(int32_t, void* data, void* record) {
       } else if (capture != 0) {
         std::lock_guard<std::mutex> lock(g_deferred_mu);
         g_deferred.emplace_back(data, *r);
+        g_any_deferred.store(true, std::memory_order_release);
       } else {
         check(cudaFreeAsync(data, r->stream), "cudaFreeAsync");
         free_deferred();
@@ -141,29 +146,21 @@ using namespace aotrun::shim::cuda;
 extern "C" {
 
 AOTITorchError aotrun_shim_cuda_pool_bytes(int32_t device_index, uint64_t* reserved, uint64_t* used) {
-  try {
+  return guarded(__func__, [&] {
     if (reserved == nullptr || used == nullptr) throw CudaError("reserved or used is null");
     *reserved = *used = 0;
     cudaMemPool_t pool = device_pool(resolve_device(device_index), false);
-    if (pool == nullptr) return AOTI_TORCH_SUCCESS;
+    if (pool == nullptr) return;
     check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, reserved), "cudaMemPoolGetAttribute");
     check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, used), "cudaMemPoolGetAttribute");
-    return AOTI_TORCH_SUCCESS;
-  } catch (const std::exception& e) {
-    aotrun_shim_set_last_error((std::string(__func__) + ": " + e.what()).c_str());
-    return AOTI_TORCH_FAILURE;
-  }
+  });
 }
 
 AOTITorchError aotrun_shim_cuda_trim_pool(int32_t device_index) {
-  try {
+  return guarded(__func__, [&] {
     cudaMemPool_t pool = device_pool(resolve_device(device_index), false);
     if (pool != nullptr) check(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
-    return AOTI_TORCH_SUCCESS;
-  } catch (const std::exception& e) {
-    aotrun_shim_set_last_error((std::string(__func__) + ": " + e.what()).c_str());
-    return AOTI_TORCH_FAILURE;
-  }
+  });
 }
 
 }  // extern "C"

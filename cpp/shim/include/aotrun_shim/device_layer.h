@@ -7,9 +7,9 @@
  * device type with no layer are refused with an error naming the type.
  *
  * Who owns what: the table and its strings are the layer's and must stay
- * valid until the process exits (a layer is never unloaded: it is pinned with
- * RTLD_NODELETE). Memory returned by allocate belongs to the shim's storage
- * object until it passes it back to release.
+ * valid until the process exits (a layer must never be unloaded: aotrun keeps
+ * the stand-ins that load the CUDA layer open for the process's life). Memory returned by allocate belongs to the
+ * shim's storage object until it passes it back to release.
  *
  * Threads: every function may be called from any thread, concurrently.
  *
