@@ -82,6 +82,8 @@ aotrun_api make_table() {
   t.package_options_set_provider = &aotrun_package_options_set_provider;
   t.package_get_provider = &aotrun_package_get_provider;
   t.package_options_set_pt2_pad_batch = &aotrun_package_options_set_pt2_pad_batch;
+  t.package_get_input_model_name = &aotrun_package_get_input_model_name;
+  t.package_get_output_model_name = &aotrun_package_get_output_model_name;
   return t;
 }
 

@@ -24,6 +24,15 @@ void fill_tensor(const aotrun::TensorSpec& spec, aotrun_tensor_info* info) {
   copy_out(t, info);
 }
 
+// Input or output `index` (`kind`), or INVALID_ARGUMENT naming the range.
+const aotrun::TensorSpec& tensor_at(const std::vector<aotrun::TensorSpec>& v, size_t index, const std::string& kind) {
+  if (index >= v.size()) {
+    fail(Code::InvalidArgument, kind + " index " + std::to_string(index) + " out of range (package has " +
+                                    std::to_string(v.size()) + " " + kind + "s)");
+  }
+  return v[index];
+}
+
 }  // namespace
 
 extern "C" {
@@ -157,12 +166,7 @@ aotrun_status* aotrun_package_get_input(const aotrun_package* package, size_t in
   return guarded([&] {
     require(package, "package");
     require(info, "info");
-    const auto& v = package->pkg->inputs();
-    if (index >= v.size()) {
-      fail(Code::InvalidArgument, "input index " + std::to_string(index) + " out of range (package has " +
-                                      std::to_string(v.size()) + " inputs)");
-    }
-    fill_tensor(v[index], info);
+    fill_tensor(tensor_at(package->pkg->inputs(), index, "input"), info);
   });
 }
 
@@ -170,12 +174,25 @@ aotrun_status* aotrun_package_get_output(const aotrun_package* package, size_t i
   return guarded([&] {
     require(package, "package");
     require(info, "info");
-    const auto& v = package->pkg->outputs();
-    if (index >= v.size()) {
-      fail(Code::InvalidArgument, "output index " + std::to_string(index) + " out of range (package has " +
-                                      std::to_string(v.size()) + " outputs)");
-    }
-    fill_tensor(v[index], info);
+    fill_tensor(tensor_at(package->pkg->outputs(), index, "output"), info);
+  });
+}
+
+aotrun_status* aotrun_package_get_input_model_name(const aotrun_package* package, size_t index, const char** name) {
+  return guarded([&] {
+    require(package, "package");
+    require(name, "name");
+    const aotrun::TensorSpec& spec = tensor_at(package->pkg->inputs(), index, "input");
+    *name = spec.model_name.empty() ? spec.name.c_str() : spec.model_name.c_str();
+  });
+}
+
+aotrun_status* aotrun_package_get_output_model_name(const aotrun_package* package, size_t index, const char** name) {
+  return guarded([&] {
+    require(package, "package");
+    require(name, "name");
+    const aotrun::TensorSpec& spec = tensor_at(package->pkg->outputs(), index, "output");
+    *name = spec.model_name.empty() ? spec.name.c_str() : spec.model_name.c_str();
   });
 }
 

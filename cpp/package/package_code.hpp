@@ -100,6 +100,14 @@ class PackageCode {
     (void)index;
     return {};
   }
+  // The model's own name for input / output `index` where it has one
+  // besides the spec's name (a .pt2's keyword argument or output key,
+  // call_spec.hpp), read once the first container exists; empty: none.
+  virtual std::string model_name(bool input, size_t index) const {
+    (void)input;
+    (void)index;
+    return {};
+  }
 
   // The package's message for its last failure on this thread, never empty.
   std::string last_error() const;

@@ -120,6 +120,7 @@ PackageSpecs read_specs(const PackageCode& code, const std::string& name, DLDevi
       t.name = s.name != nullptr ? s.name : (input ? "input" : "output") + std::to_string(i);
       t.dtype = s.dtype;
       t.known = !unknown;
+      t.model_name = code.model_name(input, i);
       if (!unknown) t.shape.assign(s.shape, s.shape + s.ndim);
       if (input && !unknown) {
         t.strides = code.input_layout(i);

@@ -20,6 +20,9 @@ namespace aotrun {
 
 struct TensorSpec {
   std::string name;
+  // The model's own name, where it has one besides `name` (a .pt2's keyword
+  // argument or output key, call_spec.hpp); empty when none.
+  std::string model_name;
   DLDataType dtype{};
   std::vector<int64_t> shape;  // -1 = dynamic
   bool known = true;           // false: dtype and rank unknown (a .pt2 without input checks)

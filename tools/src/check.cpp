@@ -36,9 +36,11 @@ const char kHelp[] =
     "  --runs R            runs per mode (default 3: graph warm-up, capture, replay)\n"
     "  --num-models N      model instances per runner (default 1)\n"
     "  --async-mode MODE   runner mode under async (default threaded)\n"
-    "  --reference DIR     also compare every run with DIR/<output>.npy, e.g. files\n"
-    "                      written by 'aotrun run --output-dir DIR', or eager\n"
-    "                      PyTorch outputs, within a tolerance (below)\n"
+    "  --reference DIR     also compare every run with DIR/<output>.npy (the\n"
+    "                      output's name, or the model's own name for it such\n"
+    "                      as logits.npy), e.g. files written by 'aotrun run\n"
+    "                      --output-dir DIR', or eager PyTorch outputs, within a\n"
+    "                      tolerance (below)\n"
     "  --rtol R, --atol A  tolerance against --reference: |got - expected| <=\n"
     "                      A + R * |expected| per element. Default: PyTorch's\n"
     "                      torch.testing.assert_close per dtype (float32 rtol\n"
@@ -121,10 +123,16 @@ int check_main(int argc, char** argv, int begin) {
       reference_files.push_back((std::filesystem::path(*reference_dir) / file).string());
     }
     for (size_t i = 0; i < output_specs.size(); ++i) {
+      // DIR/<placeholder>.npy, else DIR/<model's name>.npy (e.g. logits.npy).
+      if (!std::filesystem::exists(reference_files[i]) && !output_specs[i].model_name.empty()) {
+        const std::string named =
+            (std::filesystem::path(*reference_dir) / tensor_file_names({output_specs[i].model_name})[0]).string();
+        if (std::filesystem::exists(named)) reference_files[i] = named;
+      }
       try {
         reference.push_back(read_npy(reference_files[i], output_specs[i].name));
       } catch (const Failure& e) {
-        throw Failure(e.code_name(), "--reference for output '" + output_specs[i].name + "': " + e.what());
+        throw Failure(e.code_name(), "--reference for output '" + tensor_label(output_specs[i]) + "': " + e.what());
       }
     }
   }

@@ -90,7 +90,7 @@ void tally(CheckReport& r) {
         }
         const Verdict& v = (*verdicts)[o];
         if (r.mismatches++ == 0) {
-          r.first_mismatch = "mode " + m.mode.label + ", output '" + r.outputs[o].name + "', run " +
+          r.first_mismatch = "mode " + m.mode.label + ", output '" + tensor_label(r.outputs[o]) + "', run " +
                              std::to_string(v.first_run + 1) + " vs " +
                              (verdicts == &m.vs_threaded ? std::string("threaded run 1")
                                                          : "reference '" + r.reference_files[o] + "'") +
@@ -189,9 +189,9 @@ void print_check_text(const CheckReport& r, std::ostream& out) {
     for (size_t o = 0; o < r.outputs.size(); ++o) {
       std::string result = verdict_text(m.vs_threaded[o]);
       if (!note.empty()) result += "; " + note;
-      rows.add({m.mode.label, r.outputs[o].name, "threaded", result});
+      rows.add({m.mode.label, tensor_label(r.outputs[o]), "threaded", result});
       if (r.reference_dir) {
-        rows.add({m.mode.label, r.outputs[o].name, "reference", verdict_text(m.vs_reference[o])});
+        rows.add({m.mode.label, tensor_label(r.outputs[o]), "reference", verdict_text(m.vs_reference[o])});
       }
     }
   }

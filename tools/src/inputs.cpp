@@ -10,13 +10,13 @@ namespace {
 
 std::string names_of(const std::vector<TensorSpec>& specs) {
   std::string out;
-  for (const TensorSpec& spec : specs) out += (out.empty() ? "" : ", ") + spec.name;
+  for (const TensorSpec& spec : specs) out += (out.empty() ? "" : ", ") + tensor_label(spec);
   return out.empty() ? "none" : out;
 }
 
 void check_against_spec(const HostTensor& t, const TensorSpec& spec, const std::string& path) {
   if (!spec.known) return;  // the package states nothing to check against
-  const std::string where = "input '" + spec.name + "' from '" + path + "'";
+  const std::string where = "input '" + tensor_label(spec) + "' from '" + path + "'";
   if (t.dtype().code != spec.dtype.code || t.dtype().bits != spec.dtype.bits || t.dtype().lanes != spec.dtype.lanes) {
     throw Failure(AOTRUN_ERR_INVALID_ARGUMENT,
                   where + ": dtype " + dtype_name(t.dtype()) + ", the package expects " + dtype_name(spec.dtype));
@@ -61,14 +61,21 @@ std::map<std::string, std::string> parse_input_options(const std::string& comman
 }
 
 BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& plan) {
+  // --input by the placeholder or the model's own name; one file per input.
+  std::vector<const std::string*> file_of(specs.size(), nullptr);
   for (const auto& [name, path] : plan.files) {
-    bool known = false;
-    for (const TensorSpec& spec : specs) known = known || spec.name == name;
-    if (!known) {
+    const int i = find_spec(specs, name);
+    if (i < 0) {
       throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "--input '" + name + "=" + path +
                                                      "': the package has no input named '" + name +
                                                      "' (inputs: " + names_of(specs) + ")");
     }
+    if (file_of[i] != nullptr) {
+      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "--input '" + name + "=" + path + "': input '" +
+                                                     tensor_label(specs[i]) + "' is also given as '" + *file_of[i] +
+                                                     "'");
+    }
+    file_of[i] = &path;
   }
 
   BuiltInputs built;
@@ -77,11 +84,11 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
   std::optional<int64_t> batch = plan.batch;
   // Files first: they may fix the batch size that generated inputs follow.
   for (size_t i = 0; i < specs.size(); ++i) {
-    auto file = plan.files.find(specs[i].name);
-    if (file == plan.files.end()) continue;
-    built.tensors[i] = read_npy(file->second, specs[i].name);
-    check_against_spec(built.tensors[i], specs[i], file->second);
-    built.sources[i] = "file " + file->second;
+    if (file_of[i] == nullptr) continue;
+    const std::string& file = *file_of[i];
+    built.tensors[i] = read_npy(file, specs[i].name);
+    check_against_spec(built.tensors[i], specs[i], file);
+    built.sources[i] = "file " + file;
     for (size_t d = 0; d < specs[i].shape.size() && !batch; ++d) {
       if (specs[i].shape[d] < 0) batch = built.tensors[i].shape()[d];
     }
@@ -95,9 +102,9 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
   }
   built.batch = batch.value_or(1);
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (plan.files.count(specs[i].name) != 0) continue;
+    if (file_of[i] != nullptr) continue;
     if (!specs[i].known) {
-      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "input '" + specs[i].name +
+      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "input '" + tensor_label(specs[i]) +
                                                      "' has no known dtype or shape (the package does not state "
                                                      "them); give it with --input " +
                                                      specs[i].name + "=FILE.npy");

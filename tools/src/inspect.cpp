@@ -161,8 +161,8 @@ nlohmann::ordered_json inspect_json(const Package& package) {
 
 void tensor_rows(Table& table, const std::vector<TensorSpec>& specs) {
   for (const TensorSpec& spec : specs) {
-    table.add(
-        {spec.name, spec.known ? dtype_name(spec.dtype) : "unknown", spec.known ? spec_shape_text(spec.shape) : "?"});
+    table.add({tensor_label(spec), spec.known ? dtype_name(spec.dtype) : "unknown",
+               spec.known ? spec_shape_text(spec.shape) : "?"});
   }
 }
 

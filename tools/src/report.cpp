@@ -29,8 +29,12 @@ std::string load_text(const aotrun_package_info& info) {
 }
 
 nlohmann::ordered_json tensor_spec_json(const TensorSpec& spec) {
-  if (!spec.known) return {{"name", spec.name}, {"dtype", nullptr}, {"shape", nullptr}};  // unknown
-  return {{"name", spec.name}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}};
+  // model_name == name where the model gives no name of its own (as in the C API).
+  const std::string& model_name = spec.model_name.empty() ? spec.name : spec.model_name;
+  if (!spec.known) {  // unknown
+    return {{"name", spec.name}, {"model_name", model_name}, {"dtype", nullptr}, {"shape", nullptr}};
+  }
+  return {{"name", spec.name}, {"model_name", model_name}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}};
 }
 
 std::string package_line(const aotrun_package_info& info) {

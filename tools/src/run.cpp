@@ -72,7 +72,19 @@ struct RunReport {
   std::vector<std::string> input_files;   // written with --save-inputs
   std::vector<std::string> output_files;  // written with --output-dir
   std::string weights;                    // --weights FILE, or empty
+  std::vector<TensorSpec> input_specs;    // the package's, for the model's own names
+  std::vector<TensorSpec> output_specs;
 };
+
+// The spec's label ("mask (arg5_1)") where the package describes the
+// tensor, else the tensor's own name.
+std::string label_of(const std::vector<TensorSpec>& specs, size_t i, const HostTensor& t) {
+  return i < specs.size() ? tensor_label(specs[i]) : t.name();
+}
+
+std::string model_name_of(const std::vector<TensorSpec>& specs, size_t i, const HostTensor& t) {
+  return i < specs.size() && !specs[i].model_name.empty() ? specs[i].model_name : t.name();
+}
 
 void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const std::vector<HostTensor>& outputs,
                 size_t values, std::ostream& out) {
@@ -91,8 +103,8 @@ void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const
   out << "\ninputs\n";
   Table in_table(2);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::vector<std::string> row = {inputs[i].name(), dtype_name(inputs[i].dtype()), shape_text(inputs[i].shape()),
-                                    r.input_sources[i]};
+    std::vector<std::string> row = {label_of(r.input_specs, i, inputs[i]), dtype_name(inputs[i].dtype()),
+                                    shape_text(inputs[i].shape()), r.input_sources[i]};
     if (i < r.input_files.size()) row.push_back("-> " + r.input_files[i]);
     in_table.add(std::move(row));
   }
@@ -103,7 +115,7 @@ void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const
   out_table.add({"NAME", "DTYPE", "SHAPE", "MIN", "MAX", "MEAN", "FIRST VALUES"});
   for (size_t i = 0; i < outputs.size(); ++i) {
     const HostTensor& t = outputs[i];
-    std::vector<std::string> row = {t.name(), dtype_name(t.dtype()), shape_text(t.shape())};
+    std::vector<std::string> row = {label_of(r.output_specs, i, t), dtype_name(t.dtype()), shape_text(t.shape())};
     if (!dtype_supported(t.dtype())) {
       row.push_back("(no summary for " + dtype_name(t.dtype()) + ")");
     } else {
@@ -140,6 +152,7 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
   nlohmann::ordered_json in = nlohmann::ordered_json::array();
   for (size_t i = 0; i < inputs.size(); ++i) {
     nlohmann::ordered_json e = {{"name", inputs[i].name()},
+                                {"model_name", model_name_of(r.input_specs, i, inputs[i])},
                                 {"dtype", dtype_name(inputs[i].dtype())},
                                 {"shape", inputs[i].shape()},
                                 {"source", r.input_sources[i]}};
@@ -150,7 +163,10 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (size_t i = 0; i < outputs.size(); ++i) {
     const HostTensor& t = outputs[i];
-    nlohmann::ordered_json e = {{"name", t.name()}, {"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}};
+    nlohmann::ordered_json e = {{"name", t.name()},
+                                {"model_name", model_name_of(r.output_specs, i, t)},
+                                {"dtype", dtype_name(t.dtype())},
+                                {"shape", t.shape()}};
     if (dtype_supported(t.dtype())) {
       const Summary s = summarize(t);
       e["min"] = s.min;
@@ -201,6 +217,8 @@ int run_main(int argc, char** argv, int begin) {
   report.weights = config.weights.path;
   const std::vector<TensorSpec> input_specs = package_inputs(package);
   const std::vector<TensorSpec> output_specs = package_outputs(package);
+  report.input_specs = input_specs;
+  report.output_specs = output_specs;
   plan.accepts = dynamic_size_probe(package, input_specs);
   BuiltInputs built = build_inputs(input_specs, plan);
   report.batch = built.batch;

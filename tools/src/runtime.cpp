@@ -33,9 +33,37 @@ Runner create_runner(const Package& package, const RunnerConfig& config) {
   return runner;
 }
 
-std::vector<TensorSpec> package_inputs(const Package& package) { return copy_specs(package.inputs()); }
+std::vector<TensorSpec> package_inputs(const Package& package) {
+  std::vector<TensorSpec> specs = copy_specs(package.inputs());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::string own = package.input_model_name(i);
+    if (own != specs[i].name) specs[i].model_name = std::move(own);
+  }
+  return specs;
+}
 
-std::vector<TensorSpec> package_outputs(const Package& package) { return copy_specs(package.outputs()); }
+std::vector<TensorSpec> package_outputs(const Package& package) {
+  std::vector<TensorSpec> specs = copy_specs(package.outputs());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::string own = package.output_model_name(i);
+    if (own != specs[i].name) specs[i].model_name = std::move(own);
+  }
+  return specs;
+}
+
+std::string tensor_label(const TensorSpec& spec) {
+  return spec.model_name.empty() ? spec.name : spec.model_name + " (" + spec.name + ")";
+}
+
+int find_spec(const std::vector<TensorSpec>& specs, const std::string& name) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].name == name) return static_cast<int>(i);
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].model_name.empty() && specs[i].model_name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 std::function<bool(int64_t)> dynamic_size_probe(const Package& package, const std::vector<TensorSpec>& inputs) {
   auto runner = std::make_shared<std::unique_ptr<Runner>>();

@@ -38,11 +38,17 @@ Runner create_runner(const Package& package, const RunnerConfig& config);
 // live as long as the package; copies keep the code free of that coupling).
 struct TensorSpec {
   std::string name;
+  std::string model_name;  // the model's own name where it has one besides `name` (a .pt2's keyword
+                           // argument or output key); empty when none
   DLDataType dtype{};
   std::vector<int64_t> shape;  // -1 = dynamic
   bool known = true;           // false: dtype and rank unknown (a .pt2 without input checks)
 };
 std::vector<TensorSpec> package_inputs(const Package& package);
+// "mask (arg5_1)" where the model names the tensor, else "arg5_1".
+std::string tensor_label(const TensorSpec& spec);
+// The index of the spec called `name` (its name or its model name), or -1.
+int find_spec(const std::vector<TensorSpec>& specs, const std::string& name);
 std::vector<TensorSpec> package_outputs(const Package& package);
 
 // Whether the package takes its inputs with every dynamic dim at `size`:

@@ -6,9 +6,10 @@
 namespace aotrun_triton {
 namespace {
 
-Spec to_spec(const aotrun_tensor_info& t) {
+Spec to_spec(const aotrun_tensor_info& t, std::string model_name) {
   Spec s;
   s.name = t.name;
+  s.model_name = std::move(model_name);
   s.ndim = t.ndim;
   if (t.ndim >= 0) {
     s.dtype = to_triton(t.dtype);
@@ -27,7 +28,7 @@ nlohmann::json tensor_json(const Spec& s, bool batching, const char* kind) {
   }
   nlohmann::json dims = nlohmann::json::array();
   for (size_t i = batching ? 1 : 0; i < s.shape.size(); ++i) dims.push_back(s.shape[i]);
-  return {{"name", s.name}, {"data_type", config_name(s.dtype)}, {"dims", dims}};
+  return {{"name", s.model_name}, {"data_type", config_name(s.dtype)}, {"dims", dims}};
 }
 
 bool has_tensors(const nlohmann::json& config, const char* key) {
@@ -48,8 +49,9 @@ bool PackageSpecs::batchable() const {
 
 PackageSpecs read_specs(const aotrun::cxx::Package& package) {
   PackageSpecs p;
-  for (const aotrun_tensor_info& t : package.inputs()) p.inputs.push_back(to_spec(t));
-  for (const aotrun_tensor_info& t : package.outputs()) p.outputs.push_back(to_spec(t));
+  const std::vector<aotrun_tensor_info> in = package.inputs(), out = package.outputs();
+  for (size_t i = 0; i < in.size(); ++i) p.inputs.push_back(to_spec(in[i], package.input_model_name(i)));
+  for (size_t i = 0; i < out.size(); ++i) p.outputs.push_back(to_spec(out[i], package.output_model_name(i)));
   return p;
 }
 
@@ -115,21 +117,26 @@ std::string shape_string(const std::vector<int64_t>& dims) {
 std::vector<TensorConfig> match_config(const std::vector<TensorConfig>& configured, const std::vector<Spec>& specs,
                                        int32_t max_batch_size, const char* kind) {
   const std::string where = std::string("model configuration: ") + kind + " '";
+  // A tensor is configured by its name or the model's own name for it.
+  auto names = [](const Spec& s) { return s.model_name == s.name ? s.name : s.model_name + "' ('" + s.name; };
   for (const TensorConfig& c : configured) {
     bool known = false;
-    for (const Spec& s : specs) known = known || s.name == c.name;
+    for (const Spec& s : specs) known = known || s.name == c.name || s.model_name == c.name;
     if (!known) {
-      std::string names;
-      for (const Spec& s : specs) names += (names.empty() ? "" : ", ") + s.name;
-      invalid(where + c.name + "' is not in the package (its " + kind + "s: " + names + ")");
+      std::string all;
+      for (const Spec& s : specs) all += (all.empty() ? "'" : ", '") + names(s) + "'";
+      invalid(where + c.name + "' is not in the package (its " + kind + "s: " + all + ")");
     }
   }
   std::vector<TensorConfig> ordered;
   for (const Spec& s : specs) {
     const TensorConfig* c = nullptr;
-    for (const TensorConfig& t : configured)
-      if (t.name == s.name) c = &t;
-    if (c == nullptr) invalid(where + s.name + "' of the package is missing from the configuration");
+    for (const TensorConfig& t : configured) {
+      if (t.name != s.name && t.name != s.model_name) continue;
+      if (c != nullptr) invalid(where + names(s) + "' is configured twice ('" + c->name + "' and '" + t.name + "')");
+      c = &t;
+    }
+    if (c == nullptr) invalid(where + names(s) + "' of the package is missing from the configuration");
     if (s.ndim >= 0) {
       if (c->dtype != s.dtype) {
         invalid(where + s.name + "': data_type " + config_name(c->dtype) + " but the package has " +

@@ -19,6 +19,9 @@ namespace aotrun_triton {
 
 struct Spec {
   std::string name;
+  // The model's own name (a .pt2's keyword argument or output key), == name
+  // when it has none. Auto-complete writes it; a configuration may use either.
+  std::string model_name;
   TRITONSERVER_DataType dtype = TRITONSERVER_TYPE_INVALID;  // INVALID: unknown (ndim < 0)
   int32_t ndim = -1;                                        // -1: rank unknown (some .pt2)
   std::vector<int64_t> shape;                               // -1 = dynamic

@@ -38,6 +38,8 @@ import unstated_shapes
 
 ARGS = None
 SKIP = 77
+# The model of the name tests (tests/pt2/names/export_named.py).
+NAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "pt2", "names")
 
 
 def skip(why):
@@ -140,13 +142,26 @@ def write_pt2_models(harness, repo, libtorch):
                         {"model.pt2": os.path.join(fx, "dyn_mlp.pt2")})
     harness.write_model(repo, "pt2_dyn_padded", 'backend: "aotrun"\n' + P(libtorch=libtorch, pad_batch="true"),
                         {"model.pt2": os.path.join(fx, "dyn_mlp.pt2")})
+    # A .pt2 exported with keyword arguments and a dict output: auto-complete
+    # names its tensors as the model does; a written configuration may use
+    # the placeholders instead (or mix them).
+    harness.write_model(repo, "pt2_named", 'backend: "aotrun"\n' + P(libtorch=libtorch),
+                        {"model.pt2": os.path.join(NAMES, "named.pt2")})
+    harness.write_model(repo, "pt2_named_aliases", 'backend: "aotrun"\nmax_batch_size: 0\n'
+                        'input [{ name: "arg4_1" data_type: TYPE_FP32 dims: [-1, 8] },'
+                        ' { name: "arg5_1" data_type: TYPE_FP32 dims: [-1, 8] },'
+                        ' { name: "extra.bias" data_type: TYPE_FP32 dims: [8] },'
+                        ' { name: "arg7_1" data_type: TYPE_FP32 dims: [8] }]\n'
+                        'output [{ name: "output0" data_type: TYPE_FP32 dims: [-1, 4] },'
+                        ' { name: "features" data_type: TYPE_FP32 dims: [-1, 8] }]\n' + P(libtorch=libtorch),
+                        {"model.pt2": os.path.join(NAMES, "named.pt2")})
     failure_paths.write_pt2_models(harness, repo, fx, libtorch)
     unstated_shapes.write_models(harness, repo, fx, libtorch)
 
 
 PACKAGE_MODELS = ("mlp", "mlp_async", "mlp_graph", "slow") + failure_paths.PACKAGE_MODELS
 SLOW_RUN_US = 400000
-PT2_MODELS = ("pt2_mlp", "pt2_dyn", "pt2_dyn_padded") + failure_paths.PT2_MODELS + unstated_shapes.MODELS
+PT2_MODELS = ("pt2_mlp", "pt2_dyn", "pt2_dyn_padded", "pt2_named", "pt2_named_aliases") + failure_paths.PT2_MODELS + unstated_shapes.MODELS
 PACKAGE_BAD_MODELS = {
     "bad_mode": r"parameter 'mode': 'fast' is not one of threaded, single_threaded, graph",
     "bad_count": r"parameter 'num_models': 'many' is not an integer in 1\.\.1024",
@@ -264,6 +279,27 @@ def check_pt2_models(server, http, close, expect_error):
         got = http.infer(model, [i]).as_numpy(oname)
         close(got, want, "%s (%s)" % (model, fixture), rtol=tol["rtol"], atol=tol["atol"])
     print("ok: .pt2 models match torch's references (rtol %g, atol %g)" % (tol["rtol"], tol["atol"]))
+
+    # --- the model's own names (issue #28) ---
+    named = http.get_model_config("pt2_named")
+    check([t["name"] for t in named["input"]] == ["arg4_1", "mask", "extra.bias", "extra.gain"] and
+          [t["name"] for t in named["output"]] == ["logits", "features"],
+          "pt2_named: auto-complete should name the tensors as the model does", named)
+    feeds = {"arg4_1": "arg4_1", "mask": "mask", "extra.bias": "extra.bias", "extra.gain": "extra.gain"}
+    for model, in_names, outs in (("pt2_named", list(feeds), ("logits", "features")),
+                                  ("pt2_named_aliases", ["arg4_1", "arg5_1", "extra.bias", "arg7_1"],
+                                   ("output0", "features"))):
+        inputs = []
+        for name, file in zip(in_names, feeds.values()):
+            a = np.load(os.path.join(NAMES, "inputs", file + ".npy"))
+            inputs.append(httpclient.InferInput(name, list(a.shape), "FP32"))
+            inputs[-1].set_data_from_numpy(a)
+        result = http.infer(model, inputs)
+        for out, ref in zip(outs, ("logits", "features")):
+            close(result.as_numpy(out), np.load(os.path.join(NAMES, "reference", ref + ".npy")),
+                  "%s output %s" % (model, out), rtol=tol["rtol"], atol=tol["atol"])
+    print("ok: pt2_named auto-completes the model's own names (mask, extra.bias, logits, ...) and serves them; "
+          "pt2_named_aliases serves the placeholders and model names mixed; both equal torch's reference")
 
     # --- requests that reach the backend and fail there, in aotrun ---
     failure_paths.check_pt2(http, ARGS.fixtures, check, expect_error)

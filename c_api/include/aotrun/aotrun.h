@@ -297,6 +297,21 @@ AOTRUN_API aotrun_status* aotrun_package_get_input(const aotrun_package* package
 AOTRUN_API aotrun_status* aotrun_package_get_output(const aotrun_package* package, size_t index,
                                                     aotrun_tensor_info* info);
 
+/* Since 1.3. The model's own name for input / output `index`, where it has
+ * one besides aotrun_tensor_info.name: a .pt2's keyword argument or output
+ * key as the call signature in its archive records it ("input_ids",
+ * "last_hidden_state", nested ones as "extra.mask" or "past[0]"). *name is
+ * the tensor's aotrun_tensor_info.name when the model gives none (aotrun
+ * packages; a .pt2's positional arguments, whose names torch does not
+ * record, and a plain tensor or tuple output). Owned by the package. Both
+ * names select the tensor wherever a name does (the CLI's --input, the
+ * Triton backend's requests). Any thread.
+ * Errors: INVALID_ARGUMENT (NULL, index out of range). */
+AOTRUN_API aotrun_status* aotrun_package_get_input_model_name(const aotrun_package* package, size_t index,
+                                                              const char** name);
+AOTRUN_API aotrun_status* aotrun_package_get_output_model_name(const aotrun_package* package, size_t index,
+                                                               const char** name);
+
 typedef struct aotrun_symbol_info {
   size_t struct_size;
   const char* name;
@@ -857,6 +872,8 @@ typedef struct aotrun_api {
   aotrun_status* (*package_options_set_provider)(aotrun_package_options*, const char*);
   aotrun_status* (*package_get_provider)(const aotrun_package*, const char**, const char**);
   aotrun_status* (*package_options_set_pt2_pad_batch)(aotrun_package_options*, int);
+  aotrun_status* (*package_get_input_model_name)(const aotrun_package*, size_t, const char**);
+  aotrun_status* (*package_get_output_model_name)(const aotrun_package*, size_t, const char**);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -906,7 +923,7 @@ AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * 
                      "aotrun_api 1.1 table changed");
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_get_constants_state) == 70 * sizeof(void*),
                      "aotrun_api 1.2 table changed");
-AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_pt2_pad_batch) == 73 * sizeof(void*),
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_get_output_model_name) == 75 * sizeof(void*),
                      "aotrun_api 1.3 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

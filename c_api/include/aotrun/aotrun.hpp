@@ -516,6 +516,19 @@ class Package : public detail::Handle<aotrun_package, aotrun_package_close> {
   bool mode_available(aotrun_mode mode, const char** reason = nullptr) const noexcept {
     return aotrun_package_mode_available(get(), mode, reason) != 0;
   }
+  /* The model's own name for input / output `index`: its keyword argument
+   * or output key, else the tensor's name (aotrun_package_get_input_model_name).
+   * Since 1.3. */
+  std::string input_model_name(size_t index) const {
+    const char* name = nullptr;
+    throw_on_error(aotrun_package_get_input_model_name(get(), index, &name));
+    return name != nullptr ? name : "";
+  }
+  std::string output_model_name(size_t index) const {
+    const char* name = nullptr;
+    throw_on_error(aotrun_package_get_output_model_name(get(), index, &name));
+    return name != nullptr ? name : "";
+  }
   /* Which C shim provider serves it and why. Since 1.3. */
   ProviderInfo provider() const {
     const char* name = nullptr;

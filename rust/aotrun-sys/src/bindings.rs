@@ -963,6 +963,20 @@ extern "C" {
         info: *mut aotrun_tensor_info,
     ) -> *mut aotrun_status;
 }
+extern "C" {
+    pub fn aotrun_package_get_input_model_name(
+        package: *const aotrun_package,
+        index: usize,
+        name: *mut *const ::std::os::raw::c_char,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
+    pub fn aotrun_package_get_output_model_name(
+        package: *const aotrun_package,
+        index: usize,
+        name: *mut *const ::std::os::raw::c_char,
+    ) -> *mut aotrun_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct aotrun_symbol_info {
@@ -2588,12 +2602,26 @@ pub struct aotrun_api {
             arg2: ::std::os::raw::c_int,
         ) -> *mut aotrun_status,
     >,
+    pub package_get_input_model_name: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const aotrun_package,
+            arg2: usize,
+            arg3: *mut *const ::std::os::raw::c_char,
+        ) -> *mut aotrun_status,
+    >,
+    pub package_get_output_model_name: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const aotrun_package,
+            arg2: usize,
+            arg3: *mut *const ::std::os::raw::c_char,
+        ) -> *mut aotrun_status,
+    >,
 }
 #[test]
 fn bindgen_test_layout_aotrun_api() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_api>(),
-        592usize,
+        608usize,
         concat!("Size of: ", stringify!(aotrun_api))
     );
     assert_eq!(
@@ -3867,6 +3895,40 @@ fn bindgen_test_layout_aotrun_api() {
         );
     }
     test_field_package_options_set_pt2_pad_batch();
+    fn test_field_package_get_input_model_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_get_input_model_name) as usize - ptr as usize
+            },
+            592usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_get_input_model_name)
+            )
+        );
+    }
+    test_field_package_get_input_model_name();
+    fn test_field_package_get_output_model_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_get_output_model_name) as usize - ptr as usize
+            },
+            600usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_get_output_model_name)
+            )
+        );
+    }
+    test_field_package_get_output_model_name();
 }
 extern "C" {
     pub fn aotrun_get_api(version: u32) -> *const aotrun_api;

@@ -378,6 +378,27 @@ impl Package {
         Ok(if name.is_empty() { None } else { Some(Provider { name, reason: owned(reason) }) })
     }
 
+    /// The model's own name for input `index`: a `.pt2`'s keyword argument
+    /// as its archive's call signature records it (`"input_ids"`, nested as
+    /// `"extra.mask"`), else the input's [`TensorInfo::name`] (aotrun
+    /// packages; positional arguments, whose names torch does not record).
+    /// Errors: InvalidArgument (out of range). Since 1.3.
+    pub fn input_model_name(&self, index: usize) -> Result<String> {
+        let mut name: *const c_char = ptr::null();
+        check(unsafe { ffi!(package_get_input_model_name)(self.as_ptr(), index, &mut name) })?;
+        Ok(owned(name))
+    }
+
+    /// The model's own name for output `index`: a `.pt2`'s output key
+    /// (`"last_hidden_state"`, `"logits"`), else the output's
+    /// [`TensorInfo::name`] (a plain tensor or tuple output). Errors:
+    /// InvalidArgument (out of range). Since 1.3.
+    pub fn output_model_name(&self, index: usize) -> Result<String> {
+        let mut name: *const c_char = ptr::null();
+        check(unsafe { ffi!(package_get_output_model_name)(self.as_ptr(), index, &mut name) })?;
+        Ok(owned(name))
+    }
+
     /// Starts building a runner (mode, number of model instances, ...).
     pub fn runner(&self) -> RunnerBuilder<'_> {
         RunnerBuilder::new(self)

@@ -44,6 +44,7 @@ constexpr Entry kEntries[] = {
     {"AOTInductorModelContainerUpdateUserManagedConstantBuffer", false},
     {"AOTInductorModelContainerUpdateConstantBuffer", false},
     {"AOTInductorModelContainerRunConstantFolding", false},
+    {"AOTInductorModelContainerGetCallSpec", false},
 };
 
 // Model libraries are loaded, patched (redirect_thread_exit writes their
@@ -106,6 +107,7 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   fn_.update_user_managed_map = reinterpret_cast<AotiFunctions::UpdateMap>(slots[20]);
   fn_.update_map = reinterpret_cast<AotiFunctions::UpdateMap>(slots[21]);
   fn_.run_constant_folding = reinterpret_cast<int32_t (*)(AotiContainerHandle, bool, void*, void*)>(slots[22]);
+  fn_.call_spec = reinterpret_cast<AotiFunctions::GetCallSpec>(slots[23]);
   // The blob inductor links into the library (objcopy's symbols for it).
   const auto* start = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_start"));
   const auto* end = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_end"));

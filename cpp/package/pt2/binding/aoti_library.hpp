@@ -75,6 +75,10 @@ struct AotiFunctions {
   UpdateMap update_user_managed_map = nullptr;      // 2.8+
   UpdateMap update_map = nullptr;                   // every release (copies)
   int32_t (*run_constant_folding)(AotiContainerHandle, bool use_inactive, void* stream, void* proxy) = nullptr;
+  // Probed (every release from 2.6): the pytree specs of the call torch.export
+  // recorded (call_spec.hpp), as JSON strings owned by the container.
+  using GetCallSpec = int32_t (*)(AotiContainerHandle, const char** in_spec, const char** out_spec);
+  GetCallSpec call_spec = nullptr;
 };
 
 // The library is dlclosed when this object goes. It is held by

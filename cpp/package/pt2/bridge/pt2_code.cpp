@@ -71,6 +71,11 @@ class Pt2Code final : public PackageCode {
     std::lock_guard<std::mutex> lock(bridge_->mu);
     return index < bridge_->layouts.size() ? bridge_->layouts[index] : std::vector<int64_t>();
   }
+  std::string model_name(bool input, size_t index) const override {
+    std::lock_guard<std::mutex> lock(bridge_->mu);
+    const std::vector<TensorSpec>& specs = input ? bridge_->inputs : bridge_->outputs;
+    return index < specs.size() ? specs[index].model_name : std::string();
+  }
 
  private:
   std::unique_ptr<Bridge> bridge_;  // every container of this code points into it

@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "package/pt2/bridge/bridge.hpp"
+#include "package/pt2/specs/call_spec.hpp"
 #include "package/pt2/specs/input_layout.hpp"
 
 namespace aotrun::pt2::bridge {
@@ -167,6 +168,37 @@ static void settle_batch(Bridge& b, AotiContainerHandle h, const std::vector<DLD
   b.batch_min = min;
 }
 
+namespace {
+
+// The model's own names (keyword arguments, output keys) from the call
+// spec, where the library keeps one. Without it, or where it does not match
+// the counts, the placeholders stay the only names (logged at debug).
+void name_from_call_spec(const Bridge& b, AotiContainerHandle h, std::vector<TensorSpec>* inputs,
+                         std::vector<TensorSpec>* outputs) {
+  const AotiFunctions& f = b.lib->fn();
+  const char* in_spec = nullptr;
+  const char* out_spec = nullptr;
+  if (f.call_spec == nullptr || f.call_spec(h, &in_spec, &out_spec) != 0) return;
+  auto apply = [&](const char* spec, std::vector<TensorSpec>* specs, bool in) {
+    if (spec == nullptr) return;
+    std::vector<std::string> placeholders;
+    for (const TensorSpec& s : *specs) placeholders.push_back(s.name);
+    std::string why;
+    const std::vector<std::string> names = call_spec_names(spec, specs->size(), in, placeholders, &why);
+    if (names.empty() && !specs->empty()) {
+      log(LogLevel::Debug,
+          "package '" + b.name + "': no model names for its " + (in ? "inputs" : "outputs") + ": " + why);
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != (*specs)[i].name) (*specs)[i].model_name = names[i];
+    }
+  };
+  apply(in_spec, inputs, true);
+  apply(out_spec, outputs, false);
+}
+
+}  // namespace
+
 // Fills b.inputs / b.outputs once, from the checks and two probes (the
 // second with every dynamic input dim one larger, to tell which output dims
 // follow the inputs).
@@ -186,6 +218,7 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
   std::vector<TensorSpec> inputs(n_in), outputs(n_out);
   for (size_t i = 0; i < n_in; ++i) inputs[i].name = name_of(f.input_name, i, "input");
   for (size_t i = 0; i < n_out; ++i) outputs[i].name = name_of(f.output_name, i, "output");
+  name_from_call_spec(b, h, &inputs, &outputs);
 
   // Input checks for exactly the inputs the model reports.
   std::string why;
