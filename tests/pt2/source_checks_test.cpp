@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "package/pt2/specs/index_bounds.hpp"
@@ -252,6 +253,32 @@ TEST(SymbolicShapes, SharedSymbolsMustAgree) {
   EXPECT_NE(why.find("dim 0 is 2"), std::string::npos) << why;
   EXPECT_FALSE(check(s, {{3, 9}, {3, 9}, {18, 16}}, &why));
   EXPECT_NE(why.find("2L*s27 + 1L = 19"), std::string::npos) << why;
+}
+
+// What a tool sets (aotrun run --dim): the symbols, the dims bound to each,
+// and the sizes the model computes from them.
+TEST(SymbolicShapes, BindingsAndComputedSizes) {
+  const SymbolicShapes s = SymbolicShapes::parse(wrapper(R"(
+    int64_t s23 = arg0_1_size[0];
+    int64_t s31 = s23;
+    int64_t s27 = arg0_1_size[1];
+    if (x) { assert_size_stride(arg0_1, {s23, s27}, {s27, 1L}, "input"); }
+    if (x) { assert_size_stride(arg1_1, {s31, s27}, {s27, 1L}, "input"); }
+    if (x) { assert_size_stride(arg2_1, {2L*s27 + 1L, 16L}, {16L, 1L}, "input"); }
+  )"),
+                                                 3);
+  ASSERT_EQ(s.symbols().size(), 2u);
+  EXPECT_EQ(s.symbols()[0], "s23");  // s31 is an alias of s23
+  EXPECT_EQ(s.symbols()[1], "s27");
+  std::vector<std::tuple<size_t, int, size_t>> got;
+  for (const auto& b : s.bindings()) got.emplace_back(b.input, b.dim, b.symbol);
+  EXPECT_EQ(got, (std::vector<std::tuple<size_t, int, size_t>>{{0, 0, 0}, {0, 1, 1}, {1, 0, 0}, {1, 1, 1}}));
+  int64_t size = 0;
+  EXPECT_TRUE(s.computed_size(2, 0, {3, 9}, {true, true}, &size));
+  EXPECT_EQ(size, 19);
+  EXPECT_FALSE(s.computed_size(2, 0, {3, 9}, {true, false}, &size));  // s27 not given
+  EXPECT_FALSE(s.computed_size(0, 1, {3, 9}, {true, true}, &size));   // a bare symbol, not computed
+  EXPECT_FALSE(s.computed_size(2, 1, {3, 9}, {true, true}, &size));   // static
 }
 
 TEST(SymbolicShapes, UnsupportedExpressionsAreNotChecked) {

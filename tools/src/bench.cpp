@@ -43,9 +43,14 @@ const char kHelp[] =
     "  --strict            fail with UNSUPPORTED instead of falling back\n"
     "  --threads N         caller threads (default 1)\n"
     "  --num-models N      model instances in the runner (default: THREADS)\n"
-    "  --batch N           size of dynamic dimensions (default: 1, or 2\n"
-    "                      when the model refuses 1); reported as\n"
-    "                      \"batch\" only when every dynamic dim is the leading one\n"
+    "  --batch N           size of the dynamic dims at dim 0 (default: 1, or 2\n"
+    "                      when the model refuses 1)\n"
+    "  --dim NAME=N        size of one dynamic dim, by the name inspect shows\n"
+    "                      (s23) or as INPUT:DIM (input_ids:1); repeatable.\n"
+    "                      Dims not set: 1, or 2 when the model refuses 1\n"
+    "  --layout L          compiled (default): inputs a .pt2 was compiled for\n"
+    "                      in another layout (channels_last) are passed in it;\n"
+    "                      row-major: passed row-major (converted per run)\n"
     "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --warmup W          unmeasured calls per thread first (default 10)\n"
@@ -76,44 +81,6 @@ std::string latency_line(const Percentiles& p) {
          d(static_cast<double>(p.max)) + "  mean " + d(p.mean);
 }
 
-// What --batch sets, named for what it is: "batch" only when every dynamic
-// dimension is the leading one; else the dimensions by input and index.
-struct DynamicDims {
-  bool unknown = false;  // some input states no shape (a .pt2 without input checks)
-  bool any = false;
-  bool leading_only = true;  // every dynamic dim is dim 0
-  std::string where;         // "x dim 1, y dim 1"
-};
-
-DynamicDims dynamic_dims(const std::vector<TensorSpec>& specs) {
-  DynamicDims d;
-  for (const TensorSpec& s : specs) {
-    if (!s.known) {
-      d.unknown = true;
-      continue;
-    }
-    for (size_t i = 0; i < s.shape.size(); ++i) {
-      if (s.shape[i] >= 0) continue;
-      d.any = true;
-      if (i != 0) d.leading_only = false;
-      d.where += (d.where.empty() ? "" : ", ") + s.name + " dim " + std::to_string(i);
-    }
-  }
-  return d;
-}
-
-// "batch 3", "dynamic dims 3 (x dim 1)", "static shapes", "input shapes not
-// stated by the package".
-std::string dims_text(const DynamicDims& d, int64_t value) {
-  if (d.any && d.leading_only && !d.unknown) return "batch " + std::to_string(value);
-  if (d.any) {
-    return "dynamic dims " + std::to_string(value) + " (" + d.where + (d.unknown ? "; other inputs unstated" : "") +
-           ")";
-  }
-  if (d.unknown) return "input shapes not stated by the package";
-  return "static shapes";
-}
-
 std::string fixed(double value, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
@@ -124,11 +91,11 @@ std::string fixed(double value, int digits) {
 
 int bench_main(int argc, char** argv, int begin) {
   auto specs = common_options();
-  for (const char* name : {"mode", "threads", "num-models", "batch", "seed", "warmup", "iters", "duration",
-                           "async-mode", "inflight", "depth"}) {
+  for (const char* name :
+       {"mode", "threads", "num-models", "warmup", "iters", "duration", "async-mode", "inflight", "depth"}) {
     specs.push_back({name, true, false});
   }
-  specs.push_back({"input", true, true});
+  add_input_options(specs);
   specs.push_back({"strict", false, false});
   specs.push_back({"json", false, false});
   add_weights_options(specs);
@@ -160,21 +127,19 @@ int bench_main(int argc, char** argv, int begin) {
   if (args.has("iters")) config.loop.iters = static_cast<uint64_t>(args.get_int("iters", 0, 1, INT64_MAX));
   config.loop.duration_s = args.get_double("duration", 2.0, 0.001, 1e6);
   config.loop.progress = isatty(STDERR_FILENO) != 0;
-  InputPlan plan;
-  plan.files = parse_input_options("bench", args.all("input"));
-  if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
-  plan.seed = args.get_u64("seed", 0);
+  InputPlan plan = input_plan(args);
 
   const Package package = open_package(path, !args.has("no-verify"));
   const aotrun_package_info info = package.info();
   const std::vector<TensorSpec> input_specs = package_inputs(package);
-  const DynamicDims dims = dynamic_dims(input_specs);
-  // Samples per call: the batch, when there is one.
-  const bool batched = dims.any && dims.leading_only && !dims.unknown;
-  plan.accepts = dynamic_size_probe(package, input_specs);
+  plan_for_package(args, package, input_specs, &plan);
   BuiltInputs built = build_inputs(input_specs, plan);
+  // Samples per call: the batch, when the only dynamic dim is one.
+  bool unknown = false;
+  for (const TensorSpec& s : input_specs) unknown = unknown || !s.known;
+  const bool batched = !unknown && built.dims.size() == 1 && built.dims[0].leading;
   config.batch = built.batch;
-  const std::vector<DLTensor> input_views = views(built.tensors);
+  const std::vector<DLTensor> input_views = aotrun::cli::input_views(built);
   Runner runner = create_runner(package, config.runner);
 
   const std::vector<TensorSpec> output_specs = package_outputs(package);
@@ -204,7 +169,7 @@ int bench_main(int argc, char** argv, int begin) {
         {"threads", config.loop.threads},
         {"num_models", config.runner.num_models},
         {"batch", config.batch},
-        {"dynamic_dims", dims.where},
+        {"dynamic_dims", dims_text(built)},
         {"batched", batched},
         {"warmup", config.loop.warmup},
         {"iters", config.loop.iters ? nlohmann::ordered_json(*config.loop.iters) : nlohmann::ordered_json()},
@@ -240,8 +205,8 @@ int bench_main(int argc, char** argv, int begin) {
   t.add({"mode", mode});
   auto count = [](int64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   t.add({"config", count(config.loop.threads, "thread") + ", " + count(config.runner.num_models, "model") + ", " +
-                       dims_text(dims, config.batch) + ", warmup " + std::to_string(config.loop.warmup) +
-                       " per thread"});
+                       (unknown ? "input shapes not stated by the package" : dims_text(built)) + ", warmup " +
+                       std::to_string(config.loop.warmup) + " per thread"});
   t.add({"calls", std::to_string(result.latencies_ns.size()) + " in " + fixed(wall_s, 3) + " s"});
   t.add({"throughput", fixed(calls_per_s, 1) + " calls/s" +
                            (batched ? ", " + fixed(samples_per_s, 1) + " samples/s" : std::string())});

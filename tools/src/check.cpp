@@ -29,8 +29,14 @@ const char kHelp[] =
     "through a fallback are skipped with the library's reason.\n"
     "\n"
     "Options:\n"
-    "  --batch N           size of dynamic dimensions of random inputs (default:\n"
-    "                      1, or 2 when the model refuses 1)\n"
+    "  --batch N           size of the dynamic dims at dim 0 (default: 1, or 2\n"
+    "                      when the model refuses 1)\n"
+    "  --dim NAME=N        size of one dynamic dim, by the name inspect shows\n"
+    "                      (s23) or as INPUT:DIM (input_ids:1); repeatable.\n"
+    "                      Dims not set: 1, or 2 when the model refuses 1\n"
+    "  --layout L          compiled (default): inputs a .pt2 was compiled for\n"
+    "                      in another layout (channels_last) are passed in it;\n"
+    "                      row-major: passed row-major (converted per run)\n"
     "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --runs R            runs per mode (default 3: graph warm-up, capture, replay)\n"
@@ -66,10 +72,10 @@ const char kHelp[] =
 
 int check_main(int argc, char** argv, int begin) {
   auto specs = common_options();
-  for (const char* name : {"batch", "seed", "runs", "num-models", "async-mode", "reference", "rtol", "atol"}) {
+  for (const char* name : {"runs", "num-models", "async-mode", "reference", "rtol", "atol"}) {
     specs.push_back({name, true, false});
   }
-  specs.push_back({"input", true, true});
+  add_input_options(specs);
   specs.push_back({"json", false, false});
   add_weights_options(specs);
   const Args args = Args::parse("check", specs, argc, argv, begin);
@@ -79,10 +85,7 @@ int check_main(int argc, char** argv, int begin) {
   }
   apply_log_option(args);
   const std::string path = args.single_positional("package path (PKG)");
-  InputPlan plan;
-  plan.files = parse_input_options("check", args.all("input"));
-  if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
-  plan.seed = args.get_u64("seed", 0);
+  InputPlan plan = input_plan(args);
   const int runs = static_cast<int>(args.get_int("runs", 3, 1, 1000));
   RunnerConfig base;
   base.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
@@ -108,9 +111,9 @@ int check_main(int argc, char** argv, int begin) {
   report.reference_tolerance = tolerance;
   const std::vector<TensorSpec> output_specs = package_outputs(package);
   const std::vector<TensorSpec> input_specs = package_inputs(package);
-  plan.accepts = dynamic_size_probe(package, input_specs);
+  plan_for_package(args, package, input_specs, &plan);
   BuiltInputs built = build_inputs(input_specs, plan);
-  const std::vector<DLTensor> input_views = views(built.tensors);
+  const std::vector<DLTensor> input_views = aotrun::cli::input_views(built);
 
   report.inputs = &built;
   report.outputs = output_specs;

@@ -273,6 +273,7 @@ int compat_one_main(int argc, char** argv, int begin) {
     if (sets.empty()) {
       InputPlan plan;
       plan.batch = entry.batch;
+      plan.batch_all_dims = true;  // a compat entry's "batch" is every dynamic dim
       BuiltInputs built = build_inputs(input_specs, plan);
       LoadedSet set;
       set.name = "random";

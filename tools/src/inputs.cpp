@@ -1,8 +1,11 @@
 #include "inputs.hpp"
 
 #include "describe.hpp"
+#include "dims.hpp"
 #include "error.hpp"
+#include "input_layouts.hpp"
 #include "npy.hpp"
+#include "pt2_facts.hpp"
 
 namespace aotrun::cli {
 
@@ -44,6 +47,51 @@ uint64_t input_seed(uint64_t seed, size_t index) {
 
 }  // namespace
 
+void add_input_options(std::vector<OptionSpec>& specs) {
+  for (const char* name : {"batch", "seed", "layout"}) specs.push_back({name, true, false});
+  specs.push_back({"input", true, true});
+  specs.push_back({"dim", true, true});
+}
+
+InputPlan input_plan(const Args& args) {
+  InputPlan plan;
+  plan.files = parse_input_options(args.command(), args.all("input"));
+  plan.dims = parse_dim_options(args.command(), args.all("dim"));
+  if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
+  plan.seed = args.get_u64("seed", 0);
+  const std::string layout = args.get("layout", "compiled");
+  if (layout != "compiled" && layout != "row-major") {
+    throw UsageError(args.command(), "--layout must be compiled or row-major, got '" + layout + "'");
+  }
+  return plan;
+}
+
+void plan_for_package(const Args& args, const Package& package, const std::vector<TensorSpec>& specs, InputPlan* plan) {
+  plan->accepts = dynamic_size_probe(package, specs);
+  add_model_facts(package, specs, args.get("layout", "compiled") == "row-major", plan);
+}
+
+void add_model_facts(const Package& package, const std::vector<TensorSpec>& specs, bool row_major, InputPlan* plan) {
+  const aotrun_package_info info = package.info();
+  if (info.format == nullptr || std::string(info.format) != "pt2" || info.path == nullptr) return;
+  Pt2Facts facts = read_pt2_facts(info.path);
+  if (!facts.readable) return;
+  if (!row_major) {
+    std::vector<std::string> names;
+    for (const TensorSpec& s : specs) names.push_back(s.name);
+    plan->layouts.assign(specs.size(), {});
+    plan->layout_kinds.assign(specs.size(), "");
+    for (const InputLayout& l : read_input_layouts(facts.sources, names)) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] != l.name || l.strides.empty() || l.kind == "row-major" || l.kind == "unknown") continue;
+        plan->layouts[i] = l.strides;
+        plan->layout_kinds[i] = l.kind;
+      }
+    }
+  }
+  plan->pt2_sources = std::move(facts.sources);
+}
+
 std::map<std::string, std::string> parse_input_options(const std::string& command,
                                                        const std::vector<std::string>& values) {
   std::map<std::string, std::string> files;
@@ -78,29 +126,81 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
     file_of[i] = &path;
   }
 
+  const DimPlan dims = DimPlan::make(specs, plan.pt2_sources);
+  std::vector<int64_t> sizes(dims.dims().size(), 0);
+  std::vector<std::string> set_by(dims.dims().size());  // what fixed each size, for messages
+  auto dims_list = [&] {
+    std::string all;
+    for (const DynamicDim& d : dims.dims())
+      all += (all.empty() ? "" : "; ") + d.name + " (" + dims.where(d, specs) + ")";
+    return all.empty() ? std::string("none") : all;
+  };
+  for (const auto& [name, size] : plan.dims) {
+    const int k = dims.find(name, specs);
+    if (k < 0) {
+      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "--dim '" + name + "=" + std::to_string(size) +
+                                                     "': the package has no dynamic dim '" + name +
+                                                     "' (its dims: " + dims_list() + ")");
+    }
+    if (!set_by[k].empty() && sizes[k] != size) {
+      throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "--dim '" + name + "=" + std::to_string(size) + "': dim " +
+                                                     dims.dims()[k].name + " is also set to " +
+                                                     std::to_string(sizes[k]) + " by " + set_by[k]);
+    }
+    sizes[k] = size;
+    set_by[k] = "--dim " + name;
+  }
+  if (plan.batch) {
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      if (set_by[k].empty() && (plan.batch_all_dims || dims.dims()[k].leading)) {
+        sizes[k] = *plan.batch;
+        set_by[k] = "--batch";
+      }
+    }
+  }
+
   BuiltInputs built;
   built.tensors.resize(specs.size());
   built.sources.resize(specs.size());
-  std::optional<int64_t> batch = plan.batch;
-  // Files first: they may fix the batch size that generated inputs follow.
+  // Files next: they fix the sizes of their dims for the generated inputs.
   for (size_t i = 0; i < specs.size(); ++i) {
     if (file_of[i] == nullptr) continue;
     const std::string& file = *file_of[i];
     built.tensors[i] = read_npy(file, specs[i].name);
     check_against_spec(built.tensors[i], specs[i], file);
     built.sources[i] = "file " + file;
-    for (size_t d = 0; d < specs[i].shape.size() && !batch; ++d) {
-      if (specs[i].shape[d] < 0) batch = built.tensors[i].shape()[d];
+    for (size_t d = 0; d < specs[i].shape.size(); ++d) {
+      const int k = dims.dim_of(i, static_cast<int>(d));
+      if (k < 0) continue;
+      const int64_t got = built.tensors[i].shape()[d];
+      if (!set_by[k].empty() && sizes[k] != got) {
+        throw Failure(AOTRUN_ERR_INVALID_ARGUMENT,
+                      "input '" + tensor_label(specs[i]) + "' from '" + file + "' has dim " + std::to_string(d) +
+                          " = " + std::to_string(got) + ", but " + set_by[k] + " sets " + dims.dims()[k].name + " (" +
+                          dims.where(dims.dims()[k], specs) + ") to " + std::to_string(sizes[k]));
+      }
+      sizes[k] = got;
+      set_by[k] = "input '" + tensor_label(specs[i]) + "' from '" + file + "'";
     }
   }
-  if (!batch && plan.accepts) {
-    bool dynamic = false;
-    for (const TensorSpec& s : specs) {
-      for (int64_t d : s.shape) dynamic = dynamic || d < 0;
-    }
-    if (dynamic && !plan.accepts(1) && plan.accepts(2)) batch = 2;
+  // The rest: 1, or 2 where the model refuses 1 (torch compiles dynamic
+  // dims for 2 and up).
+  int64_t fallback = plan.batch && plan.batch_all_dims ? *plan.batch : 1;
+  bool unset = false;
+  for (const std::string& by : set_by) unset = unset || by.empty();
+  if (unset && !(plan.batch && plan.batch_all_dims) && plan.accepts && !plan.accepts(1) && plan.accepts(2)) {
+    fallback = 2;
   }
-  built.batch = batch.value_or(1);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (set_by[k].empty()) sizes[k] = fallback;
+  }
+  built.batch = plan.batch.value_or(fallback);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const DynamicDim& d = dims.dims()[k];
+    built.dims.push_back({d.name, sizes[k], d.leading, dims.where(d, specs)});
+    if (d.leading && !plan.batch) built.batch = sizes[k];
+  }
+
   for (size_t i = 0; i < specs.size(); ++i) {
     if (file_of[i] != nullptr) continue;
     if (!specs[i].known) {
@@ -110,14 +210,46 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
                                                      specs[i].name + "=FILE.npy");
     }
     std::vector<int64_t> shape = specs[i].shape;
-    for (int64_t& d : shape) {
-      if (d < 0) d = built.batch;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] >= 0) continue;
+      if (!dims.size_of(i, static_cast<int>(d), sizes, &shape[d])) shape[d] = fallback;
     }
     built.tensors[i] = HostTensor(specs[i].name, specs[i].dtype, shape);
     fill_random(built.tensors[i], input_seed(plan.seed, i));
     built.sources[i] = "random (seed " + std::to_string(plan.seed) + ")";
   }
+
+  // Inputs in the layout the model was compiled for (what a caller holding
+  // channels_last tensors passes), so runs measure no conversion.
+  built.laid_out.resize(specs.size());
+  built.layout_names.resize(specs.size());
+  for (size_t i = 0; i < specs.size() && i < plan.layouts.size(); ++i) {
+    if (plan.layouts[i].empty() || plan.layouts[i].size() != built.tensors[i].shape().size()) continue;
+    built.laid_out[i] = built.tensors[i].in_layout_of(plan.layouts[i]);
+    built.layout_names[i] = i < plan.layout_kinds.size() ? plan.layout_kinds[i] : "strided";
+    built.sources[i] += ", passed " + built.layout_names[i];
+  }
   return built;
+}
+
+std::string dims_text(const BuiltInputs& built) {
+  if (built.dims.empty()) return "static shapes";
+  if (built.dims.size() == 1 && built.dims[0].leading) return "batch " + std::to_string(built.dims[0].size);
+  std::string text;
+  for (const BuiltInputs::Dim& d : built.dims) {
+    text += (text.empty() ? "" : ", ") + d.name + "=" + std::to_string(d.size) + " (" + d.where + ")";
+  }
+  return text;
+}
+
+std::vector<DLTensor> input_views(BuiltInputs& built) {
+  std::vector<DLTensor> out;
+  out.reserve(built.tensors.size());
+  for (size_t i = 0; i < built.tensors.size(); ++i) {
+    const bool laid = i < built.laid_out.size() && built.laid_out[i].data() != nullptr;
+    out.push_back(laid ? built.laid_out[i].view() : built.tensors[i].view());
+  }
+  return out;
 }
 
 std::vector<DLTensor> views(std::vector<HostTensor>& tensors) {

@@ -11,6 +11,7 @@
 #include "request_checks.hpp"
 #include "describe.hpp"
 #include "error.hpp"
+#include "dims.hpp"
 #include "inspect_findings.hpp"
 #include "runtime.hpp"
 #include "report.hpp"
@@ -129,6 +130,9 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   }
   j["inputs"] = inputs;
   j["outputs"] = outputs;
+  std::string sources;
+  if (is_pt2(info)) sources = read_pt2_facts(info.path != nullptr ? info.path : "").sources;
+  j["dynamic_dims"] = dims_json(report_dims(package_inputs(package), sources));
   j["constants"] = {{"count", info.num_constants}, {"bytes", info.constant_bytes}};
   j["constants"]["list"] = constants_json(package);
   if (is_pt2(info)) {
@@ -159,10 +163,24 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   return j;
 }
 
-void tensor_rows(Table& table, const std::vector<TensorSpec>& specs) {
-  for (const TensorSpec& spec : specs) {
-    table.add({tensor_label(spec), spec.known ? dtype_name(spec.dtype) : "unknown",
-               spec.known ? spec_shape_text(spec.shape) : "?"});
+// Inputs' dynamic dims show the model's symbol where it has one ([s33, s50]).
+void tensor_rows(Table& table, const std::vector<TensorSpec>& specs, const DimPlan* dims = nullptr) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& spec = specs[i];
+    std::string shape = spec.known ? spec_shape_text(spec.shape) : "?";
+    if (spec.known && dims != nullptr) {
+      shape = "[";
+      for (size_t d = 0; d < spec.shape.size(); ++d) {
+        const int k = dims->dim_of(i, static_cast<int>(d));
+        const bool symbol = k >= 0 && dims->dims()[k].name.find(':') == std::string::npos;
+        shape += (d ? ", " : "") + (spec.shape[d] >= 0 ? std::to_string(spec.shape[d])
+                                    : symbol           ? dims->dims()[k].name
+                                    : d == 0           ? std::string("batch")
+                                                       : std::string("?"));
+      }
+      shape += "]";
+    }
+    table.add({tensor_label(spec), spec.known ? dtype_name(spec.dtype) : "unknown", shape});
   }
 }
 
@@ -196,9 +214,10 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
   head.print(out);
 
   const auto inputs = package_inputs(package);
+  const DimPlan dims = DimPlan::make(inputs, pt2 ? pt2->sources : std::string());
   out << "\ninputs (" << inputs.size() << ")\n";
   Table in_table(2);
-  tensor_rows(in_table, inputs);
+  tensor_rows(in_table, inputs, &dims);
   in_table.print(out);
 
   const auto outputs = package_outputs(package);
@@ -206,6 +225,11 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
   Table out_table(2);
   tensor_rows(out_table, outputs);
   out_table.print(out);
+
+  out << "\ndynamic dims (run, check, bench: --dim NAME=SIZE; --batch sets those at dim 0)\n";
+  Table dim_table(2);
+  dim_rows(report_dims(inputs, pt2 ? pt2->sources : std::string()), dim_table);
+  dim_table.print(out);
 
   if (pt2) {
     const Pt2Facts& facts = *pt2;

@@ -26,15 +26,21 @@ const char kHelp[] =
     "\n"
     "Run the package PKG once and summarise its outputs (shape, dtype, min, max,\n"
     "mean, first values). Inputs not given with --input are random with a fixed\n"
-    "seed: floats uniform in [-1, 1), integers in [0, 10). Dynamic dimensions get\n"
-    "the --batch size, or the size an --input file gives them.\n"
+    "seed: floats uniform in [-1, 1), integers in [0, 10). Dynamic dims get their\n"
+    "--dim size, --batch at dim 0, or the size an --input file gives them.\n"
     "\n"
     "Options:\n"
     "  --mode MODE           threaded (default), single_threaded or graph\n"
     "  --strict              fail with UNSUPPORTED instead of falling back when\n"
     "                        the package cannot run MODE natively\n"
-    "  --batch N             size of dynamic dimensions of random inputs (default:\n"
-    "                        1, or 2 when the model refuses 1)\n"
+    "  --batch N             size of the dynamic dims at dim 0 (default: 1, or 2\n"
+    "                        when the model refuses 1)\n"
+    "  --dim NAME=N          size of one dynamic dim, by the name inspect shows\n"
+    "                        (s23) or as INPUT:DIM (input_ids:1); repeatable.\n"
+    "                        Dims not set: 1, or 2 when the model refuses 1\n"
+    "  --layout L            compiled (default): inputs a .pt2 was compiled for\n"
+    "                        in another layout (channels_last) are passed in it;\n"
+    "                        row-major: passed row-major (converted per run)\n"
     "  --num-models N        model instances in the runner (default 1)\n"
     "  --input NAME=FILE     read input NAME from a .npy file (repeatable)\n"
     "  --weights FILE        run with the constants (weights) of a .safetensors\n"
@@ -72,6 +78,7 @@ struct RunReport {
   std::vector<std::string> input_files;   // written with --save-inputs
   std::vector<std::string> output_files;  // written with --output-dir
   std::string weights;                    // --weights FILE, or empty
+  std::vector<BuiltInputs::Dim> dims;     // each dynamic dim and its size
   std::vector<TensorSpec> input_specs;    // the package's, for the model's own names
   std::vector<TensorSpec> output_specs;
 };
@@ -97,6 +104,11 @@ void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const
   }
   head.add({"mode", mode});
   if (!r.weights.empty()) head.add({"weights", r.weights});
+  if (!r.dims.empty()) {
+    std::string dims;
+    for (const BuiltInputs::Dim& d : r.dims) dims += (dims.empty() ? "" : ", ") + d.name + "=" + std::to_string(d.size);
+    head.add({"dims", dims});
+  }
   head.add({"run", duration_text(r.run_ns)});
   head.print(out);
 
@@ -149,6 +161,11 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
   j["stats"] = stats_json(r.stats);
   j["run_ns"] = r.run_ns;
   j["batch"] = r.batch;
+  nlohmann::ordered_json dims = nlohmann::ordered_json::array();
+  for (const BuiltInputs::Dim& d : r.dims) {
+    dims.push_back({{"name", d.name}, {"size", d.size}, {"at_dim_0", d.leading}, {"where", d.where}});
+  }
+  j["dims"] = dims;
   nlohmann::ordered_json in = nlohmann::ordered_json::array();
   for (size_t i = 0; i < inputs.size(); ++i) {
     nlohmann::ordered_json e = {{"name", inputs[i].name()},
@@ -186,10 +203,10 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
 
 int run_main(int argc, char** argv, int begin) {
   auto specs = common_options();
-  for (const char* name : {"mode", "batch", "num-models", "seed", "output-dir", "save-inputs", "values"}) {
+  for (const char* name : {"mode", "num-models", "output-dir", "save-inputs", "values"}) {
     specs.push_back({name, true, false});
   }
-  specs.push_back({"input", true, true});
+  add_input_options(specs);
   specs.push_back({"strict", false, false});
   specs.push_back({"json", false, false});
   add_weights_options(specs);
@@ -205,10 +222,7 @@ int run_main(int argc, char** argv, int begin) {
   config.strict = args.has("strict");
   config.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
   config.weights = weights_option(args);
-  InputPlan plan;
-  plan.files = parse_input_options("run", args.all("input"));
-  if (args.has("batch")) plan.batch = args.get_int("batch", 1, 0, INT32_MAX);
-  plan.seed = args.get_u64("seed", 0);
+  InputPlan plan = input_plan(args);
   const size_t values = static_cast<size_t>(args.get_int("values", 6, 0, 1000000));
 
   const Package package = open_package(path, !args.has("no-verify"));
@@ -219,11 +233,12 @@ int run_main(int argc, char** argv, int begin) {
   const std::vector<TensorSpec> output_specs = package_outputs(package);
   report.input_specs = input_specs;
   report.output_specs = output_specs;
-  plan.accepts = dynamic_size_probe(package, input_specs);
+  plan_for_package(args, package, input_specs, &plan);
   BuiltInputs built = build_inputs(input_specs, plan);
   report.batch = built.batch;
+  report.dims = built.dims;
   report.input_sources = built.sources;
-  std::vector<DLTensor> input_views = views(built.tensors);
+  std::vector<DLTensor> input_views = aotrun::cli::input_views(built);
 
   Runner runner = create_runner(package, config);
   std::vector<HostTensor> outputs = allocate_outputs(runner.get(), input_views, output_specs);

@@ -1,5 +1,6 @@
 #include "tensor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -86,9 +87,43 @@ DLTensor HostTensor::view() {
   t.ndim = static_cast<int32_t>(shape_.size());
   t.dtype = dtype_;
   t.shape = shape_.data();
-  t.strides = nullptr;
+  t.strides = strides_.empty() ? nullptr : strides_.data();
   t.byte_offset = 0;
   return t;
+}
+
+HostTensor HostTensor::in_layout_of(const std::vector<int64_t>& compiled) const {
+  const size_t n = shape_.size();
+  if (compiled.size() != n) {
+    throw Failure(AOTRUN_ERR_INVALID_ARGUMENT, "input '" + name_ + "': a layout of rank " +
+                                                   std::to_string(compiled.size()) + " for a tensor of rank " +
+                                                   std::to_string(n));
+  }
+  // Outermost first: dims by decreasing compiled stride (stable).
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return compiled[a] > compiled[b]; });
+  HostTensor out(name_, dtype_, shape_);
+  out.strides_.assign(n, 0);
+  int64_t stride = 1;
+  for (size_t k = n; k-- > 0;) {
+    out.strides_[order[k]] = stride;
+    stride *= shape_[order[k]];
+  }
+  const size_t width = numel_ == 0 ? 0 : nbytes_ / numel_;
+  const auto* src = static_cast<const char*>(data_.get());
+  auto* dst = static_cast<char*>(out.data_.get());
+  std::vector<int64_t> index(n, 0);
+  for (size_t e = 0; e < numel_; ++e) {  // e walks the source row-major
+    int64_t at = 0;
+    for (size_t d = 0; d < n; ++d) at += index[d] * out.strides_[d];
+    std::memcpy(dst + static_cast<size_t>(at) * width, src + e * width, width);
+    for (size_t d = n; d-- > 0;) {
+      if (++index[d] < shape_[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
 }
 
 double HostTensor::element(size_t i) const {

@@ -35,8 +35,16 @@ class HostTensor {
   // object must outlive it and not move.
   DLTensor view();
 
-  // Element i converted to double (dtype_supported() dtypes only).
+  // Element i converted to double (dtype_supported() dtypes only), in
+  // row-major order (never call it on an in_layout_of copy).
   double element(size_t i) const;
+
+  // A copy whose elements lie in the order of `compiled` strides (those a
+  // model was compiled for, e.g. channels_last [192, 1, 24, 3]): dense,
+  // outermost the dim of the largest stride, for this tensor's shape. Its
+  // view() carries those strides. Throws Failure (INVALID_ARGUMENT) on a
+  // rank mismatch.
+  HostTensor in_layout_of(const std::vector<int64_t>& compiled) const;
 
  private:
   struct Free {
@@ -45,6 +53,7 @@ class HostTensor {
   std::string name_;
   DLDataType dtype_{};
   std::vector<int64_t> shape_;
+  std::vector<int64_t> strides_;  // empty: compact row-major
   size_t numel_ = 0;
   size_t nbytes_ = 0;
   std::unique_ptr<void, Free> data_;

@@ -209,6 +209,29 @@ SymbolicShapes SymbolicShapes::parse(const std::string& s, size_t num_inputs) {
   return out;
 }
 
+std::vector<SymbolicShapes::Binding> SymbolicShapes::bindings() const {
+  std::vector<Binding> out;
+  for (const Dim& d : dims_) {
+    if (d.ops.size() == 1 && d.ops[0].kind == ShapeOp::Sym) {
+      out.push_back({d.input, d.dim, static_cast<size_t>(d.ops[0].value)});
+    }
+  }
+  return out;
+}
+
+bool SymbolicShapes::computed_size(size_t input, int dim, const std::vector<int64_t>& sizes,
+                                   const std::vector<bool>& set, int64_t* out) const {
+  if (sizes.size() < symbols_.size() || set.size() < symbols_.size()) return false;
+  for (const Dim& d : dims_) {
+    if (d.input != input || d.dim != dim) continue;
+    if (d.ops.size() == 1 && d.ops[0].kind == ShapeOp::Sym) return false;  // a bare symbol, no expression
+    const std::unique_ptr<bool[]> bound(new bool[symbols_.size() + 1]());
+    for (size_t k = 0; k < symbols_.size(); ++k) bound[k] = set[k];
+    return evaluate(d.ops, sizes.data(), bound.get(), out);
+  }
+  return false;
+}
+
 size_t SymbolicShapes::tied_dims() const {
   // A dim is tied when its symbol also appears elsewhere, or it is an expression.
   std::vector<size_t> uses(symbols_.size(), 0);

@@ -38,6 +38,23 @@ class SymbolicShapes {
              std::string* why) const;
 
   bool stated() const { return !dims_.empty(); }
+
+  // The model's size symbols ("s23"), and the input dims bound to each one
+  // (those the model states as a bare symbol; all of one symbol share its
+  // size). For tools that build inputs: `aotrun run --dim s23=4`.
+  struct Binding {
+    size_t input;
+    int dim;
+    size_t symbol;  // index into symbols()
+  };
+  const std::vector<std::string>& symbols() const { return symbols_; }
+  std::vector<Binding> bindings() const;
+  // The size the model computes for input dim (input, dim) from an
+  // expression of the symbols (s0*2), given a size for each symbol
+  // (`sizes[k]` for symbols()[k], used where `set[k]`); false when the dim
+  // is no expression, or a symbol it needs has no size, or it overflows.
+  bool computed_size(size_t input, int dim, const std::vector<int64_t>& sizes, const std::vector<bool>& set,
+                     int64_t* out) const;
   // How many input dims are tied to another by a symbol or an expression.
   size_t tied_dims() const;
 
