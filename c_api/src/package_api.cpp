@@ -101,6 +101,13 @@ aotrun_status* aotrun_package_options_set_pt2_pad_batch(aotrun_package_options* 
   });
 }
 
+aotrun_status* aotrun_package_options_set_pt2_above_compiled_max(aotrun_package_options* options, int allow) {
+  return guarded([&] {
+    require(options, "options");
+    options->options.pt2.above_compiled_max = allow != 0;
+  });
+}
+
 aotrun_status* aotrun_package_options_set_provider(aotrun_package_options* options, const char* provider) {
   return guarded([&] {
     require(options, "options");

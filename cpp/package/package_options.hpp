@@ -15,6 +15,10 @@ struct Pt2Options {
   // fewer rows than the model was compiled for is padded up to its minimum
   // (the last row repeated) and the outputs' extra rows dropped (docs/PT2.md).
   bool pad_batch = false;
+  // Sizes above a dynamic dim's compiled maximum run (the caller states the
+  // compiled code is right there; torch narrows upper bounds through
+  // heuristics the code does not depend on, docs/PT2.md "Upper bounds").
+  bool above_compiled_max = false;
 };
 
 struct PackageOptions {

@@ -58,6 +58,11 @@ const char kHelp[] =
     "  --partial-weights   --weights FILE may name only some constants\n"
     "  --json              print one JSON object instead of text\n"
     "  --no-verify         skip checking the manifest's sha256 hashes\n"
+    "  --pad-batch         a .pt2 whose dim 0 is a batch of independent rows\n"
+    "                      runs requests below its compiled minimum padded\n"
+    "  --above-compiled-max\n"
+    "                      a .pt2 runs sizes above the maximum its checks\n"
+    "                      state (docs/PT2.md, \"Upper bounds\")\n"
     "  --log LEVEL         library log level: error, warn, info, debug, off\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -103,7 +108,7 @@ int check_main(int argc, char** argv, int begin) {
     throw UsageError("check", "--rtol and --atol need --reference (modes are compared bit for bit)");
   }
 
-  const Package package = open_package(path, !args.has("no-verify"));
+  const Package package = open_package(path, args);
   CheckReport report;
   report.info = package.info();
   report.runs = runs;

@@ -12,6 +12,8 @@ std::vector<OptionSpec> common_options() {
       {"help", false, true},
       {"log", true, false},
       {"no-verify", false, false},
+      {"pad-batch", false, false},
+      {"above-compiled-max", false, false},
   };
 }
 

@@ -39,6 +39,11 @@ const char kHelp[] =
     "  --constants     list every constant (default: the first 20)\n"
     "  --json          print one JSON object instead of text\n"
     "  --no-verify     skip checking the manifest's sha256 hashes\n"
+    "  --pad-batch     a .pt2 whose dim 0 is a batch of independent rows\n"
+    "                  runs requests below its compiled minimum padded\n"
+    "  --above-compiled-max\n"
+    "                  a .pt2 runs sizes above the maximum its checks\n"
+    "                  state (docs/PT2.md, \"Upper bounds\")\n"
     "  --log LEVEL     library log level: error, warn, info, debug, off\n"
     "  -h, --help      show this help\n"
     "\n"
@@ -277,7 +282,7 @@ int inspect_main(int argc, char** argv, int begin) {
   const std::string path = args.single_positional("package path (PKG)");
 
   // Also shows the pre-dlopen findings when the open is refused (inspect_findings.h).
-  const Package package = open_or_show_findings(path, !args.has("no-verify"), args.has("json"));
+  const Package package = open_or_show_findings(path, args, args.has("json"));
   if (args.has("json")) {
     nlohmann::ordered_json j = inspect_json(package);
     j["link_findings"] = link_findings_json(path);

@@ -130,9 +130,9 @@ void show_refusal(const std::string& path, const std::string& code_name, const s
 
 }  // namespace
 
-Package open_or_show_findings(const std::string& path, bool verify_hashes, bool json) {
+Package open_or_show_findings(const std::string& path, const Args& args, bool json) {
   try {
-    return open_package(path, verify_hashes);
+    return open_package(path, args);
   } catch (const Failure& e) {
     show_refusal(path, e.code_name(), e.what(), json);
     throw;

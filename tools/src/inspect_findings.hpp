@@ -18,6 +18,6 @@ void link_findings_text(const std::string& package_path, std::ostream& out);
 
 // open_package(), and when the open is refused: prints the findings (with
 // the refusal, as JSON or text) to stdout, then rethrows the Failure.
-Package open_or_show_findings(const std::string& path, bool verify_hashes, bool json);
+Package open_or_show_findings(const std::string& path, const Args& args, bool json);
 
 }  // namespace aotrun::cli

@@ -54,6 +54,10 @@ const char kHelp[] =
     "  --values N            first values shown per output (default 6)\n"
     "  --json                print one JSON object instead of text\n"
     "  --no-verify           skip checking the manifest's sha256 hashes\n"
+    "  --pad-batch           a .pt2 whose dim 0 is a batch of independent rows\n"
+    "                        runs requests below its compiled minimum padded\n"
+    "  --above-compiled-max  a .pt2 runs sizes above the maximum its checks\n"
+    "                        state (docs/PT2.md, \"Upper bounds\")\n"
     "  --log LEVEL           library log level: error, warn, info, debug, off\n"
     "  -h, --help            show this help\n"
     "\n"
@@ -225,7 +229,7 @@ int run_main(int argc, char** argv, int begin) {
   InputPlan plan = input_plan(args);
   const size_t values = static_cast<size_t>(args.get_int("values", 6, 0, 1000000));
 
-  const Package package = open_package(path, !args.has("no-verify"));
+  const Package package = open_package(path, args);
   RunReport report;
   report.info = package.info();
   report.weights = config.weights.path;

@@ -24,6 +24,14 @@ Package open_package(const std::string& path, bool verify_hashes) {
   return Package(path, aotrun::cxx::PackageOptions().verify_hashes(verify_hashes));
 }
 
+Package open_package(const std::string& path, const Args& args) {
+  aotrun::cxx::PackageOptions options;
+  options.verify_hashes(!args.has("no-verify"));
+  if (args.has("pad-batch")) options.pt2_pad_batch(true);
+  if (args.has("above-compiled-max")) options.pt2_above_compiled_max(true);
+  return Package(path, options);
+}
+
 Runner create_runner(const Package& package, const RunnerConfig& config) {
   aotrun::cxx::RunnerOptions options;
   options.mode(config.mode).num_models(config.num_models).strict(config.strict);

@@ -13,6 +13,7 @@
 
 #include <aotrun/aotrun.hpp>
 
+#include "args.hpp"
 #include "weights.hpp"
 
 namespace aotrun::cli {
@@ -24,6 +25,9 @@ using ProviderInfo = aotrun::cxx::ProviderInfo;
 // Opens `path`; throws aotrun::cxx::Error with the library's code
 // (NOT_FOUND, MISSING_SYMBOL, ...) on error.
 Package open_package(const std::string& path, bool verify_hashes);
+// The same with the command line's package options: --no-verify, and for a
+// .pt2 --pad-batch and --above-compiled-max (docs/PT2.md).
+Package open_package(const std::string& path, const Args& args);
 
 struct RunnerConfig {
   aotrun_mode mode = AOTRUN_MODE_THREADED;

@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kKeys =
     "package, mode, num_models, max_inflight, graph_warmup_runs, graph_cache_limit, graph_frozen, strict, "
-    "libtorch, provider, pt2_model, pad_batch, verify_hashes";
+    "libtorch, provider, pt2_model, pad_batch, above_compiled_max, verify_hashes";
 
 [[noreturn]] void bad_value(const std::string& key, const std::string& value, const std::string& expected) {
   invalid("model configuration: parameter '" + key + "': '" + value + "' is not " + expected);
@@ -77,6 +77,8 @@ BackendParameters parse_parameters(const nlohmann::json& config) {
       p.pt2_model = v;
     } else if (key == "pad_batch") {
       p.pad_batch = to_bool(key, v);
+    } else if (key == "above_compiled_max") {
+      p.above_compiled_max = to_bool(key, v);
     } else if (key == "mode") {
       p.mode = to_mode(v);
     } else if (key == "num_models") {

@@ -17,11 +17,12 @@
 namespace aotrun_triton {
 
 struct BackendParameters {
-  std::string package;     // as written; "" = look for model.pt2 / model.so / model
-  std::string libtorch;    // "" = $AOTRUN_LIBTORCH
-  std::string provider;    // C shim provider of a .pt2: auto, shim, libtorch; "" = $AOTRUN_PROVIDER
-  bool pad_batch = false;  // a .pt2's dim 0 is a batch of independent rows: pad below its compiled minimum
-  std::string pt2_model;   // "" = aotrun's default
+  std::string package;              // as written; "" = look for model.pt2 / model.so / model
+  std::string libtorch;             // "" = $AOTRUN_LIBTORCH
+  std::string provider;             // C shim provider of a .pt2: auto, shim, libtorch; "" = $AOTRUN_PROVIDER
+  bool pad_batch = false;           // a .pt2's dim 0 is a batch of independent rows: pad below its compiled minimum
+  bool above_compiled_max = false;  // a .pt2 runs sizes above its compiled maximum (docs/PT2.md "Upper bounds")
+  std::string pt2_model;            // "" = aotrun's default
   aotrun_mode mode = AOTRUN_MODE_THREADED;
   int32_t num_models = 1;
   int32_t max_inflight = 0;        // 0: synchronous; N: asynchronous, N runs in flight

@@ -71,6 +71,7 @@ std::unique_ptr<Model> Model::create(TRITONBACKEND_Model* triton_model, Metrics*
   if (!m->parameters_.libtorch.empty()) options.libtorch(m->parameters_.libtorch);
   if (!m->parameters_.provider.empty()) options.provider(m->parameters_.provider);
   if (m->parameters_.pad_batch) options.pt2_pad_batch(true);
+  if (m->parameters_.above_compiled_max) options.pt2_above_compiled_max(true);
   if (!m->parameters_.pt2_model.empty()) options.pt2_model(m->parameters_.pt2_model);
   m->package_ = aotrun::cxx::Package(m->package_path_, options);
   m->specs_ = read_specs(m->package_);

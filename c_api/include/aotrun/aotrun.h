@@ -228,6 +228,20 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_provider(aotrun_package_opt
  * UNSUPPORTED naming the input or output. Ignored for other packages.
  * Errors: INVALID_ARGUMENT (options NULL). */
 AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_pad_batch(aotrun_package_options* options, int pad);
+/* Since 1.3. For a .pt2 archive: 1 runs sizes above a dynamic dim's
+ * compiled maximum (default 0: refused, INVALID_ARGUMENT naming the input
+ * and the range). The maximum in a model's input checks can be narrower
+ * than the one the export declared: torch narrows a size's range for
+ * decisions its lowering asks about, some of which the compiled code does
+ * not depend on (a convolution asks whether the batch is 16 or more for
+ * oneDNN's memory-format choice, and an example batch below 16 caps it at
+ * 15; docs/PT2.md, "Upper bounds"). Setting this states that the model
+ * computes right above it, as PyTorch's own loader runs it (it checks no
+ * bound unless AOTI_RUNTIME_CHECK_INPUTS=1); verify that with `aotrun
+ * check --reference` at those sizes. Lower bounds, dims that must agree and
+ * index checks still apply. Ignored for other packages.
+ * Errors: INVALID_ARGUMENT (options NULL). */
+AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_above_compiled_max(aotrun_package_options* options, int allow);
 
 /* Opens the package at `path`. `options` may be NULL (defaults); it is not
  * retained. On success *out owns the package; close it with
@@ -874,6 +888,7 @@ typedef struct aotrun_api {
   aotrun_status* (*package_options_set_pt2_pad_batch)(aotrun_package_options*, int);
   aotrun_status* (*package_get_input_model_name)(const aotrun_package*, size_t, const char**);
   aotrun_status* (*package_get_output_model_name)(const aotrun_package*, size_t, const char**);
+  aotrun_status* (*package_options_set_pt2_above_compiled_max)(aotrun_package_options*, int);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -923,7 +938,7 @@ AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * 
                      "aotrun_api 1.1 table changed");
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_get_constants_state) == 70 * sizeof(void*),
                      "aotrun_api 1.2 table changed");
-AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_get_output_model_name) == 75 * sizeof(void*),
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_pt2_above_compiled_max) == 76 * sizeof(void*),
                      "aotrun_api 1.3 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

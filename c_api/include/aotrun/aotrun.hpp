@@ -427,6 +427,13 @@ class PackageOptions : public detail::Handle<aotrun_package_options, aotrun_pack
     return *this;
   }
   PackageOptions& provider(const std::string& name) { return provider(name.c_str()); }
+  /* .pt2 archives: sizes above a dynamic dim's compiled maximum run, on the
+   * caller's word that the model computes right there
+   * (aotrun_package_options_set_pt2_above_compiled_max). C API 1.3. */
+  PackageOptions& pt2_above_compiled_max(bool allow) {
+    throw_on_error(aotrun_package_options_set_pt2_above_compiled_max(get(), allow ? 1 : 0));
+    return *this;
+  }
   /* .pt2 archives: dim 0 of every input is a batch of independent rows;
    * requests below the compiled minimum batch run padded. C API 1.3. */
   PackageOptions& pt2_pad_batch(bool pad) {

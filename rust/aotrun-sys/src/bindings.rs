@@ -496,6 +496,12 @@ extern "C" {
     ) -> *mut aotrun_status;
 }
 extern "C" {
+    pub fn aotrun_package_options_set_pt2_above_compiled_max(
+        options: *mut aotrun_package_options,
+        allow: ::std::os::raw::c_int,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
     pub fn aotrun_package_open(
         path: *const ::std::os::raw::c_char,
         options: *const aotrun_package_options,
@@ -2616,12 +2622,18 @@ pub struct aotrun_api {
             arg3: *mut *const ::std::os::raw::c_char,
         ) -> *mut aotrun_status,
     >,
+    pub package_options_set_pt2_above_compiled_max: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut aotrun_package_options,
+            arg2: ::std::os::raw::c_int,
+        ) -> *mut aotrun_status,
+    >,
 }
 #[test]
 fn bindgen_test_layout_aotrun_api() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_api>(),
-        608usize,
+        616usize,
         concat!("Size of: ", stringify!(aotrun_api))
     );
     assert_eq!(
@@ -3929,6 +3941,24 @@ fn bindgen_test_layout_aotrun_api() {
         );
     }
     test_field_package_get_output_model_name();
+    fn test_field_package_options_set_pt2_above_compiled_max() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_options_set_pt2_above_compiled_max) as usize
+                    - ptr as usize
+            },
+            608usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_options_set_pt2_above_compiled_max)
+            )
+        );
+    }
+    test_field_package_options_set_pt2_above_compiled_max();
 }
 extern "C" {
     pub fn aotrun_get_api(version: u32) -> *const aotrun_api;

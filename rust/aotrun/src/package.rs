@@ -33,6 +33,7 @@ pub struct OpenOptions {
     libtorch: Option<PathBuf>,
     provider: Option<String>,
     pt2_pad_batch: bool,
+    pt2_above_compiled_max: bool,
 }
 
 impl Default for OpenOptions {
@@ -45,6 +46,7 @@ impl Default for OpenOptions {
             libtorch: None,
             provider: None,
             pt2_pad_batch: false,
+            pt2_above_compiled_max: false,
         }
     }
 }
@@ -118,6 +120,18 @@ impl OpenOptions {
     /// that batch in dim 0 is Unsupported at open. Since 1.3.
     pub fn pt2_pad_batch(mut self, pad: bool) -> OpenOptions {
         self.pt2_pad_batch = pad;
+        self
+    }
+
+    /// For a `.pt2` archive: run sizes above a dynamic dim's compiled
+    /// maximum (default false: InvalidArgument naming the input and the
+    /// range). torch can narrow a size's range below what the export
+    /// declared for decisions the compiled code does not depend on (a
+    /// convolution's oneDNN choice caps a batch at 15 when the example batch
+    /// is below 16); setting this states the model computes right above it.
+    /// Lower bounds, tied dims and index checks still apply. Since 1.3.
+    pub fn pt2_above_compiled_max(mut self, allow: bool) -> OpenOptions {
+        self.pt2_above_compiled_max = allow;
         self
     }
 
@@ -252,6 +266,9 @@ impl Package {
             let provider =
                 CString::new(provider.as_str()).map_err(|_| Error::invalid("provider contains a NUL byte"))?;
             check(unsafe { ffi!(package_options_set_provider)(raw.0, provider.as_ptr()) })?;
+        }
+        if options.pt2_above_compiled_max {
+            check(unsafe { ffi!(package_options_set_pt2_above_compiled_max)(raw.0, 1) })?;
         }
         if options.pt2_pad_batch {
             check(unsafe { ffi!(package_options_set_pt2_pad_batch)(raw.0, 1) })?;

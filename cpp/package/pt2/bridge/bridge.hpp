@@ -99,6 +99,7 @@ struct Bridge {
   // once settle_specs found every input's dim 0 a batch the outputs follow,
   // compiled for batch_min and up. Requests of 1..batch_min-1 rows run padded.
   bool pad_batch = false;
+  bool above_compiled_max = false;  // Pt2Options::above_compiled_max
   int64_t batch_min = 0;
   // Per input: the strides the model was compiled for; empty = row-major.
   std::vector<std::vector<int64_t>> layouts;

@@ -114,6 +114,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   auto b = std::make_unique<Bridge>();
   b->name = display_name;
   b->pad_batch = options.pad_batch;
+  b->above_compiled_max = options.above_compiled_max;
   b->cuda = cuda_model;
   ProviderRequest provider = provider_request(options);  // a bad setting fails before any extraction
   if (cuda_model) {

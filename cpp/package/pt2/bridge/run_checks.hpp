@@ -46,7 +46,8 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
     for (size_t d = 0; d < k.dims.size() && d < static_cast<size_t>(t.ndim); ++d) {
       const int64_t v = t.shape[d];
       if (d == 0 && padded_batch(b, v)) continue;  // run at the minimum, rows dropped after
-      if (v < k.min_dims[d] || (k.max_dims[d] >= 0 && v > k.max_dims[d])) {
+      const bool above = k.max_dims[d] >= 0 && v > k.max_dims[d];
+      if (v < k.min_dims[d] || (above && !b.above_compiled_max)) {
         return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
                          "input " + std::to_string(i) + " ('" + b.inputs[i].name + "'): dim " + std::to_string(d) +
                              " is " + std::to_string(v) + ", outside the range the model was compiled for [" +
@@ -59,7 +60,11 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
                                                 "(torch's 0/1 specialisation, whatever minimum the export declared): "
                                                 "open the package with pad_batch when dim 0 is a batch of "
                                                 "independent rows, or pad this dim to 2 yourself")
-                                  : std::string()));
+                              : above ? std::string("; torch narrows upper bounds for heuristics the compiled code "
+                                                    "need not depend on (a convolution's oneDNN choice at batch 16): "
+                                                    "if the model computes right above it, open the package with "
+                                                    "pt2_above_compiled_max (docs/PT2.md, \"Upper bounds\")")
+                                      : std::string()));
       }
     }
   }
