@@ -7,14 +7,15 @@ namespace aotrun::cli {
 namespace {
 
 // Whether `strides` are the dense strides of `dims` taken in `order`
-// (outermost first), ignoring size-1 dims.
+// (outermost first), ignoring size-1 dims; the outermost may be dynamic.
 bool dense_in_order(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                     const std::vector<int>& order) {
   if (dims.size() != order.size() || strides.size() != dims.size()) return false;
   int64_t expected = 1;
   for (size_t k = order.size(); k-- > 0;) {
     const int d = order[k];
-    if (dims[d] < 0) return false;
+    // The outermost dim may be dynamic (a batch): its stride is the rest's size.
+    if (dims[d] < 0) return k == 0 && strides[d] == expected;
     if (dims[d] != 1 && strides[d] != expected) return false;
     expected *= dims[d];
   }
