@@ -35,7 +35,13 @@ const char* aotrun_shim_last_error(void) { return aotrun::shim::last_error(); }
 
 const char* aotrun_shim_version(void) { return "aotrun-shim 1.1.0"; }
 
-void aotrun_shim_set_last_error(const char* message) { aotrun::shim::set_last_error(message ? message : ""); }
+void aotrun_shim_set_last_error(const char* message) {
+  if (message == nullptr || *message == '\0') {
+    aotrun::shim::clear_last_error();
+  } else {
+    aotrun::shim::set_last_error(message);
+  }
+}
 
 // A failed check inside generated code. libtorch throws c10::Error here and
 // so does the shim (std::runtime_error): on the calling thread the model's

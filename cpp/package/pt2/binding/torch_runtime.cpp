@@ -208,6 +208,7 @@ std::unique_ptr<TorchShim> resolve_shim(void* scope, const std::string& source) 
   s->copy = reinterpret_cast<TorchShim::Copy>(::dlsym(scope, "aoti_torch_copy_"));
   s->empty_strided = reinterpret_cast<TorchShim::EmptyStrided>(::dlsym(scope, "aoti_torch_empty_strided"));
   s->last_error = reinterpret_cast<TorchShim::LastError>(::dlsym(scope, "aotrun_shim_last_error"));
+  s->set_last_error = reinterpret_cast<TorchShim::SetLastError>(::dlsym(scope, "aotrun_shim_set_last_error"));
   if (auto cuda = reinterpret_cast<TorchShim::Constant>(::dlsym(scope, "aoti_torch_device_type_cuda"))) {
     s->device_type_cuda = cuda();
   }

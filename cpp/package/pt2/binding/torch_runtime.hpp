@@ -53,6 +53,10 @@ struct TorchShim {
   // Optional: the last failure's message (aotrun's shim only).
   using LastError = const char* (*)();
   LastError last_error = nullptr;
+  // aotrun's shim only: sets (clears, with "") this thread's last error, so
+  // a failed run reports the shim's reason and never a stale one.
+  using SetLastError = void (*)(const char*);
+  SetLastError set_last_error = nullptr;
 
   // torch dtype code (c10::ScalarType, read from the shim's
   // aoti_torch_dtype_* functions) <-> DLPack; -1 / false when it has none.

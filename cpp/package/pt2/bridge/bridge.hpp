@@ -148,6 +148,14 @@ void settle_specs(Bridge& b, AotiContainerHandle h);
 // Deletes a container's kept handles (after the container itself).
 void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept);
 
+// Calls the model's run entry point `run` (the threaded or single-threaded
+// one, named `what` in messages); false with *why on failure. AOTInductor's
+// message names only the shim call that failed ("... API call failed at");
+// aotrun's shim says why (an argument its kernel does not take), so its
+// last error, cleared before the call, goes with it (launch_contexts.cpp).
+bool call_model(const Bridge& b, AotiFunctions::Run run, const char* what, AotiContainerHandle h, AtenTensorHandle* in,
+                size_t n_in, AtenTensorHandle* out, size_t n_out, void* stream, std::string* why);
+
 // A run: its checks against the model (run_checks.hpp), then its launch on
 // the host's stream (launch_contexts.cpp). The package's status, with
 // t_last_error set on failure.

@@ -304,9 +304,9 @@ int32_t run_work_impl(void* p) {
   const auto run = w->single_threaded ? f.run_single_threaded : f.run;
   // On failure the inputs may or may not have been stolen; leaking them is
   // the safe side of that uncertainty (they only view the caller's memory).
-  if (run(w->c->h, in, w->n_in, out, n_out, w->stream, nullptr) != 0) {
-    return fail_with(AOTRUN_PKG_ERR_RUNTIME,
-                     b.lib->failure(w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun));
+  if (!call_model(b, run, w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun, w->c->h, in,
+                  w->n_in, out, n_out, w->stream, &why)) {
+    return fail_with(AOTRUN_PKG_ERR_RUNTIME, why);
   }
   // A CUDA model's outputs are copied and released on the caller's stream:
   // under a capture, the copies are recorded and the releases become free
@@ -383,6 +383,17 @@ int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool 
     return rc;
   }
   return c->host->launch(c->host->host_ctx, a->stream, &run_work, w, &destroy_work);
+}
+
+bool call_model(const Bridge& b, AotiFunctions::Run run, const char* what, AotiContainerHandle h, AtenTensorHandle* in,
+                size_t n_in, AtenTensorHandle* out, size_t n_out, void* stream, std::string* why) {
+  const TorchShim& shim = *b.shim;
+  if (shim.set_last_error != nullptr) shim.set_last_error(nullptr);
+  if (run(h, in, n_in, out, n_out, stream, nullptr) == 0) return true;
+  const char* reason = shim.last_error != nullptr ? shim.last_error() : nullptr;
+  *why = b.lib->failure(what) +
+         (reason != nullptr && *reason != '\0' ? std::string("; aotrun's shim: ") + reason : std::string());
+  return false;
 }
 
 }  // namespace aotrun::pt2::bridge

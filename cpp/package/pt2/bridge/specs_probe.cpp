@@ -79,8 +79,8 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   size_t n_out = 0;
   b.lib->fn().num_outputs(h, &n_out);
   std::vector<AtenTensorHandle> outs(n_out, nullptr);
-  if (b.lib->fn().run(h, in.data(), n_in, outs.data(), n_out, nullptr, nullptr) != 0) {
-    *why = b.lib->failure(AotiLibrary::kRun) + " (on zero inputs)";
+  if (!call_model(b, b.lib->fn().run, AotiLibrary::kRun, h, in.data(), n_in, outs.data(), n_out, nullptr, why)) {
+    *why += " (on zero inputs)";
     return false;  // the inputs were stolen by the model
   }
   out->assign(n_out, OutputMeta{});

@@ -59,7 +59,9 @@ typedef struct aotrun_shim_device_layer {
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_register_device_layer(const aotrun_shim_device_layer* layer);
 
 /* Sets this thread's last error (aotrun_shim_last_error) to a copy of
- * `message`: for a layer's own exported functions that fail. */
+ * `message`: for a layer's own exported functions that fail. NULL or ""
+ * clears it (the host does, before a run, so that a failed run reports its
+ * own reason and never an earlier one). */
 AOTRUN_SHIM_API void aotrun_shim_set_last_error(const char* message);
 
 #ifdef __cplusplus
