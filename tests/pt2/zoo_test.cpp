@@ -529,47 +529,6 @@ TEST_P(Zoo, EverySizeInTheDeclaredRange) {
   }
 }
 
-// CLIP's two dims are each a batch of independent rows (texts, images), but
-// its outputs are not rows of one batch: logits_per_image is [images, texts].
-// pad_batch, the caller's statement that dim 0 of every input is one batch,
-// does not hold: either it is refused at open, or a single text (padded to
-// two) must still give eager's numbers, never the padded texts' columns.
-class ZooClipPadBatch : public Zoo {};
-TEST_P(ZooClipPadBatch, OneTextIsRefusedOrRight) {
-  const std::string path = kDir + "/" + info_["archive"].get<std::string>();
-  std::unique_ptr<Package> p;
-  try {
-    p = std::make_unique<Package>(path, PackageOptions().pt2_pad_batch(true));
-  } catch (const aotrun::cxx::Error& e) {
-    EXPECT_EQ(e.code(), AOTRUN_ERR_UNSUPPORTED) << e.what();
-    RecordProperty("pad_batch_open", e.what());
-    return;
-  }
-  RecordProperty("pad_batch_open", "opened");
-  Runner r(*p, RunnerOptions().mode(mode_));
-  for (const Case& c : cases_) {
-    if (c.expect != "refused") continue;
-    SCOPED_TRACE(c.label());
-    std::vector<Input> in = inputs_for(c, false);
-    Outputs out = outputs_for(c, NAN);
-    const Outcome o = run(r, in, &out);
-    if (o.code != AOTRUN_OK) {
-      EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
-      RecordProperty("refused_" + std::to_string(c.sizes.at("texts")) + "x" + std::to_string(c.sizes.at("images")),
-                     o.message);
-      continue;
-    }
-    expect_eager(c, out, "pad_batch on CLIP");
-    RecordProperty("ran_" + std::to_string(c.sizes.at("texts")) + "x" + std::to_string(c.sizes.at("images")), "right");
-  }
-}
-INSTANTIATE_TEST_SUITE_P(zoo, ZooClipPadBatch,
-                         ::testing::Combine(::testing::Values(std::string("clip")),
-                                            ::testing::Values(AOTRUN_MODE_THREADED)),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, aotrun_mode>>&) {
-                           return std::string("clip_threaded");
-                         });
-
 INSTANTIATE_TEST_SUITE_P(zoo, Zoo,
                          ::testing::Combine(::testing::ValuesIn(zoo_models()),
                                             ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED,

@@ -8,8 +8,10 @@ namespace aotrun_triton {
 namespace {
 
 // Whether the package accepts every input with dim 0 = rows (the output
-// shape query: no data is read, nothing is run for shapes seen before).
-bool accepts(aotrun::cxx::Runner& runner, const PackageSpecs& specs, int64_t rows, std::string* why) {
+// shape query: no data is read, nothing is run for shapes seen before);
+// *shapes (when given) receives the outputs' dims, concatenated.
+bool accepts(aotrun::cxx::Runner& runner, const PackageSpecs& specs, int64_t rows, std::string* why,
+             std::vector<int64_t>* shapes_out = nullptr) {
   std::vector<std::vector<int64_t>> shapes;
   std::vector<DLTensor> inputs;
   size_t out_dims = 0;
@@ -32,7 +34,10 @@ bool accepts(aotrun::cxx::Runner& runner, const PackageSpecs& specs, int64_t row
   std::vector<int64_t> out(out_dims + 1);
   aotrun_status* st =
       aotrun_runner_get_output_shapes(runner.get(), inputs.data(), inputs.size(), out.data(), out.size());
-  if (st == nullptr) return true;
+  if (st == nullptr) {
+    if (shapes_out != nullptr) *shapes_out = std::vector<int64_t>(out.begin(), out.end() - 1);
+    return true;
+  }
   *why = aotrun_status_message(st);
   aotrun_status_free(st);
   return false;
@@ -44,9 +49,26 @@ ServedBatches served_batches(const aotrun::cxx::Package& package, const PackageS
   ServedBatches r;
   aotrun::cxx::Runner runner(package);
   std::string why;
-  if (!accepts(runner, specs, 1, &why)) {
+  std::vector<int64_t> at1, at2;
+  if (!accepts(runner, specs, 1, &why, &at1)) {
     r.reason = "a batch of 1 is refused (" + why + ")";
     return r;
+  }
+  // Stacking requests is right only if each output's rows are the inputs'
+  // rows and nothing else grows with them: an output dim besides dim 0 that
+  // follows the batch (CLIP's logits: [images, texts]) would mix requests.
+  if (want >= 2 && accepts(runner, specs, 2, &why, &at2) && at2.size() == at1.size()) {
+    size_t at = 0;
+    for (size_t o = 0; o < specs.outputs.size(); ++o) {
+      for (int32_t d = 0; d < specs.outputs[o].ndim; ++d, ++at) {
+        const bool row = d == 0 && at1[at] == 1 && at2[at] == 2;
+        if ((d == 0 && !row) || (d > 0 && at1[at] != at2[at])) {
+          r.reason = "output " + std::to_string(o) + " dim " + std::to_string(d) + " is " + std::to_string(at1[at]) +
+                     " for a batch of 1 and " + std::to_string(at2[at]) + " for 2: stacked requests would mix in it";
+          return r;
+        }
+      }
+    }
   }
   // Batches between two served ones are served (the model's dims are ranges).
   int32_t lo = 1, hi = want;

@@ -40,6 +40,7 @@ ARGS = None
 SKIP = 77
 # The model of the name tests (tests/pt2/names/export_named.py).
 NAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "pt2", "names")
+ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "pt2", "zoo")
 
 
 def skip(why):
@@ -155,13 +156,18 @@ def write_pt2_models(harness, repo, libtorch):
                         'output [{ name: "output0" data_type: TYPE_FP32 dims: [-1, 4] },'
                         ' { name: "features" data_type: TYPE_FP32 dims: [-1, 8] }]\n' + P(libtorch=libtorch),
                         {"model.pt2": os.path.join(NAMES, "named.pt2")})
+    # CLIP (the zoo's): texts and images are two batches; pad_batch serves
+    # one text, but Triton must not stack requests (logits are [images,
+    # texts]): auto-complete leaves batching off, saying why.
+    harness.write_model(repo, "pt2_clip_padded", 'backend: "aotrun"\n' + P(libtorch=libtorch, pad_batch="true"),
+                        {"model.pt2": os.path.join(ZOO, "clip.pt2")})
     failure_paths.write_pt2_models(harness, repo, fx, libtorch)
     unstated_shapes.write_models(harness, repo, fx, libtorch)
 
 
 PACKAGE_MODELS = ("mlp", "mlp_async", "mlp_graph", "slow") + failure_paths.PACKAGE_MODELS
 SLOW_RUN_US = 400000
-PT2_MODELS = ("pt2_mlp", "pt2_dyn", "pt2_dyn_padded", "pt2_named", "pt2_named_aliases") + failure_paths.PT2_MODELS + unstated_shapes.MODELS
+PT2_MODELS = ("pt2_mlp", "pt2_dyn", "pt2_dyn_padded", "pt2_named", "pt2_named_aliases", "pt2_clip_padded") + failure_paths.PT2_MODELS + unstated_shapes.MODELS
 PACKAGE_BAD_MODELS = {
     "bad_mode": r"parameter 'mode': 'fast' is not one of threaded, single_threaded, graph",
     "bad_count": r"parameter 'num_models': 'many' is not an integer in 1\.\.1024",
@@ -298,6 +304,12 @@ def check_pt2_models(server, http, close, expect_error):
         for out, ref in zip(outs, ("logits", "features")):
             close(result.as_numpy(out), np.load(os.path.join(NAMES, "reference", ref + ".npy")),
                   "%s output %s" % (model, out), rtol=tol["rtol"], atol=tol["atol"])
+    clip = http.get_model_config("pt2_clip_padded")
+    check(clip.get("max_batch_size", 0) == 0 and "dynamic_batching" not in clip,
+          "pt2_clip_padded: requests must not be stacked (its logits mix texts and images)", clip)
+    check("stacked requests would mix in it" in server.log_tail(100000),
+          "pt2_clip_padded: the log should say why batching is off", server.log_tail())
+    print("ok: pt2_clip_padded (two batches) auto-completes without dynamic batching, saying why")
     print("ok: pt2_named auto-completes the model's own names (mask, extra.bias, logits, ...) and serves them; "
           "pt2_named_aliases serves the placeholders and model names mixed; both equal torch's reference")
 

@@ -217,15 +217,18 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_libtorch(aotrun_package_opt
  * Errors: INVALID_ARGUMENT (options NULL; not one of the three words). */
 AOTRUN_API aotrun_status* aotrun_package_options_set_provider(aotrun_package_options* options, const char* provider);
 /* Since 1.3. For a .pt2 archive: 1 states that dim 0 of every input is a
- * batch of independent rows (default 0). A model exported with a dynamic
- * batch is compiled for 2 rows and up whatever minimum the export declared
- * (torch's 0/1 specialisation); with this option a request with fewer rows
- * than the compiled minimum runs padded to it (its last row repeated) and
- * each output keeps the request's rows. Never set it for a model that mixes
- * rows (batch statistics, sums over dim 0): its numbers would change.
+ * batch of independent rows (default 0); inputs whose dim 0 share a size
+ * symbol are one batch, and a model may have several (CLIP's texts and
+ * images). A model exported with a dynamic batch is compiled for 2 rows and
+ * up whatever minimum the export declared (torch's 0/1 specialisation);
+ * with this option a request with fewer rows in a batch than its compiled
+ * minimum runs padded to it (its last row repeated) and the output dims that
+ * follow that batch keep the request's size. Never set it for a model that
+ * mixes rows (batch statistics, sums over dim 0): its numbers would change.
  * Opening a package whose inputs do not all have a dynamic dim 0 with one
- * compiled minimum, or whose outputs do not all follow it in dim 0, is
- * UNSUPPORTED naming the input or output. Ignored for other packages.
+ * compiled minimum per batch, or whose outputs do not each follow a batch
+ * row for row, is UNSUPPORTED naming the input or output. Ignored for other
+ * packages.
  * Errors: INVALID_ARGUMENT (options NULL). */
 AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_pad_batch(aotrun_package_options* options, int pad);
 /* Since 1.3. For a .pt2 archive: 1 runs sizes above a dynamic dim's

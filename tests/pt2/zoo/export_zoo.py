@@ -201,12 +201,11 @@ def clip(gen):
                 axes={"input_ids": {0: "texts"}, "attention_mask": {0: "texts"}, "pixel_values": {0: "images"}},
                 dims={"texts": (Dim("texts", min=1, max=8), 3), "images": (Dim("images", min=1, max=8), 5)},
                 cases=[{"texts": t, "images": i} for t in range(1, 9) for i in range(1, 9)], keywords=True,
-                batch_rows=False, why_refused={d: (
+                batch_rows=True, why_refused={d: (
                     "1 is below the compiled minimum 2 (torch's 0/1 specialisation: every backed size symbol is "
-                    "assumed 2 or more, whatever the export declared), and pad_batch does not apply: texts and "
-                    "images are two batches, not one (logits_per_image is [images, texts]); aotrun opens CLIP "
-                    "with pad_batch but refuses a request whose inputs' dim 0 differ, and texts = images = 1 "
-                    "because the output shape it computes for the padded texts ([1, 2]) is not the caller's")
+                    "assumed 2 or more, whatever the export declared): refused without pad_batch; with it, texts "
+                    "and images are two batches (two size symbols), each padded on its own, and the output dims "
+                    "that follow each (logits_per_image's columns for texts) are cut back")
                     for d in ("texts", "images")})
 
 
@@ -328,10 +327,13 @@ def export(name, spec, out, versions):
             below = [d for d, n in sizes.items() if n < compiled[d][0]]
             above = [d for d, n in sizes.items() if compiled[d][1] is not None and n > compiled[d][1]]
             # What aotrun does: sizes in the compiled range run; a batch of
-            # independent rows below the compiled minimum runs padded
-            # (pad_batch); anything else outside it is refused.
+            # independent rows (a dim found only at dim 0 of the inputs)
+            # below the compiled minimum runs padded (pad_batch); anything
+            # else outside it is refused.
+            batches = {d for d in sizes if all(ax.get(0) == d or d not in ax.values()
+                                               for ax in spec["axes"].values())}
             expect = "run"
-            if above or (below and not (spec["batch_rows"] and below == ["batch"])):
+            if above or (below and not (spec["batch_rows"] and set(below) <= batches)):
                 expect = "refused"
             elif below:
                 expect = "pad_batch"

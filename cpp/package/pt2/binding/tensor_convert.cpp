@@ -128,7 +128,7 @@ bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out,
   return false;
 }
 
-bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why, bool leading_rows) {
+bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why, bool leading_block) {
   // Runs on every call: reads the handle in place, allocates only to explain
   // a mismatch.
   int64_t dim = 0;
@@ -146,11 +146,15 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
   if (dim != dst.ndim || torch_dtype != shim.torch_dtype(dst.dtype)) {
     return output_mismatch(sizes, dim, torch_dtype, dst, why);
   }
-  int64_t fewer_rows[33];
-  if (leading_rows && dim >= 1 && dst.shape[0] >= 0 && dst.shape[0] < sizes[0]) {
-    std::copy(sizes, sizes + dim, fewer_rows);
-    fewer_rows[0] = dst.shape[0];  // row 0 first: the strides are unchanged
-    sizes = fewer_rows;
+  int64_t block[33];
+  if (leading_block) {
+    // The leading block: index 0 first in every dim, so the strides are
+    // unchanged and only the sizes shrink.
+    std::copy(sizes, sizes + dim, block);
+    for (int64_t d = 0; d < dim; ++d) {
+      if (dst.shape[d] >= 0 && dst.shape[d] < block[d]) block[d] = dst.shape[d];
+    }
+    sizes = block;
   }
   // One pass from the innermost dim: the shapes must match, the element
   // count must not wrap (sizes equal the destination's shape, whose byte
@@ -175,7 +179,7 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
   if (dst.device.device_type == kDLCUDA) {
     // Device memory: the shim copies it (on its current stream, which the
     // caller set), following the output's strides, into a view of `dst`.
-    if (sizes == fewer_rows) {
+    if (sizes == block) {
       *why = "a padded batch is not supported on CUDA";
       return false;
     }

@@ -35,10 +35,11 @@ bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out,
 // Copies output `h` into `dst` (its dtype and shape must match; any strides
 // on the torch side). Allocates nothing unless it fails, except for a CUDA
 // `dst`: a view handle over it, for the shim's device copy.
-// With `leading_rows`, an output with more rows (dim 0) than `dst` gives its
-// first dst.shape[0] rows (a batch the bridge padded).
+// With `leading_block`, an output larger than `dst` in some dims gives its
+// leading block of dst's shape (the dims that follow a batch the bridge
+// padded: rows, or a CLIP logits matrix's columns).
 bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why,
-                 bool leading_rows = false);
+                 bool leading_block = false);
 
 // Deletes every non-NULL handle and clears them.
 void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n);

@@ -95,12 +95,17 @@ struct Bridge {
   // the checks; never changed once specs_ready is set.
   SymbolicShapes symbolic;
   IndexChecks index_checks;
-  // Batch padding (Pt2Options::pad_batch): asked for at open; batch_min > 0
-  // once settle_specs found every input's dim 0 a batch the outputs follow,
-  // compiled for batch_min and up. Requests of 1..batch_min-1 rows run padded.
+  // Batch padding (Pt2Options::pad_batch): asked for at open; settled by
+  // settle_specs (settle_batch). Every input's dim 0 belongs to one batch:
+  // the inputs whose dim 0 share a size symbol (CLIP's texts and images are
+  // two batches). A batch compiled for batch_min[g] > 1 and up runs a
+  // request of 1..batch_min[g]-1 rows padded, and the output dims that
+  // follow it (follows) are cut back. Empty: no padding.
   bool pad_batch = false;
-  bool above_compiled_max = false;  // Pt2Options::above_compiled_max
-  int64_t batch_min = 0;
+  bool above_compiled_max = false;        // Pt2Options::above_compiled_max
+  std::vector<int> batch_of;              // per input: its batch
+  std::vector<int64_t> batch_min;         // per batch: its compiled minimum
+  std::vector<std::vector<int>> follows;  // per output, per dim: the batch it follows, or -1
   // Per input: the strides the model was compiled for; empty = row-major.
   std::vector<std::vector<int64_t>> layouts;
   std::string no_checks_reason;

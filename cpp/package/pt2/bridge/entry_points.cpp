@@ -140,13 +140,14 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
   std::vector<int64_t> key;
   std::vector<DLDataType> dtypes;
   std::vector<std::vector<int64_t>> shapes;
-  // A padded batch computes at the minimum; its rows are set back below.
-  const int64_t rows = a->num_inputs > 0 && a->inputs[0].ndim > 0 ? a->inputs[0].shape[0] : 0;
-  const bool padded = padded_batch(b, rows);
+  // A padded batch computes at its minimum; the dims that follow it are set
+  // back below.
+  const std::vector<int64_t> rows = padded_rows(b, a->num_inputs, a->inputs);
   for (size_t i = 0; i < a->num_inputs; ++i) {
     const DLTensor& t = a->inputs[i];
     shapes.emplace_back(t.shape, t.shape + t.ndim);
-    if (padded) shapes.back()[0] = b.batch_min;
+    const int g = i < b.batch_of.size() ? b.batch_of[i] : -1;
+    if (padded(b, rows, g) && t.ndim > 0) shapes.back()[0] = b.batch_min[static_cast<size_t>(g)];
     key.push_back(t.ndim);
     key.insert(key.end(), shapes.back().begin(), shapes.back().end());
     dtypes.push_back(t.dtype);
@@ -169,11 +170,14 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
     std::lock_guard<std::mutex> lock(b.mu);
     if (b.shapes.size() < kMaxShapeKeys) b.shapes.emplace(key, result);
   }
-  if (padded) {  // every output's dim 0 is the batch (settle_batch)
+  if (!rows.empty()) {  // the dims that follow a padded batch (settle_batch)
     size_t at = 0;
-    for (const TensorSpec& o : b.outputs) {
-      if (at < result.size()) result[at] = rows;
-      at += o.shape.size();
+    for (size_t o = 0; o < b.outputs.size(); ++o) {
+      for (size_t d = 0; d < b.outputs[o].shape.size() && at + d < result.size(); ++d) {
+        const int g = o < b.follows.size() && d < b.follows[o].size() ? b.follows[o][d] : -1;
+        if (padded(b, rows, g)) result[at + d] = rows[static_cast<size_t>(g)];
+      }
+      at += b.outputs[o].shape.size();
     }
   }
   if (result.size() > a->output_shapes_capacity) {

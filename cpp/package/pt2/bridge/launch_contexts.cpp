@@ -258,31 +258,34 @@ int32_t run_work_impl(void* p) {
   Busy busy{use_views ? &w->views_busy : nullptr};
   if (use_views && w->views.size() != w->n_in) w->fit_views(w->n_in);  // once per Work and input count
   if (use_views && w->scratch.size() != w->n_in) w->scratch.resize(w->n_in);
-  // A batch below the model's minimum (pad_batch): each input padded to it
-  // by repeating its last row, into buffers alive until the model has run;
-  // the outputs are cut back to the caller's rows below.
-  const int64_t rows = w->n_in > 0 && w->tensors[0].ndim > 0 ? w->tensors[0].shape[0] : 0;
-  const bool padded = padded_batch(b, rows);
+  // A batch below the model's minimum (pad_batch): each of its inputs padded
+  // to it by repeating its last row, into buffers alive until the model has
+  // run; the outputs are cut back to the caller's shapes below.
+  const std::vector<int64_t> rows_of = padded_rows(b, w->n_in, w->tensors.data());
+  const bool padded = !rows_of.empty();
   std::vector<DLTensor> inputs;  // the padded copies (nothing allocated otherwise)
   if (padded) inputs.assign(w->tensors.begin(), w->tensors.begin() + static_cast<long>(w->n_in));
   std::vector<std::vector<char>> pad_bytes(padded ? w->n_in : 0);
   std::vector<std::vector<int64_t>> pad_shapes(padded ? w->n_in : 0);
   for (size_t i = 0; padded && i < w->n_in; ++i) {
+    const int g = i < b.batch_of.size() ? b.batch_of[i] : -1;
+    if (!aotrun::pt2::bridge::padded(b, rows_of, g)) continue;
+    const int64_t rows = rows_of[static_cast<size_t>(g)], min = b.batch_min[static_cast<size_t>(g)];
     DLTensor& t = inputs[i];
     uint64_t row = 0;  // bytes per row
     if (!checked_numel(t.shape + 1, t.ndim - 1, &row) || !checked_mul<uint64_t>(row, element_bytes(t.dtype), &row)) {
       return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
                        "input " + std::to_string(i) + ": shape is too large to address");
     }
-    pad_bytes[i].resize(static_cast<size_t>(row * static_cast<uint64_t>(b.batch_min)));
+    pad_bytes[i].resize(static_cast<size_t>(row * static_cast<uint64_t>(min)));
     if (row != 0) {
       std::memcpy(pad_bytes[i].data(), t.data, static_cast<size_t>(row * static_cast<uint64_t>(rows)));
-      for (int64_t r = rows; r < b.batch_min; ++r) {
+      for (int64_t r = rows; r < min; ++r) {
         std::memcpy(pad_bytes[i].data() + r * row, pad_bytes[i].data() + (rows - 1) * row, static_cast<size_t>(row));
       }
     }
     pad_shapes[i].assign(t.shape, t.shape + t.ndim);
-    pad_shapes[i][0] = b.batch_min;
+    pad_shapes[i][0] = min;
     t.data = pad_bytes[i].data();
     t.shape = pad_shapes[i].data();
   }

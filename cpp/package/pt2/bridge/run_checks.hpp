@@ -16,9 +16,30 @@
 
 namespace aotrun::pt2::bridge {
 
-// Whether a dim 0 of `v` rows runs padded to the model's minimum batch
-// (Pt2Options::pad_batch).
-inline bool padded_batch(const Bridge& b, int64_t v) { return b.batch_min > 0 && v >= 1 && v < b.batch_min; }
+// The rows of each batch of a request (Bridge::batch_of: dim 0 of its first
+// input) when some batch runs padded (Pt2Options::pad_batch); empty when
+// none does, the usual case, which allocates nothing.
+inline std::vector<int64_t> padded_rows(const Bridge& b, size_t num_inputs, const DLTensor* inputs) {
+  if (b.batch_min.empty()) return {};
+  bool any = false;
+  for (size_t i = 0; i < num_inputs && i < b.batch_of.size(); ++i) {
+    const int64_t v = inputs[i].ndim > 0 ? inputs[i].shape[0] : 0;
+    any |= v >= 1 && v < b.batch_min[static_cast<size_t>(b.batch_of[i])];
+  }
+  if (!any) return {};
+  std::vector<int64_t> rows(b.batch_min.size(), -1);
+  for (size_t i = 0; i < num_inputs && i < b.batch_of.size(); ++i) {
+    int64_t& r = rows[static_cast<size_t>(b.batch_of[i])];
+    if (r < 0 && inputs[i].ndim > 0) r = inputs[i].shape[0];
+  }
+  return rows;
+}
+
+// Whether batch `g` runs padded, given padded_rows().
+inline bool padded(const Bridge& b, const std::vector<int64_t>& rows, int g) {
+  return !rows.empty() && g >= 0 && rows[static_cast<size_t>(g)] >= 1 &&
+         rows[static_cast<size_t>(g)] < b.batch_min[static_cast<size_t>(g)];
+}
 
 // The input shapes against what the model was compiled for: dynamic dims in
 // their range, dims that share a symbol equal. Every path into the model
@@ -29,15 +50,21 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
     return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "the model takes " + std::to_string(b.inputs.size()) +
                                                           " inputs, " + std::to_string(num_inputs) + " given");
   }
-  // pad_batch: dim 0 of every input is the one batch (what padding pads).
-  for (size_t i = 1; b.batch_min > 0 && i < num_inputs; ++i) {
-    if (inputs[i].ndim > 0 && inputs[0].ndim > 0 && inputs[i].shape[0] != inputs[0].shape[0]) {
-      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
-                       "input " + std::to_string(i) + " ('" + b.inputs[i].name + "') has " +
-                           std::to_string(inputs[i].shape[0]) + " rows, input 0 ('" + b.inputs[0].name + "') " +
-                           std::to_string(inputs[0].shape[0]) + ": with pad_batch dim 0 of every input is the batch");
+  // pad_batch: the inputs of one batch have its rows (what padding pads).
+  for (size_t i = 1; !b.batch_min.empty() && i < num_inputs && i < b.batch_of.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (b.batch_of[j] != b.batch_of[i] || inputs[i].ndim < 1 || inputs[j].ndim < 1) continue;
+      if (inputs[i].shape[0] != inputs[j].shape[0]) {
+        return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                         "input " + std::to_string(i) + " ('" + b.inputs[i].name + "') has " +
+                             std::to_string(inputs[i].shape[0]) + " rows, input " + std::to_string(j) + " ('" +
+                             b.inputs[j].name + "') " + std::to_string(inputs[j].shape[0]) +
+                             ": with pad_batch their dim 0 is one batch");
+      }
+      break;
     }
   }
+  const std::vector<int64_t> rows = padded_rows(b, num_inputs, inputs);
   // Dynamic dims must lie in the range the model was compiled for (the
   // runner's specs only say "dynamic").
   for (size_t i = 0; i < b.checks.size() && i < num_inputs; ++i) {
@@ -45,7 +72,7 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
     const DLTensor& t = inputs[i];
     for (size_t d = 0; d < k.dims.size() && d < static_cast<size_t>(t.ndim); ++d) {
       const int64_t v = t.shape[d];
-      if (d == 0 && padded_batch(b, v)) continue;  // run at the minimum, rows dropped after
+      if (d == 0 && i < b.batch_of.size() && padded(b, rows, b.batch_of[i])) continue;  // run at the minimum
       const bool above = k.max_dims[d] >= 0 && v > k.max_dims[d];
       if (v < k.min_dims[d] || (above && !b.above_compiled_max)) {
         return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,

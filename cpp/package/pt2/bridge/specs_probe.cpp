@@ -1,6 +1,7 @@
 // What the bridge works out from the model's first container: its constants,
 // and its specs from the input checks in its sources and probe runs.
 #include <algorithm>
+#include <map>
 
 #include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
@@ -125,47 +126,102 @@ static void report_index_checks(const Bridge& b) {
                           first + "); a request that fails one ends the process (docs/PT2.md, \"Bad requests\")");
 }
 
-// Batch padding (Pt2Options::pad_batch), checked once: every input's dim 0
-// is dynamic with one compiled minimum, and every output's dim 0 follows it
-// (a probe with one more row at the minimum of everything else). Anything
-// else cannot be padded and slicing rows back would be wrong: UNSUPPORTED,
-// naming what does not fit.
+// Batch padding (Pt2Options::pad_batch), checked once. Every input's dim 0
+// is dynamic; inputs whose dim 0 share a size symbol are one batch (all
+// inputs one batch where the wrapper does not bind every dim 0), with one
+// compiled minimum. For each batch compiled for 2 and up, a probe with one
+// more row (everything else at its minimum) tells which output dims follow
+// it; each must grow by exactly that row, no dim may follow two batches,
+// and every output must follow one. Anything else cannot be padded and cut
+// back right: UNSUPPORTED, naming what does not fit.
 static void settle_batch(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
                          const std::vector<std::vector<int64_t>>& lo, const std::vector<OutputMeta>& at_lo,
                          const std::vector<TensorSpec>& inputs) {
   const std::string refused = "package '" + b.name + "': pad_batch needs ";
-  int64_t min = -1;
-  for (size_t i = 0; i < b.checks.size(); ++i) {
+  const size_t n_in = b.checks.size();
+  for (size_t i = 0; i < n_in; ++i) {
     const InputCheck& k = b.checks[i];
     if (k.dims.empty() || k.dims[0] >= 0) {
       fail(Code::Unsupported, refused + "a dynamic dim 0 on every input; input " + std::to_string(i) + " ('" +
                                   inputs[i].name + "') has " +
                                   (k.dims.empty() ? std::string("none") : "a static " + std::to_string(k.dims[0])));
     }
-    if (min >= 0 && k.min_dims[0] != min) {
-      fail(Code::Unsupported, refused + "one batch size on every input; input " + std::to_string(i) + " ('" +
-                                  inputs[i].name + "') is compiled for dim 0 >= " + std::to_string(k.min_dims[0]) +
-                                  ", input 0 for >= " + std::to_string(min));
+  }
+  // Batches: by the symbol of each input's dim 0.
+  std::vector<int> symbol_of(n_in, -1);
+  for (const auto& bind : b.symbolic.bindings()) {
+    if (bind.input < n_in && bind.dim == 0) symbol_of[bind.input] = static_cast<int>(bind.symbol);
+  }
+  const bool by_symbol = std::all_of(symbol_of.begin(), symbol_of.end(), [](int s) { return s >= 0; });
+  std::vector<int> batch_of(n_in, 0);
+  std::vector<int64_t> batch_min;
+  std::vector<size_t> first_of;  // per batch: its first input
+  std::map<int, int> batch_of_symbol;
+  for (size_t i = 0; i < n_in; ++i) {
+    const int key = by_symbol ? symbol_of[i] : 0;
+    auto it = batch_of_symbol.find(key);
+    if (it == batch_of_symbol.end()) {
+      it = batch_of_symbol.emplace(key, static_cast<int>(batch_min.size())).first;
+      batch_min.push_back(b.checks[i].min_dims[0]);
+      first_of.push_back(i);
     }
-    min = k.min_dims[0];
-  }
-  if (min <= 1) return;  // nothing below the minimum to pad
-  std::vector<std::vector<int64_t>> more = lo;
-  for (auto& s : more) s[0] = min + 1;
-  std::vector<OutputMeta> at_more;
-  std::string why;
-  if (!probe(b, h, dtypes, more, &at_more, &why)) {
-    fail(Code::Package, "package '" + b.name + "': probing its batch for pad_batch failed: " + why);
-  }
-  for (size_t i = 0; i < at_lo.size(); ++i) {
-    const bool follows = !at_lo[i].shape.empty() && at_lo[i].shape[0] == min &&
-                         at_more[i].shape.size() == at_lo[i].shape.size() && at_more[i].shape[0] == min + 1;
-    if (!follows) {
-      fail(Code::Unsupported, refused + "every output's dim 0 to be the batch; output " + std::to_string(i) +
-                                  " does not follow it (rank " + std::to_string(at_lo[i].shape.size()) + ")");
+    batch_of[i] = it->second;
+    const size_t g = static_cast<size_t>(it->second);
+    if (b.checks[i].min_dims[0] != batch_min[g]) {
+      fail(Code::Unsupported, refused + "one compiled minimum per batch; input " + std::to_string(i) + " ('" +
+                                  inputs[i].name +
+                                  "') is compiled for dim 0 >= " + std::to_string(b.checks[i].min_dims[0]) +
+                                  ", input " + std::to_string(first_of[g]) + " ('" + inputs[first_of[g]].name +
+                                  "') of the same batch for >= " + std::to_string(batch_min[g]));
     }
   }
-  b.batch_min = min;
+  std::vector<std::vector<int>> follows(at_lo.size());
+  for (size_t o = 0; o < at_lo.size(); ++o) follows[o].assign(at_lo[o].shape.size(), -1);
+  bool any = false;
+  for (size_t g = 0; g < batch_min.size(); ++g) {
+    const int64_t min = batch_min[g];
+    if (min <= 1) continue;  // nothing below the minimum to pad
+    any = true;
+    std::vector<std::vector<int64_t>> more = lo;
+    for (size_t i = 0; i < n_in; ++i) {
+      if (batch_of[i] == static_cast<int>(g)) more[i][0] = min + 1;
+    }
+    std::vector<OutputMeta> at_more;
+    std::string why;
+    if (!probe(b, h, dtypes, more, &at_more, &why)) {
+      fail(Code::Package, "package '" + b.name + "': probing its batch for pad_batch failed: " + why);
+    }
+    const std::string batch =
+        "the batch of input " + std::to_string(first_of[g]) + " ('" + inputs[first_of[g]].name + "')";
+    for (size_t o = 0; o < at_lo.size(); ++o) {
+      if (at_more[o].shape.size() != at_lo[o].shape.size()) {
+        fail(Code::Unsupported, refused + "outputs whose rank does not change with " + batch + "; output " +
+                                    std::to_string(o) + "'s does");
+      }
+      for (size_t d = 0; d < at_lo[o].shape.size(); ++d) {
+        const int64_t a = at_lo[o].shape[d], z = at_more[o].shape[d];
+        if (a == z) continue;
+        if (a != min || z != min + 1 || follows[o][d] >= 0) {
+          fail(Code::Unsupported, refused + "each output dim to follow one batch row for row; output " +
+                                      std::to_string(o) + " dim " + std::to_string(d) + " goes from " +
+                                      std::to_string(a) + " to " + std::to_string(z) + " when " + batch +
+                                      " grows from " + std::to_string(min) + " to " + std::to_string(min + 1));
+        }
+        follows[o][d] = static_cast<int>(g);
+      }
+    }
+  }
+  if (!any) return;
+  for (size_t o = 0; o < follows.size(); ++o) {
+    if (std::none_of(follows[o].begin(), follows[o].end(), [](int g) { return g >= 0; })) {
+      fail(Code::Unsupported, refused + "every output to follow a batch; output " + std::to_string(o) +
+                                  " does not (rank " + std::to_string(at_lo[o].shape.size()) +
+                                  "): padded rows would enter it");
+    }
+  }
+  b.batch_of = std::move(batch_of);
+  b.batch_min = std::move(batch_min);
+  b.follows = std::move(follows);
 }
 
 namespace {
