@@ -1,0 +1,558 @@
+"""aotrun (on its own shim, no libtorch) against ONNX Runtime on the model zoo
+of tests/pt2/zoo (issue #26, "Measure").
+
+What it measures, for resnet, mobilenet (channels_last), vit, clip and
+bert_named at one size each (SIZES below, inside the compiled ranges of
+tests/pt2/zoo/README.md), with the same weights (the ONNX models are built
+by tests/pt2/zoo/export_zoo.py's own builders and seeds) and the same inputs
+(the zoo's stored inputs, sliced to the size):
+
+  * correctness first: ONNX Runtime's outputs against the zoo's stored eager
+    PyTorch references for that case and against `aotrun run --output-dir`
+    on the same input files (max abs diff printed; a model that does not
+    match is not benchmarked);
+  * steady-state latency, p50 per call, at 1 and at 2 threads:
+      aotrun: `aotrun bench PKG --input ... --threads 1 --duration D --json`
+              with OMP_NUM_THREADS=N (the model kernels' threads are
+              OpenMP's); one caller thread, default warm-up (10 calls);
+      ORT:    a fresh python process creating an InferenceSession with
+              intra_op_num_threads=N, inter_op_num_threads=1, sequential
+              execution, all graph optimisations (the default), 10 warm-up
+              calls, then session.run in a loop for D seconds, each call
+              timed with perf_counter_ns (this includes session.run's
+              Python overhead and the allocation of its numpy outputs,
+              a few tens of microseconds).
+    Rounds alternate aotrun, ORT, aotrun, ORT ... (each round a fresh
+    process of each), ROUNDS rounds each, models interleaved within a
+    round; the reported number is the median over rounds of each round's
+    p50. Ratio = aotrun / ORT (below 1: aotrun faster).
+  * cold open to first output, fresh process, page cache warm:
+      aotrun: wall time of `aotrun run PKG --input ...` (open the .pt2,
+              dlopen, read the inputs, one run, print the summary);
+      ORT:    wall time of `python compare.py _ort_cold ...` (interpreter
+              start, import numpy and onnxruntime, read the inputs, create
+              the session, one run, print); reported with and without the
+              interpreter's own start (`python -c pass` in the same venv,
+              measured the same way), and the in-process part (import +
+              session + first run) as the child reports it;
+    median of ROUNDS alternating runs each, at 1 thread; every such process
+    runs under /usr/bin/time -v, whose maximum resident set size is the
+    "RSS after the first run" (ORT's includes the Python interpreter and
+    numpy; `python -c "import numpy"` is measured as a baseline).
+
+How to run it (from the repository root; aotrun already built):
+
+  # 1. the ONNX models, into /tmp/ort_models (needs torch 2.15, timm,
+  #    torchvision, transformers as for export_zoo.py, plus onnx and
+  #    onnxscript; see README.md for the venv used)
+  /tmp/ortexport-venv/bin/python bench/ort/compare.py export
+  # 2. verification and all measurements (needs onnxruntime, onnx, numpy:
+  #    python3 -m venv /tmp/ortvenv && /tmp/ortvenv/bin/pip install onnxruntime onnx numpy)
+  /tmp/ortvenv/bin/python bench/ort/compare.py bench --results bench/ort/results-YYYY-MM-DD.txt
+
+Options of `bench`: --aotrun PATH (default build/tools/aotrun) and
+--aotrun-lib DIR (LD_LIBRARY_PATH for it: a copy of build/c_api, so that a
+rebuild of the tree during the run changes nothing), --zoo DIR (default
+tests/pt2/zoo; `export` takes it too: export from the zoo you measure),
+--models, --threads 1 2, --rounds 5, --duration 2 (seconds per latency
+round), --cold-rounds 5, --models-dir /tmp/ort_models; references, run in
+each round after the pair: --libtorch DIR (the same .pt2 on libtorch) and
+--openblas-coretype CORE (the shim with OpenBLAS's kernels forced). The
+results file is written line by line as the run goes.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ZOO = os.path.join(ROOT, "tests", "pt2", "zoo")
+DEFAULT_MODELS_DIR = "/tmp/ort_models"
+
+# One representative size per model, inside the compiled ranges (README.md).
+SIZES = {
+    "resnet": {"batch": 8},
+    "mobilenet": {"batch": 8},
+    "vit": {"batch": 8},
+    "clip": {"texts": 4, "images": 4},
+    "bert_named": {"batch": 2, "seq": 64},
+}
+
+
+def size_str(sizes):
+    return " x ".join("%s %d" % (k, v) for k, v in sizes.items())
+
+
+def use_zoo(path):
+    """--zoo: another copy of tests/pt2/zoo (a snapshot, when the tree's
+    may be re-exported while this runs)."""
+    global ZOO
+    ZOO = os.path.abspath(path)
+
+
+def manifest():
+    with open(os.path.join(ZOO, "manifest.json")) as f:
+        return json.load(f)
+
+
+def out_names(m):
+    return [o["name"] or o["placeholder"] for o in m["outputs"]]
+
+
+# --------------------------------------------------------------- export ---
+
+def export(args):
+    """ONNX models with the zoo's weights: export_zoo.py's builders, called
+    as its main() calls them (global seed, then a generator with the same
+    seed), exported with dynamic dims like the .pt2's."""
+    import torch
+    sys.path.insert(0, ZOO)
+    import export_zoo as ez
+
+    os.makedirs(args.out, exist_ok=True)
+    man = manifest()["models"]
+    for name in args.only:
+        m = man[name]
+        torch.manual_seed(ez.SEED)
+        gen = torch.Generator().manual_seed(ez.SEED)
+        spec = ez.BUILDERS[name](gen)
+        model = spec["model"].eval()
+        order = [i["name"] for i in m["inputs"]]
+        onames = out_names(m)
+
+        class Positional(torch.nn.Module):
+            """The model called with keywords, its outputs as a flat tuple in
+            the archive's order (the .pt2's flat outputs)."""
+
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *xs):
+                kw = dict(zip(order, xs))
+                y = self.inner(**kw) if spec["keywords"] else self.inner(*xs)
+                if isinstance(y, torch.Tensor):
+                    return y
+                if isinstance(y, dict) or hasattr(y, "keys"):
+                    return tuple(y[k] for k in onames)
+                return tuple(y)
+
+        wrapped = Positional(model).eval()
+        # Example at the benchmark size (the model's layout: channels_last is
+        # a PyTorch memory format, ONNX inputs are NCHW whatever it is).
+        ex = tuple(ez.take(spec["inputs"][k], spec["axes"][k], SIZES[name], False) for k in order)
+        path = os.path.join(args.out, name + ".onnx")
+        with torch.no_grad():
+            eager = wrapped(*ex)
+        how = None
+        errors = []
+        for dynamo in ([True, False] if args.exporter == "auto" else [args.exporter == "dynamo"]):
+            try:
+                if dynamo:
+                    dims = {}
+                    for d, (dim, _) in spec["dims"].items():
+                        # the .pt2's compiled range (0/1 specialisation: min 2)
+                        lo, hi = m["dims"][d]["compiled"]
+                        dims[d] = torch.export.Dim(d, min=lo, max=hi)
+                    # one entry: forward(*xs) takes the inputs as one varargs tuple
+                    shapes = (tuple({a: dims[d] for a, d in spec["axes"][k].items()} for k in order),)
+                    torch.onnx.export(wrapped, ex, path, input_names=order, output_names=onames,
+                                      dynamic_shapes=shapes, dynamo=True, optimize=True, external_data=False)
+                    how = "torch.onnx.export(dynamo=True, optimize=True, external_data=False)"
+                else:
+                    axes = {k: {a: d for a, d in spec["axes"][k].items()} for k in order}
+                    torch.onnx.export(wrapped, ex, path, input_names=order, output_names=onames,
+                                      dynamic_axes=axes, dynamo=False, opset_version=17)
+                    how = "torch.onnx.export(dynamo=False, opset_version=17)"
+                break
+            except Exception as e:  # noqa: BLE001 - report and try the other exporter
+                errors.append("%s: %s: %s" % ("dynamo" if dynamo else "legacy", type(e).__name__,
+                                              str(e).splitlines()[0][:300] if str(e) else ""))
+        if how is None:
+            print("%s: EXPORT FAILED: %s" % (name, " | ".join(errors)), flush=True)
+            continue
+        flat = [eager] if isinstance(eager, torch.Tensor) else list(eager)
+        np.savez(os.path.join(args.out, name + ".torch_eager.npz"),
+                 **{n: t.numpy() for n, t in zip(onames, flat)})
+        print("%s: %s -> %s (%d bytes)%s" % (name, how, path, os.path.getsize(path),
+                                              ("; tried first: " + " | ".join(errors)) if errors else ""),
+              flush=True)
+        with open(os.path.join(args.out, name + ".export.txt"), "w") as f:
+            f.write("%s\ntorch %s\n%s\n" % (how, torch.__version__, "\n".join(errors)))
+
+
+# --------------------------------------------------------------- inputs ---
+
+def write_inputs(name, m, models_dir):
+    """The zoo's stored inputs sliced to the size (first n entries of each
+    dynamic dim), row-major .npy, one file per input; returns
+    [(model name, placeholder, path)]."""
+    d = os.path.join(models_dir, "inputs")
+    os.makedirs(d, exist_ok=True)
+    sizes = SIZES[name]
+    res = []
+    for inp in m["inputs"]:
+        a = np.load(os.path.join(ZOO, inp["file"]))
+        for axis, dim in inp["dims"].items():
+            a = np.take(a, np.arange(sizes[dim]), axis=int(axis))
+        p = os.path.join(d, "%s.%s.npy" % (name, inp["name"]))
+        np.save(p, np.ascontiguousarray(a))
+        res.append((inp["name"], inp["placeholder"], p))
+    return res
+
+
+def eager_refs(name, m):
+    """The zoo's stored eager outputs of the case at SIZES[name]."""
+    sizes = SIZES[name]
+    offs = [0] * len(m["outputs"])
+    for case in m["cases"]:
+        if case["sizes"] == sizes:
+            res = []
+            for j, o in enumerate(m["outputs"]):
+                flat = np.load(os.path.join(ZOO, o["file"]), mmap_mode="r")
+                n = int(np.prod(case["outputs"][j]))
+                res.append(np.array(flat[offs[j]:offs[j] + n]).reshape(case["outputs"][j]))
+            return res
+        for j, shape in enumerate(case["outputs"]):
+            offs[j] += int(np.prod(shape))
+    raise KeyError("no case %s in the manifest of %s" % (sizes, name))
+
+
+# ------------------------------------------------------------------ ORT ---
+
+def ort_session(path, threads):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(path, sess_options=so, providers=["CPUExecutionProvider"])
+
+
+def ort_feeds(files):
+    return {k: np.load(p) for k, p in files}
+
+
+def ort_bench(args):
+    """Child process: one latency round of ORT, JSON on stdout."""
+    files = [tuple(x.split("=", 1)) for x in args.input]
+    feeds = ort_feeds(files)
+    sess = ort_session(args.model, args.threads)
+    for _ in range(args.warmup):
+        sess.run(None, feeds)
+    lat = []
+    clock = time.perf_counter_ns
+    end = clock() + int(args.duration * 1e9)
+    t0 = clock()
+    while True:
+        a = clock()
+        sess.run(None, feeds)
+        b = clock()
+        lat.append(b - a)
+        if b >= end:
+            break
+    wall = (clock() - t0) / 1e9
+    lat.sort()
+    q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))]
+    print(json.dumps({"calls": len(lat), "wall_s": wall,
+                      "latency_ns": {"min": lat[0], "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
+                                     "max": lat[-1], "mean": sum(lat) / len(lat)}}))
+
+
+def ort_cold(args):
+    """Child process: import, session, one run, print (cold-open timing)."""
+    t0 = time.perf_counter()
+    import onnxruntime  # noqa: F401
+    t1 = time.perf_counter()
+    files = [tuple(x.split("=", 1)) for x in args.input]
+    feeds = ort_feeds(files)
+    sess = ort_session(args.model, args.threads)
+    t2 = time.perf_counter()
+    out = sess.run(None, feeds)
+    t3 = time.perf_counter()
+    print(json.dumps({"import_s": t1 - t0, "session_s": t2 - t1, "first_run_s": t3 - t2,
+                      "shapes": [list(o.shape) for o in out], "first": float(out[0].reshape(-1)[0])}))
+
+
+# --------------------------------------------------------------- driver ---
+
+def timed(cmd, env=None):
+    """Runs cmd under /usr/bin/time -v: (wall seconds, max RSS KiB, stdout)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        t0 = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-v", "-o", tf.name] + cmd, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+        rss = None
+        for line in tf.read().splitlines():
+            if "Maximum resident set size" in line:
+                rss = int(line.split(":")[1])
+    return wall, rss, p.stdout
+
+
+def env_threads(base, n):
+    e = dict(base)
+    e["OMP_NUM_THREADS"] = str(n)
+    return e
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def bench(args):
+    import onnxruntime as ort
+
+    man = manifest()["models"]
+    results = open(args.results, "w") if args.results else None
+
+    def log(s=""):
+        # written as it comes: a run cut short keeps its rounds
+        print(s, flush=True)
+        if results:
+            results.write(s + "\n")
+            results.flush()
+
+    aotrun = os.path.abspath(args.aotrun)
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                            text=True).stdout.strip()
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    log("# aotrun vs ONNX Runtime, %s" % time.strftime("%Y-%m-%d %H:%M:%S %Z"))
+    log("machine: %s, %d CPUs, %s; load average at start %s" % (cpu, os.cpu_count(), platform.platform(),
+                                                                 " ".join("%.2f" % x for x in os.getloadavg())))
+    log("aotrun: %s (HEAD %s, shim: no AOTRUN_LIBTORCH)" % (aotrun, commit))
+    log("onnxruntime %s, numpy %s, python %s" % (ort.__version__, np.__version__, platform.python_version()))
+    import hashlib
+    log("zoo: %s; %s" % (ZOO, ", ".join("%s.pt2 sha256 %s" % (n, hashlib.sha256(open(
+        os.path.join(ZOO, n + ".pt2"), "rb").read()).hexdigest()[:16]) for n in args.models)))
+    log("rounds %d x %.1f s per engine, threads %s, cold rounds %d" % (args.rounds, args.duration, args.threads,
+                                                                        args.cold_rounds))
+    env0 = dict(os.environ)
+    env0.pop("AOTRUN_LIBTORCH", None)
+    env0.pop("AOTRUN_PROVIDER", None)
+    aot_env0 = dict(env0)
+    if args.aotrun_lib:
+        # a copy of the build (the tree's may be rebuilt while this runs):
+        # libaotrun.so.1 from here, and the shim beside it
+        aot_env0["LD_LIBRARY_PATH"] = os.path.abspath(args.aotrun_lib)
+        log("aotrun libraries: LD_LIBRARY_PATH=%s" % aot_env0["LD_LIBRARY_PATH"])
+
+    # ---- setup and correctness
+    models = []
+    files = {}
+    log()
+    log("## correctness (same inputs: ORT vs stored eager refs, ORT vs aotrun run)")
+    for name in args.models:
+        m = man[name]
+        onnx_path = os.path.join(args.models_dir, name + ".onnx")
+        if not os.path.exists(onnx_path):
+            log("%s: no %s (export failed or not run): skipped" % (name, onnx_path))
+            continue
+        files[name] = write_inputs(name, m, args.models_dir)
+        sess = ort_session(onnx_path, 1)
+        got = sess.run(None, ort_feeds([(k, p) for k, _, p in files[name]]))
+        refs = eager_refs(name, m)
+        with tempfile.TemporaryDirectory() as od:
+            cmd = [aotrun, "run", os.path.join(ZOO, name + ".pt2"), "--output-dir", od]
+            for _, ph, p in files[name]:
+                cmd += ["--input", "%s=%s" % (ph, p)]
+            subprocess.run(cmd, check=True, env=env_threads(aot_env0, 1), stdout=subprocess.DEVNULL)
+            aot = [np.load(os.path.join(od, o["placeholder"] + ".npy")) for o in m["outputs"]]
+        ok = True
+        parts = []
+        for o, g, r, a in zip(out_names(m), got, refs, aot):
+            de = float(np.abs(g - r).max()) if g.shape == r.shape else float("inf")
+            da = float(np.abs(g - a).max()) if g.shape == a.shape else float("inf")
+            dae = float(np.abs(a - r).max()) if a.shape == r.shape else float("inf")
+            scale = float(np.abs(r).max())
+            good = (g.shape == r.shape == a.shape and np.allclose(g, r, rtol=1e-4, atol=1e-5)
+                    and np.allclose(g, a, rtol=1e-4, atol=1e-5))
+            ok = ok and good
+            parts.append("%s %s |ref|max %.3g: ORT-eager %.2g, ORT-aotrun %.2g, aotrun-eager %.2g%s" % (
+                o, list(g.shape), scale, de, da, dae, "" if good else " MISMATCH"))
+        log("%s (%s): %s" % (name, size_str(SIZES[name]), "; ".join(parts)))
+        if ok:
+            models.append(name)
+        else:
+            log("%s: outputs differ, not benchmarked" % name)
+
+    def aot_cmd_inputs(name):
+        r = []
+        for _, ph, p in files[name]:
+            r += ["--input", "%s=%s" % (ph, p)]
+        return r
+
+    def ort_inputs(name):
+        return ["%s=%s" % (k, p) for k, _, p in files[name]]
+
+    # ---- latency
+    # Reference runs of the same .pt2 (not part of the alternation's pairs):
+    # on libtorch, and with OpenBLAS's kernels forced (the shim's GEMMs).
+    refs = {}
+    if args.libtorch:
+        refs["aotrun libtorch"] = {"AOTRUN_LIBTORCH": args.libtorch}
+    if args.openblas_coretype:
+        refs["aotrun shim, OPENBLAS_CORETYPE=%s" % args.openblas_coretype] = {
+            "OPENBLAS_CORETYPE": args.openblas_coretype}
+    engines = ["aotrun", "ort"] + list(refs)
+    lat = {(n, t, e): [] for n in models for t in args.threads for e in engines}
+
+    def aot_bench(name, t, extra_env):
+        cmd = [aotrun, "bench", os.path.join(ZOO, name + ".pt2"), "--threads", "1", "--duration",
+               str(args.duration), "--json"] + aot_cmd_inputs(name)
+        e = dict(aot_env0, OMP_NUM_THREADS=str(t), **extra_env)
+        p = subprocess.run(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            raise RuntimeError("aotrun bench failed: %s" % p.stderr[-2000:])
+        return json.loads(p.stdout)
+    log()
+    log("## latency rounds (p50 per call, ms; each a fresh process; min/p90 and calls in brackets)")
+    for r in range(args.rounds):
+        for t in args.threads:
+            for name in models:
+                j = aot_bench(name, t, {})
+                a = j["latency_ns"]
+                lat[(name, t, "aotrun")].append(a["p50"] / 1e6)
+                cmd = [sys.executable, os.path.abspath(__file__), "_ort_bench", "--model",
+                       os.path.join(args.models_dir, name + ".onnx"), "--threads", str(t), "--duration",
+                       str(args.duration), "--input"] + ort_inputs(name)
+                p = subprocess.run(cmd, env=env0, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                if p.returncode != 0:
+                    raise RuntimeError("ORT bench failed: %s" % p.stderr[-2000:])
+                o = json.loads(p.stdout)["latency_ns"]
+                calls_o = json.loads(p.stdout)["calls"]
+                lat[(name, t, "ort")].append(o["p50"] / 1e6)
+                line = "round %d threads %d %-10s aotrun %8.3f [%.3f/%.3f, %d]   ort %8.3f [%.3f/%.3f, %d]" % (
+                    r + 1, t, name, a["p50"] / 1e6, a["min"] / 1e6, a["p90"] / 1e6, j["calls"],
+                    o["p50"] / 1e6, o["min"] / 1e6, o["p90"] / 1e6, calls_o)
+                for ref, extra in refs.items():
+                    jl = aot_bench(name, t, extra)
+                    lt = jl["latency_ns"]
+                    lat[(name, t, ref)].append(lt["p50"] / 1e6)
+                    line += "   %s %8.3f [%.3f/%.3f, %d]" % (ref, lt["p50"] / 1e6, lt["min"] / 1e6,
+                                                             lt["p90"] / 1e6, jl["calls"])
+                log(line)
+
+    # ---- cold open + RSS
+    log()
+    log("## cold open (fresh process, page cache warm; wall s, max RSS MiB), threads 1")
+    py = sys.executable
+    base = {"py_pass": [], "py_numpy": []}
+    cold = {(n, e): [] for n in models for e in ("aotrun", "ort")}
+    inproc = {n: [] for n in models}
+    for r in range(args.cold_rounds):
+        w, rss, _ = timed([py, "-c", "pass"], env=env0)
+        base["py_pass"].append((w, rss))
+        w, rss, _ = timed([py, "-c", "import numpy"], env=env0)
+        base["py_numpy"].append((w, rss))
+        for name in models:
+            cmd = [aotrun, "run", os.path.join(ZOO, name + ".pt2")] + aot_cmd_inputs(name)
+            w, rss, _ = timed(cmd, env=env_threads(aot_env0, 1))
+            cold[(name, "aotrun")].append((w, rss))
+            cmd = [py, os.path.abspath(__file__), "_ort_cold", "--model", os.path.join(args.models_dir, name + ".onnx"),
+                   "--threads", "1", "--input"] + ort_inputs(name)
+            w2, rss2, out = timed(cmd, env=env0)
+            cold[(name, "ort")].append((w2, rss2))
+            j = json.loads(out)
+            inproc[name].append(j)
+            log("cold %d %-10s aotrun %.3f s %.1f MiB   ort %.3f s %.1f MiB (import %.3f, session %.3f, run %.4f)" % (
+                r + 1, name, w, rss / 1024, w2, rss2 / 1024, j["import_s"], j["session_s"], j["first_run_s"]))
+    pp = med([w for w, _ in base["py_pass"]])
+    pn = med([w for w, _ in base["py_numpy"]])
+    log("python -c pass: %.3f s, %.1f MiB; python -c 'import numpy': %.3f s, %.1f MiB (medians)" % (
+        pp, med([r for _, r in base["py_pass"]]) / 1024, med([w for w, _ in base["py_numpy"]]),
+        med([r for _, r in base["py_numpy"]]) / 1024))
+
+    # ---- summary
+    log()
+    log("## summary (medians)")
+    head = "| model | size |"
+    sep = "| --- | --- |"
+    for t in args.threads:
+        head += " aotrun %d thr (ms) | ORT %d thr (ms) | aotrun/ORT |" % (t, t)
+        sep += " ---: | ---: | ---: |"
+    log(head)
+    log(sep)
+    for name in models:
+        row = "| %s | %s |" % (name, size_str(SIZES[name]))
+        for t in args.threads:
+            a, o = med(lat[(name, t, "aotrun")]), med(lat[(name, t, "ort")])
+            row += " %.3f | %.3f | %.2f |" % (a, o, a / o)
+        log(row)
+    if refs:
+        log()
+        log("references, the same .pt2 (p50 ms, medians; %s):" % "; ".join(
+            "%s: %s" % (k, " ".join("%s=%s" % kv for kv in v.items())) for k, v in refs.items()))
+        cols = ["aotrun"] + list(refs) + ["ort"]
+        log("| model | size |" + "".join(" %s %d thr |" % (c, t) for t in args.threads for c in cols))
+        log("| --- | --- |" + " ---: |" * (len(cols) * len(args.threads)))
+        for name in models:
+            log("| %s | %s |" % (name, size_str(SIZES[name])) + "".join(
+                " %.3f |" % med(lat[(name, t, c)]) for t in args.threads for c in cols))
+    log()
+    log("| model | aotrun process (s) | ORT process (s) | ORT minus `python -c pass` (s) | ORT minus `python -c 'import numpy'` (s) | ORT import+session+run, in-process (s) | aotrun / ORT in-process | aotrun max RSS (MiB) | ORT max RSS (MiB) |")
+    log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name in models:
+        a = med([w for w, _ in cold[(name, "aotrun")]])
+        o = med([w for w, _ in cold[(name, "ort")]])
+        ip = med([j["import_s"] + j["session_s"] + j["first_run_s"] for j in inproc[name]])
+        ar = med([r for _, r in cold[(name, "aotrun")]]) / 1024
+        orr = med([r for _, r in cold[(name, "ort")]]) / 1024
+        log("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f |" % (name, a, o, o - pp, o - pn, ip, a / ip,
+                                                                             ar, orr))
+    log()
+    log("load average at end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+    if results:
+        results.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export", help="write the ONNX models (torch venv)")
+    e.add_argument("--out", default=DEFAULT_MODELS_DIR)
+    e.add_argument("--only", nargs="*", default=list(SIZES))
+    e.add_argument("--zoo", default=ZOO)
+    e.add_argument("--exporter", choices=["auto", "dynamo", "legacy"], default="auto")
+    b = sub.add_parser("bench", help="verify and measure (onnxruntime venv)")
+    b.add_argument("--aotrun", default=os.path.join(ROOT, "build", "tools", "aotrun"))
+    b.add_argument("--aotrun-lib", help="LD_LIBRARY_PATH for aotrun (a copy of build/c_api: libaotrun.so.1 "
+                   "and libaotrun_shim.so.1 beside it), with --aotrun a copy of build/tools/aotrun")
+    b.add_argument("--models", nargs="*", default=list(SIZES))
+    b.add_argument("--models-dir", default=DEFAULT_MODELS_DIR)
+    b.add_argument("--threads", nargs="*", type=int, default=[1, 2])
+    b.add_argument("--rounds", type=int, default=5)
+    b.add_argument("--cold-rounds", type=int, default=5)
+    b.add_argument("--duration", type=float, default=2.0)
+    b.add_argument("--results")
+    b.add_argument("--zoo", default=ZOO, help="the zoo's directory (default tests/pt2/zoo)")
+    b.add_argument("--openblas-coretype", help="also run the .pt2 on the shim with OPENBLAS_CORETYPE set to this "
+                   "(a reference: Debian's OpenBLAS 0.3.21 may pick its Prescott kernels on a CPU it does not know)")
+    b.add_argument("--libtorch", help="also run the .pt2 on this libtorch (AOTRUN_LIBTORCH; e.g. "
+                   "<site-packages>/torch/lib) as a reference: where the shim's time goes")
+    for n in ("_ort_bench", "_ort_cold"):
+        c = sub.add_parser(n)
+        c.add_argument("--model", required=True)
+        c.add_argument("--threads", type=int, default=1)
+        c.add_argument("--duration", type=float, default=2.0)
+        c.add_argument("--warmup", type=int, default=10)
+        c.add_argument("--input", nargs="+", default=[])
+    args = ap.parse_args()
+    if getattr(args, "zoo", None):
+        use_zoo(args.zoo)
+    {"export": export, "bench": bench, "_ort_bench": ort_bench, "_ort_cold": ort_cold}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
