@@ -233,16 +233,19 @@ bool check(const SymbolicShapes& s, std::vector<std::vector<int64_t>> shapes, st
   return s.check(p.data(), n.data(), shapes.size(), {"ids", "mask", "pos"}, why);
 }
 
-TEST(SymbolicShapes, SharedSymbolsMustAgree) {
-  const SymbolicShapes s = SymbolicShapes::parse(wrapper(R"(
+// ids and mask share both symbols (s31 an alias of s23); a position table
+// is computed from the sequence.
+const char kTiedInputs[] = R"(
     int64_t s23 = arg0_1_size[0];
     int64_t s31 = s23;
     int64_t s27 = arg0_1_size[1];
     if (x) { assert_size_stride(arg0_1, {s23, s27}, {s27, 1L}, "input"); }
     if (x) { assert_size_stride(arg1_1, {s31, s27}, {s27, 1L}, "input"); }
     if (x) { assert_size_stride(arg2_1, {2L*s27 + 1L, 16L}, {16L, 1L}, "input"); }
-  )"),
-                                                 3);
+  )";
+
+TEST(SymbolicShapes, SharedSymbolsMustAgree) {
+  const SymbolicShapes s = SymbolicShapes::parse(wrapper(kTiedInputs), 3);
   ASSERT_TRUE(s.stated());
   EXPECT_EQ(s.tied_dims(), 5u);  // ids 0/1, mask 0/1, pos 0 (an expression); not the static 16
   std::string why;
@@ -258,15 +261,7 @@ TEST(SymbolicShapes, SharedSymbolsMustAgree) {
 // What a tool sets (aotrun run --dim): the symbols, the dims bound to each,
 // and the sizes the model computes from them.
 TEST(SymbolicShapes, BindingsAndComputedSizes) {
-  const SymbolicShapes s = SymbolicShapes::parse(wrapper(R"(
-    int64_t s23 = arg0_1_size[0];
-    int64_t s31 = s23;
-    int64_t s27 = arg0_1_size[1];
-    if (x) { assert_size_stride(arg0_1, {s23, s27}, {s27, 1L}, "input"); }
-    if (x) { assert_size_stride(arg1_1, {s31, s27}, {s27, 1L}, "input"); }
-    if (x) { assert_size_stride(arg2_1, {2L*s27 + 1L, 16L}, {16L, 1L}, "input"); }
-  )"),
-                                                 3);
+  const SymbolicShapes s = SymbolicShapes::parse(wrapper(kTiedInputs), 3);
   ASSERT_EQ(s.symbols().size(), 2u);
   EXPECT_EQ(s.symbols()[0], "s23");  // s31 is an alias of s23
   EXPECT_EQ(s.symbols()[1], "s27");

@@ -167,4 +167,16 @@ std::string Args::single_positional(const std::string& what) const {
   return positionals_[0];
 }
 
+std::string help_rows(size_t column, const std::vector<HelpRow>& rows) {
+  std::string out;
+  for (const HelpRow& r : rows) {
+    std::string head = std::string("  ") + r.option;
+    head += head.size() + 1 < column ? std::string(column - head.size(), ' ') : "\n" + std::string(column, ' ');
+    for (size_t i = 0; i < r.lines.size(); ++i) {
+      out += (i == 0 ? head : std::string(column, ' ')) + r.lines[i] + "\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace aotrun::cli

@@ -21,6 +21,14 @@ struct OptionSpec {
   char short_name = 0;       // also answers to -<short_name> (0: none)
 };
 
+// Help text rows: each option at two spaces, its text from `column` on (on
+// the next line when the option is longer), continuation lines aligned.
+struct HelpRow {
+  const char* option;
+  std::vector<const char*> lines;
+};
+std::string help_rows(size_t column, const std::vector<HelpRow>& rows);
+
 class Args {
  public:
   // Parses argv[begin, end) of subcommand `command` against `specs`.

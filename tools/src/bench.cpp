@@ -42,17 +42,10 @@ const char kHelp[] =
     "                      (default: the window size)\n"
     "  --strict            fail with UNSUPPORTED instead of falling back\n"
     "  --threads N         caller threads (default 1)\n"
-    "  --num-models N      model instances in the runner (default: THREADS)\n"
-    "  --batch N           size of the dynamic dims at dim 0 (default: 1, or 2\n"
-    "                      when the model refuses 1)\n"
-    "  --dim NAME=N        size of one dynamic dim, by the name inspect shows\n"
-    "                      (s23) or as INPUT:DIM (input_ids:1); repeatable.\n"
-    "                      Dims not set: 1, or 2 when the model refuses 1\n"
-    "  --layout L          compiled (default): inputs a .pt2 was compiled for\n"
-    "                      in another layout (channels_last) are passed in it;\n"
-    "                      row-major: passed row-major (converted per run)\n"
-    "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
-    "  --seed S            seed of the random inputs (default 0)\n"
+    "  --num-models N      model instances in the runner (default: THREADS)\n";
+
+// (the input options: input_options_help)
+const char kHelpMid[] =
     "  --warmup W          unmeasured calls per thread first (default 10)\n"
     "  --iters I           measured calls per thread\n"
     "  --duration S        measure for S seconds instead (default 2)\n"
@@ -60,12 +53,10 @@ const char kHelp[] =
     "                      file (see 'aotrun run --help')\n"
     "  --partial-weights   --weights FILE may name only some constants\n"
     "  --json              print one JSON object instead of text\n"
-    "  --no-verify         skip checking the manifest's sha256 hashes\n"
-    "  --pad-batch         a .pt2 whose dim 0 is a batch of independent rows\n"
-    "                      runs requests below its compiled minimum padded\n"
-    "  --above-compiled-max\n"
-    "                      a .pt2 runs sizes above the maximum its checks\n"
-    "                      state (docs/PT2.md, \"Upper bounds\")\n"
+    "  --no-verify         skip checking the manifest's sha256 hashes\n";
+
+// (the .pt2 open options: open_options_help)
+const char kHelpTail[] =
     "  --log LEVEL         library log level: error, warn, info, debug, off\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -106,7 +97,7 @@ int bench_main(int argc, char** argv, int begin) {
   add_weights_options(specs);
   const Args args = Args::parse("bench", specs, argc, argv, begin);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << kHelp << input_options_help(22) << kHelpMid << open_options_help(22) << kHelpTail;
     return kExitOk;
   }
   apply_log_option(args);

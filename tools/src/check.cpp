@@ -28,17 +28,10 @@ const char kHelp[] =
     "all its runs before waiting for any. Modes the package would only reach\n"
     "through a fallback are skipped with the library's reason.\n"
     "\n"
-    "Options:\n"
-    "  --batch N           size of the dynamic dims at dim 0 (default: 1, or 2\n"
-    "                      when the model refuses 1)\n"
-    "  --dim NAME=N        size of one dynamic dim, by the name inspect shows\n"
-    "                      (s23) or as INPUT:DIM (input_ids:1); repeatable.\n"
-    "                      Dims not set: 1, or 2 when the model refuses 1\n"
-    "  --layout L          compiled (default): inputs a .pt2 was compiled for\n"
-    "                      in another layout (channels_last) are passed in it;\n"
-    "                      row-major: passed row-major (converted per run)\n"
-    "  --input NAME=FILE   read input NAME from a .npy file (repeatable)\n"
-    "  --seed S            seed of the random inputs (default 0)\n"
+    "Options:\n";
+
+// (the input options: input_options_help)
+const char kHelpMid[] =
     "  --runs R            runs per mode (default 3: graph warm-up, capture, replay)\n"
     "  --num-models N      model instances per runner (default 1)\n"
     "  --async-mode MODE   runner mode under async (default threaded)\n"
@@ -57,12 +50,10 @@ const char kHelp[] =
     "                      .safetensors file (see 'aotrun run --help')\n"
     "  --partial-weights   --weights FILE may name only some constants\n"
     "  --json              print one JSON object instead of text\n"
-    "  --no-verify         skip checking the manifest's sha256 hashes\n"
-    "  --pad-batch         a .pt2 whose dim 0 is a batch of independent rows\n"
-    "                      runs requests below its compiled minimum padded\n"
-    "  --above-compiled-max\n"
-    "                      a .pt2 runs sizes above the maximum its checks\n"
-    "                      state (docs/PT2.md, \"Upper bounds\")\n"
+    "  --no-verify         skip checking the manifest's sha256 hashes\n";
+
+// (the .pt2 open options: open_options_help)
+const char kHelpTail[] =
     "  --log LEVEL         library log level: error, warn, info, debug, off\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -85,7 +76,7 @@ int check_main(int argc, char** argv, int begin) {
   add_weights_options(specs);
   const Args args = Args::parse("check", specs, argc, argv, begin);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << kHelp << input_options_help(22) << kHelpMid << open_options_help(22) << kHelpTail;
     return kExitOk;
   }
   apply_log_option(args);

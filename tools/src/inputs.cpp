@@ -53,6 +53,22 @@ void add_input_options(std::vector<OptionSpec>& specs) {
   specs.push_back({"dim", true, true});
 }
 
+std::string input_options_help(size_t column) {
+  return help_rows(
+      column,
+      {
+          {"--batch N", {"size of the dynamic dims at dim 0 (default: 1, or 2", "when the model refuses 1)"}},
+          {"--dim NAME=N",
+           {"size of one dynamic dim, by the name inspect shows", "(s23) or as INPUT:DIM (input_ids:1); repeatable.",
+            "Dims not set: 1, or 2 when the model refuses 1"}},
+          {"--layout L",
+           {"compiled (default): inputs a .pt2 was compiled for", "in another layout (channels_last) are passed in it;",
+            "row-major: passed row-major (converted per run)"}},
+          {"--input NAME=FILE", {"read input NAME from a .npy file (repeatable)"}},
+          {"--seed S", {"seed of the random inputs (default 0)"}},
+      });
+}
+
 InputPlan input_plan(const Args& args) {
   InputPlan plan;
   plan.files = parse_input_options(args.command(), args.all("input"));

@@ -34,6 +34,8 @@ struct InputPlan {
 // The options every command that builds inputs takes: --input, --batch,
 // --dim, --seed, --layout.
 void add_input_options(std::vector<OptionSpec>& specs);
+// Their help rows, text from `column` on.
+std::string input_options_help(size_t column);
 // The plan those options give (UsageError for malformed values).
 InputPlan input_plan(const Args& args);
 // Completes `plan` for `package`: the default-size probe, and what a .pt2

@@ -38,12 +38,10 @@ const char kHelp[] =
     "Options:\n"
     "  --constants     list every constant (default: the first 20)\n"
     "  --json          print one JSON object instead of text\n"
-    "  --no-verify     skip checking the manifest's sha256 hashes\n"
-    "  --pad-batch     a .pt2 whose dim 0 is a batch of independent rows\n"
-    "                  runs requests below its compiled minimum padded\n"
-    "  --above-compiled-max\n"
-    "                  a .pt2 runs sizes above the maximum its checks\n"
-    "                  state (docs/PT2.md, \"Upper bounds\")\n"
+    "  --no-verify     skip checking the manifest's sha256 hashes\n";
+
+// (the .pt2 open options: open_options_help)
+const char kHelpTail[] =
     "  --log LEVEL     library log level: error, warn, info, debug, off\n"
     "  -h, --help      show this help\n"
     "\n"
@@ -275,7 +273,7 @@ int inspect_main(int argc, char** argv, int begin) {
   specs.push_back({"constants", false, false});
   const Args args = Args::parse("inspect", specs, argc, argv, begin);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << kHelp << open_options_help(18) << kHelpTail;
     return kExitOk;
   }
   apply_log_option(args);

@@ -32,32 +32,24 @@ const char kHelp[] =
     "Options:\n"
     "  --mode MODE           threaded (default), single_threaded or graph\n"
     "  --strict              fail with UNSUPPORTED instead of falling back when\n"
-    "                        the package cannot run MODE natively\n"
-    "  --batch N             size of the dynamic dims at dim 0 (default: 1, or 2\n"
-    "                        when the model refuses 1)\n"
-    "  --dim NAME=N          size of one dynamic dim, by the name inspect shows\n"
-    "                        (s23) or as INPUT:DIM (input_ids:1); repeatable.\n"
-    "                        Dims not set: 1, or 2 when the model refuses 1\n"
-    "  --layout L            compiled (default): inputs a .pt2 was compiled for\n"
-    "                        in another layout (channels_last) are passed in it;\n"
-    "                        row-major: passed row-major (converted per run)\n"
+    "                        the package cannot run MODE natively\n";
+
+// (the input options: input_options_help)
+const char kHelpMid[] =
     "  --num-models N        model instances in the runner (default 1)\n"
-    "  --input NAME=FILE     read input NAME from a .npy file (repeatable)\n"
     "  --weights FILE        run with the constants (weights) of a .safetensors\n"
     "                        file instead of the package's: the runner's constants\n"
     "                        are updated from it and swapped in before the run;\n"
     "                        it must name every constant that can be updated\n"
     "  --partial-weights     --weights FILE may name only some constants\n"
-    "  --seed S              seed of the random inputs (default 0)\n"
     "  --output-dir DIR      write each output to DIR/<name>.npy\n"
     "  --save-inputs DIR     write the inputs used to DIR/<name>.npy\n"
     "  --values N            first values shown per output (default 6)\n"
     "  --json                print one JSON object instead of text\n"
-    "  --no-verify           skip checking the manifest's sha256 hashes\n"
-    "  --pad-batch           a .pt2 whose dim 0 is a batch of independent rows\n"
-    "                        runs requests below its compiled minimum padded\n"
-    "  --above-compiled-max  a .pt2 runs sizes above the maximum its checks\n"
-    "                        state (docs/PT2.md, \"Upper bounds\")\n"
+    "  --no-verify           skip checking the manifest's sha256 hashes\n";
+
+// (the .pt2 open options: open_options_help)
+const char kHelpTail[] =
     "  --log LEVEL           library log level: error, warn, info, debug, off\n"
     "  -h, --help            show this help\n"
     "\n"
@@ -216,7 +208,7 @@ int run_main(int argc, char** argv, int begin) {
   add_weights_options(specs);
   const Args args = Args::parse("run", specs, argc, argv, begin);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << kHelp << input_options_help(24) << kHelpMid << open_options_help(24) << kHelpTail;
     return kExitOk;
   }
   apply_log_option(args);

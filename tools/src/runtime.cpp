@@ -4,12 +4,16 @@ namespace aotrun::cli {
 
 namespace {
 
-std::vector<TensorSpec> copy_specs(const std::vector<aotrun_tensor_info>& infos) {
+// `model_name(i)`: the model's own name for tensor i (== its name if none).
+std::vector<TensorSpec> copy_specs(const std::vector<aotrun_tensor_info>& infos,
+                                   const std::function<std::string(size_t)>& model_name) {
   std::vector<TensorSpec> specs;
   specs.reserve(infos.size());
   for (const aotrun_tensor_info& info : infos) {
     TensorSpec spec;
     spec.name = info.name != nullptr ? info.name : "";
+    std::string own = model_name(specs.size());
+    if (own != spec.name) spec.model_name = std::move(own);
     spec.dtype = info.dtype;
     spec.known = info.ndim >= 0;
     if (info.ndim > 0 && info.shape != nullptr) spec.shape.assign(info.shape, info.shape + info.ndim);
@@ -32,6 +36,17 @@ Package open_package(const std::string& path, const Args& args) {
   return Package(path, options);
 }
 
+std::string open_options_help(size_t column) {
+  return help_rows(
+      column,
+      {
+          {"--pad-batch",
+           {"a .pt2 whose dim 0 is a batch of independent rows", "runs requests below its compiled minimum padded"}},
+          {"--above-compiled-max",
+           {"a .pt2 runs sizes above the maximum its checks", "state (docs/PT2.md, \"Upper bounds\")"}},
+      });
+}
+
 Runner create_runner(const Package& package, const RunnerConfig& config) {
   aotrun::cxx::RunnerOptions options;
   options.mode(config.mode).num_models(config.num_models).strict(config.strict);
@@ -42,21 +57,11 @@ Runner create_runner(const Package& package, const RunnerConfig& config) {
 }
 
 std::vector<TensorSpec> package_inputs(const Package& package) {
-  std::vector<TensorSpec> specs = copy_specs(package.inputs());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    std::string own = package.input_model_name(i);
-    if (own != specs[i].name) specs[i].model_name = std::move(own);
-  }
-  return specs;
+  return copy_specs(package.inputs(), [&](size_t i) { return package.input_model_name(i); });
 }
 
 std::vector<TensorSpec> package_outputs(const Package& package) {
-  std::vector<TensorSpec> specs = copy_specs(package.outputs());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    std::string own = package.output_model_name(i);
-    if (own != specs[i].name) specs[i].model_name = std::move(own);
-  }
-  return specs;
+  return copy_specs(package.outputs(), [&](size_t i) { return package.output_model_name(i); });
 }
 
 std::string tensor_label(const TensorSpec& spec) {

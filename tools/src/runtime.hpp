@@ -28,6 +28,8 @@ Package open_package(const std::string& path, bool verify_hashes);
 // The same with the command line's package options: --no-verify, and for a
 // .pt2 --pad-batch and --above-compiled-max (docs/PT2.md).
 Package open_package(const std::string& path, const Args& args);
+// The help rows of those .pt2 options, text from `column` on.
+std::string open_options_help(size_t column);
 
 struct RunnerConfig {
   aotrun_mode mode = AOTRUN_MODE_THREADED;
