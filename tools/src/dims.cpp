@@ -31,13 +31,13 @@ DimPlan DimPlan::make(const std::vector<TensorSpec>& inputs, const std::string& 
     join(group, b.input, b.dim);
   }
   // The rest: computed by the model (an expression), or joined by index.
+  const std::vector<int64_t> ones(p.symbol_dim_.size(), 1);  // any sizes tell an expression
+  const std::vector<bool> all(p.symbol_dim_.size(), true);
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (int d = 0; inputs[i].known && d < static_cast<int>(inputs[i].shape.size()); ++d) {
       if (!dynamic(i, d) || p.dim_of_.count({i, d}) != 0) continue;
-      std::vector<int64_t> none(p.symbol_dim_.size(), 1);
-      std::vector<bool> all(p.symbol_dim_.size(), true);
       int64_t ignored = 0;
-      if (p.symbolic_.computed_size(i, d, none, all, &ignored)) continue;  // an expression of the symbols
+      if (p.symbolic_.computed_size(i, d, ones, all, &ignored)) continue;  // an expression of the symbols
       int group = -1;
       for (size_t j = 0; j < i && group < 0; ++j) {
         const auto it = p.dim_of_.find({j, d});
@@ -102,8 +102,8 @@ std::string DimPlan::where(const DynamicDim& dim, const std::vector<TensorSpec>&
   return text;
 }
 
-std::vector<DimReport> report_dims(const std::vector<TensorSpec>& inputs, const std::string& pt2_sources) {
-  const DimPlan plan = DimPlan::make(inputs, pt2_sources);
+std::vector<DimReport> report_dims(const DimPlan& plan, const std::vector<TensorSpec>& inputs,
+                                   const std::string& pt2_sources) {
   std::vector<aotrun::pt2::InputCheck> checks;
   std::string why;
   const bool ranged =

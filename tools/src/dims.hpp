@@ -64,7 +64,9 @@ struct DimReport {
   bool leading = false;
   int64_t min = -1, max = -1;  // -1: not stated
 };
-std::vector<DimReport> report_dims(const std::vector<TensorSpec>& inputs, const std::string& pt2_sources);
+// `plan` is DimPlan::make(inputs, pt2_sources).
+std::vector<DimReport> report_dims(const DimPlan& plan, const std::vector<TensorSpec>& inputs,
+                                   const std::string& pt2_sources);
 void dim_rows(const std::vector<DimReport>& dims, Table& table);
 nlohmann::ordered_json dims_json(const std::vector<DimReport>& dims);
 

@@ -95,15 +95,7 @@ void add_model_facts(const Package& package, const std::vector<TensorSpec>& spec
   if (!row_major) {
     std::vector<std::string> names;
     for (const TensorSpec& s : specs) names.push_back(s.name);
-    plan->layouts.assign(specs.size(), {});
-    plan->layout_kinds.assign(specs.size(), "");
-    for (const InputLayout& l : read_input_layouts(facts.sources, names)) {
-      for (size_t i = 0; i < names.size(); ++i) {
-        if (names[i] != l.name || l.strides.empty() || l.kind == "row-major" || l.kind == "unknown") continue;
-        plan->layouts[i] = l.strides;
-        plan->layout_kinds[i] = l.kind;
-      }
-    }
+    plan->layouts = read_input_layouts(facts.sources, names);  // one per input, in order
   }
   plan->pt2_sources = std::move(facts.sources);
 }
@@ -240,9 +232,12 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
   built.laid_out.resize(specs.size());
   built.layout_names.resize(specs.size());
   for (size_t i = 0; i < specs.size() && i < plan.layouts.size(); ++i) {
-    if (plan.layouts[i].empty() || plan.layouts[i].size() != built.tensors[i].shape().size()) continue;
-    built.laid_out[i] = built.tensors[i].in_layout_of(plan.layouts[i]);
-    built.layout_names[i] = i < plan.layout_kinds.size() ? plan.layout_kinds[i] : "strided";
+    const InputLayout& l = plan.layouts[i];
+    if (l.strides.empty() || l.kind == "row-major" || l.kind == "unknown" ||
+        l.strides.size() != built.tensors[i].shape().size())
+      continue;
+    built.laid_out[i] = built.tensors[i].in_layout_of(l.strides);
+    built.layout_names[i] = l.kind;
     built.sources[i] += ", passed " + built.layout_names[i];
   }
   return built;

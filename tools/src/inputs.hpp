@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "input_layouts.hpp"
 #include "runtime.hpp"
 #include "tensor.hpp"
 
@@ -24,11 +25,10 @@ struct InputPlan {
   // compiled for 2 and up); none set: 1.
   std::function<bool(int64_t)> accepts;
   // What a .pt2 says of its inputs (add_model_facts): its C++ (the dims'
-  // symbols) and, per input, the strides it was compiled for when not
-  // row-major (empty: row-major, or --layout row-major).
+  // symbols) and, per input, the layout it was compiled for (empty with
+  // --layout row-major, or for an archive that states none).
   std::string pt2_sources;
-  std::vector<std::vector<int64_t>> layouts;
-  std::vector<std::string> layout_kinds;  // "channels_last", ... where layouts[i] is set
+  std::vector<InputLayout> layouts;
 };
 
 // The options every command that builds inputs takes: --input, --batch,

@@ -126,21 +126,25 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   j["modes"] = modes;
 
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
-  for (const TensorSpec& spec : package_inputs(package)) inputs.push_back(tensor_spec_json(spec));
+  const std::vector<TensorSpec> input_specs = package_inputs(package);
+  for (const TensorSpec& spec : input_specs) inputs.push_back(tensor_spec_json(spec));
   nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
   for (const TensorSpec& spec : package_outputs(package)) {
     outputs.push_back(tensor_spec_json(spec));
   }
   j["inputs"] = inputs;
   j["outputs"] = outputs;
-  std::string sources;
-  if (is_pt2(info)) sources = read_pt2_facts(info.path != nullptr ? info.path : "").sources;
-  j["dynamic_dims"] = dims_json(report_dims(package_inputs(package), sources));
+  // Read once: the archive's records and its sources (dims, checks, layouts).
+  const std::optional<Pt2Facts> pt2 =
+      is_pt2(info) ? std::optional<Pt2Facts>(read_pt2_facts(info.path != nullptr ? info.path : "")) : std::nullopt;
+  const std::string no_sources;
+  const std::string& sources = pt2 ? pt2->sources : no_sources;
+  j["dynamic_dims"] = dims_json(report_dims(DimPlan::make(input_specs, sources), input_specs, sources));
   j["constants"] = {{"count", info.num_constants}, {"bytes", info.constant_bytes}};
   j["constants"]["list"] = constants_json(package);
-  if (is_pt2(info)) {
+  if (pt2) {
     j["constants"]["in_model_library"] = true;
-    const Pt2Facts facts = read_pt2_facts(info.path != nullptr ? info.path : "");
+    const Pt2Facts& facts = *pt2;
     nlohmann::ordered_json pt2;
     pt2["abi"] = abi_text(info);
     pt2["torch_version"] =
@@ -231,7 +235,7 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
 
   out << "\ndynamic dims (run, check, bench: --dim NAME=SIZE; --batch sets those at dim 0)\n";
   Table dim_table(2);
-  dim_rows(report_dims(inputs, pt2 ? pt2->sources : std::string()), dim_table);
+  dim_rows(report_dims(dims, inputs, pt2 ? pt2->sources : std::string()), dim_table);
   dim_table.print(out);
 
   if (pt2) {
