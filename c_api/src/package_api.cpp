@@ -33,6 +33,11 @@ const aotrun::TensorSpec& tensor_at(const std::vector<aotrun::TensorSpec>& v, si
   return v[index];
 }
 
+// The model's own name for a tensor, else its name (the C API's rule).
+const char* own_name(const aotrun::TensorSpec& spec) {
+  return spec.model_name.empty() ? spec.name.c_str() : spec.model_name.c_str();
+}
+
 }  // namespace
 
 extern "C" {
@@ -189,8 +194,7 @@ aotrun_status* aotrun_package_get_input_model_name(const aotrun_package* package
   return guarded([&] {
     require(package, "package");
     require(name, "name");
-    const aotrun::TensorSpec& spec = tensor_at(package->pkg->inputs(), index, "input");
-    *name = spec.model_name.empty() ? spec.name.c_str() : spec.model_name.c_str();
+    *name = own_name(tensor_at(package->pkg->inputs(), index, "input"));
   });
 }
 
@@ -198,8 +202,7 @@ aotrun_status* aotrun_package_get_output_model_name(const aotrun_package* packag
   return guarded([&] {
     require(package, "package");
     require(name, "name");
-    const aotrun::TensorSpec& spec = tensor_at(package->pkg->outputs(), index, "output");
-    *name = spec.model_name.empty() ? spec.name.c_str() : spec.model_name.c_str();
+    *name = own_name(tensor_at(package->pkg->outputs(), index, "output"));
   });
 }
 
