@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../shim/npy.hpp"
@@ -332,6 +333,50 @@ TEST_P(CudaPt2, GraphReplaysMatchEagerAmidOtherAllocations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaPt2, ::testing::Values("mlp", "block", "block_math", "llama"));
+
+// A pool of one's own (aotrun_shim_cuda_pool_*): while in use on a thread,
+// that thread's CUDA tensors come from it and the shared pool is untouched;
+// other threads still use the shared pool; destroying it with a tensor
+// still alive leaves that tensor usable until released.
+TEST(CudaShimPools, ThreadsOwnPoolServesItsTensors) {
+  std::string why;
+  if (!has_device(&why)) GTEST_SKIP() << why;
+  ASSERT_EQ(aotrun_shim_cuda_trim_pool(0), AOTI_TORCH_SUCCESS);
+  auto tensor = [](int64_t n) {
+    const int64_t one = 1;
+    AtenTensorHandle t = nullptr;
+    EXPECT_EQ(aoti_torch_empty_strided(1, &n, &one, 6, 1, 0, &t), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+    return t;
+  };
+  uint64_t shared_reserved = 0, shared_used = 0, own_reserved = 0, own_used = 0;
+  ASSERT_EQ(aotrun_shim_cuda_pool_bytes(0, &shared_reserved, &shared_used), AOTI_TORCH_SUCCESS);
+  const uint64_t shared_before = shared_reserved;
+  aotrun_shim_cuda_pool* pool = nullptr;
+  ASSERT_EQ(aotrun_shim_cuda_pool_create(0, &pool), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+  aotrun_shim_cuda_pool* previous = reinterpret_cast<aotrun_shim_cuda_pool*>(1);
+  ASSERT_EQ(aotrun_shim_cuda_pool_use(pool, &previous), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(previous, nullptr);
+  AtenTensorHandle kept = tensor(1 << 20);  // 4 MiB
+  ASSERT_EQ(aotrun_shim_cuda_pool_get_bytes(pool, &own_reserved, &own_used), AOTI_TORCH_SUCCESS);
+  EXPECT_GE(own_used, 4u << 20);
+  // Another thread: the shared pool.
+  std::thread([&] { aoti_torch_delete_tensor_object(tensor(1 << 18)); }).join();
+  ASSERT_EQ(aotrun_shim_cuda_pool_use(nullptr, &previous), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(previous, pool);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(aotrun_shim_cuda_pool_bytes(0, &shared_reserved, &shared_used), AOTI_TORCH_SUCCESS);
+  EXPECT_GT(shared_reserved, shared_before) << "the other thread's tensor";
+  EXPECT_EQ(shared_used, 0u);
+  // Destroyed with `kept` alive: still written and read, then released.
+  ASSERT_EQ(aotrun_shim_cuda_pool_destroy(pool), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+  void* p = nullptr;
+  ASSERT_EQ(aoti_torch_get_data_ptr(kept, &p), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(cudaMemset(p, 0, 4u << 20), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(aoti_torch_delete_tensor_object(kept), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(aotrun_shim_cuda_pool_destroy(nullptr), AOTI_TORCH_SUCCESS);
+}
 
 // The conv net calls PyTorch's convolution fallback (cuDNN), which the CUDA
 // layer does not provide: its library must fail to load naming the function

@@ -1,7 +1,14 @@
 // mm, addmm and bmm on cuBLAS (the CUDA toolkit's), on the thread's current
-// stream. Each thread has its own handle per device with a workspace
-// allocated once, outside any capture, so that GEMMs recorded into a CUDA
-// graph allocate nothing (cuBLAS's own workspace pool would).
+// stream. Each thread has its own handle per device with one workspace for
+// its eager GEMMs. The workspace is written by every GEMM: an event recorded
+// after each one marks where it is free again, and a GEMM on another stream
+// first waits for it, else both would use it at once (a probe on the legacy
+// stream still running when a run on the runner's stream started gave
+// numbers off by 1e-3 under compute-sanitizer). The old stream itself is
+// never touched again: it may have been destroyed since. GEMMs recorded
+// into a CUDA graph run without a workspace: a replay, launched later on
+// any stream, must not share memory with the thread's eager GEMMs, and
+// cuBLAS's own workspace would be allocated inside the capture.
 #include <cublas_v2.h>
 
 #include <climits>
@@ -26,6 +33,9 @@ void check_blas(cublasStatus_t rc, const char* what) {
 struct Blas {
   cublasHandle_t handle = nullptr;
   void* workspace = nullptr;
+  cudaEvent_t free_again = nullptr;  // recorded after the last eager GEMM, on `last`
+  cudaStream_t last = nullptr;       // the stream of that GEMM
+  bool used = false;                 // free_again has been recorded
 };
 
 struct ThreadBlas {
@@ -36,27 +46,49 @@ struct ThreadBlas {
       (void)cudaSetDevice(d);
       (void)cublasDestroy(dev[d].handle);
       (void)cudaFree(dev[d].workspace);
+      (void)cudaEventDestroy(dev[d].free_again);
     }
   }
 };
 thread_local ThreadBlas t_blas;
 
-// The thread's handle for `device`, bound to the current stream with its
-// own workspace (cublasSetStream resets the workspace, so it is set again).
-cublasHandle_t blas_for(int device, cudaStream_t stream) {
+// The workspace, usable on `stream` once this returns (see the top);
+// nullptr under a capture.
+void* workspace_for(Blas& b, cudaStream_t stream, bool capturing) {
+  if (capturing) return nullptr;
+  if (b.used && b.last != stream) {
+    check(cudaStreamWaitEvent(stream, b.free_again, 0), "cudaStreamWaitEvent (cuBLAS workspace)");
+  }
+  return b.workspace;
+}
+
+// The thread's handle for `device`, bound to the current stream with the
+// workspace (cublasSetStream resets the workspace, so it is set again).
+// Call gemm_queued after the GEMM.
+Blas& blas_for(int device, cudaStream_t stream, bool capturing) {
   Blas& b = t_blas.dev[device];
   if (b.handle == nullptr) {
-    if (capture_id(stream) != 0) {
+    if (capturing) {
       throw CudaError(
           "this thread has no cuBLAS handle yet and one cannot be created during a stream capture: "
           "run the model once on this thread before capturing it");
     }
     check_blas(cublasCreate(&b.handle), "cublasCreate");
     check(cudaMalloc(&b.workspace, kWorkspaceBytes), "cudaMalloc (cuBLAS workspace)");
+    check(cudaEventCreateWithFlags(&b.free_again, cudaEventDisableTiming), "cudaEventCreate (cuBLAS workspace)");
   }
+  void* ws = workspace_for(b, stream, capturing);
   check_blas(cublasSetStream(b.handle, stream), "cublasSetStream");
-  check_blas(cublasSetWorkspace(b.handle, b.workspace, kWorkspaceBytes), "cublasSetWorkspace");
-  return b.handle;
+  check_blas(cublasSetWorkspace(b.handle, ws, ws != nullptr ? kWorkspaceBytes : 0), "cublasSetWorkspace");
+  return b;
+}
+
+// After an eager GEMM on `stream`: where the workspace is free again.
+void gemm_queued(Blas& b, cudaStream_t stream, bool capturing) {
+  if (capturing) return;
+  check(cudaEventRecord(b.free_again, stream), "cudaEventRecord (cuBLAS workspace)");
+  b.last = stream;
+  b.used = true;
 }
 
 cudaDataType_t data_type(int32_t dtype, const char* op, const char* arg) {
@@ -141,7 +173,7 @@ void gemm(const DevTensor& c_in, const DevTensor& a_in, const DevTensor& b_in, d
       oc = {CUBLAS_OP_N, N};
     }
   }
-  Operand oa, ob;
+  Operand oa{}, ob{};  // set by col_major when it returns true
   const void *pa, *pb;
   int64_t m, n, sa, sb;
   if (!transposed) {  // C (M x N) = A (M x K) . B (K x N)
@@ -157,7 +189,9 @@ void gemm(const DevTensor& c_in, const DevTensor& a_in, const DevTensor& b_in, d
   }
   const int64_t sc = nd == 3 ? c.strides[0] : 0;
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
-  cublasHandle_t h = blas_for(dev, stream);
+  const bool capturing = capture_id(stream) != 0;
+  Blas& blas = blas_for(dev, stream, capturing);
+  cublasHandle_t h = blas.handle;
   if (batch == 1) {
     check_blas(cublasGemmEx(h, oa.op, ob.op, as_int(m, op), as_int(n, op), as_int(K, op), &alpha_f, pa, type,
                             as_int(oa.ld, op), pb, type, as_int(ob.ld, op), &beta_f, c.data, type, as_int(oc.ld, op),
@@ -170,6 +204,7 @@ void gemm(const DevTensor& c_in, const DevTensor& a_in, const DevTensor& b_in, d
                                    as_int(oc.ld, op), sc, as_int(batch, op), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");
   }
+  gemm_queued(blas, stream, capturing);
   if (c.h != c_in.h) copy_into(c_in, c);
 }
 

@@ -9,6 +9,7 @@ namespace {
 
 constexpr int kMaxDevices = 64;
 thread_local cudaStream_t t_current[kMaxDevices] = {};
+thread_local OwnPool* t_own_pool = nullptr;
 
 std::mutex g_pool_mu;
 cudaMemPool_t g_pools[kMaxDevices] = {};
@@ -52,6 +53,23 @@ cudaMemPool_t device_pool(int device, bool create) {
   check_range(device);
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (g_pools[device] != nullptr || !create) return g_pools[device];
+  g_pools[device] = create_pool(device);
+  return g_pools[device];
+}
+
+cudaMemPool_t allocation_pool(int device) {
+  const OwnPool* own = t_own_pool;
+  return own != nullptr && own->device == device ? own->pool : device_pool(device);
+}
+
+OwnPool* exchange_thread_pool(OwnPool* pool) {
+  OwnPool* old = t_own_pool;
+  t_own_pool = pool;
+  return old;
+}
+
+cudaMemPool_t create_pool(int device) {
+  check_range(device);
   cudaMemPoolProps props = {};
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
@@ -60,8 +78,10 @@ cudaMemPool_t device_pool(int device, bool create) {
   cudaMemPool_t pool = nullptr;
   check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate");
   uint64_t keep = UINT64_MAX;  // freed memory stays in the pool for the next runs
-  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
-  g_pools[device] = pool;
+  if (const cudaError_t rc = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep); rc != cudaSuccess) {
+    (void)cudaMemPoolDestroy(pool);
+    check(rc, "cudaMemPoolSetAttribute");
+  }
   return pool;
 }
 

@@ -32,6 +32,19 @@ cudaStream_t exchange_current_stream(int device, cudaStream_t stream);
 // before its first use.
 cudaMemPool_t device_pool(int device, bool create = true);
 
+// A pool of its own (cuda.h, aotrun_shim_cuda_pool_create).
+struct OwnPool {
+  cudaMemPool_t pool = nullptr;
+  int device = 0;
+};
+// A new pool on `device` that keeps freed memory for reuse.
+cudaMemPool_t create_pool(int device);
+// The pool the calling thread's allocations on `device` come from: the
+// thread's own pool when it is of that device, else the device's shared one.
+cudaMemPool_t allocation_pool(int device);
+// Sets the thread's own pool (nullptr: none); returns the previous one.
+OwnPool* exchange_thread_pool(OwnPool* pool);
+
 // The id of the capture active on `stream`, 0 when none. Throws when the
 // capture was invalidated.
 unsigned long long capture_id(cudaStream_t stream);

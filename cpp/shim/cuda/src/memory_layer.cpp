@@ -3,6 +3,7 @@
 // it was allocated on, so that a capture owns what it allocates (cuda.h,
 // "Memory"). Registered with libaotrun_shim when this library loads.
 #include <atomic>
+#include <memory>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -60,7 +61,7 @@ const char* allocate(int32_t device_index, size_t nbytes, void** data, void** re
     if (capture == 0) free_deferred();
     *data = nullptr;
     if (nbytes > 0) {
-      check(cudaMallocFromPoolAsync(data, nbytes, device_pool(dev), stream), "cudaMallocFromPoolAsync");
+      check(cudaMallocFromPoolAsync(data, nbytes, allocation_pool(dev), stream), "cudaMallocFromPoolAsync");
     }
     *record = new Record{stream, capture, dev};
     return nullptr;
@@ -160,6 +161,45 @@ AOTITorchError aotrun_shim_cuda_trim_pool(int32_t device_index) {
   return guarded(__func__, [&] {
     cudaMemPool_t pool = device_pool(resolve_device(device_index), false);
     if (pool != nullptr) check(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
+  });
+}
+
+AOTITorchError aotrun_shim_cuda_pool_create(int32_t device_index, aotrun_shim_cuda_pool** ret_pool) {
+  return guarded(__func__, [&] {
+    if (ret_pool == nullptr) throw CudaError("ret_pool is null");
+    *ret_pool = nullptr;
+    const int dev = resolve_device(device_index);
+    DeviceScope scope(dev);
+    auto own = std::make_unique<OwnPool>();
+    own->device = dev;
+    own->pool = create_pool(dev);
+    *ret_pool = reinterpret_cast<aotrun_shim_cuda_pool*>(own.release());
+  });
+}
+
+AOTITorchError aotrun_shim_cuda_pool_destroy(aotrun_shim_cuda_pool* pool) {
+  return guarded(__func__, [&] {
+    std::unique_ptr<OwnPool> own(reinterpret_cast<OwnPool*>(pool));
+    if (own == nullptr) return;
+    // Frees of this pool's memory that were deferred past a capture run
+    // first; what is still allocated returns to the device when released.
+    free_deferred();
+    check(cudaMemPoolDestroy(own->pool), "cudaMemPoolDestroy");
+  });
+}
+
+AOTITorchError aotrun_shim_cuda_pool_use(aotrun_shim_cuda_pool* pool, aotrun_shim_cuda_pool** previous) {
+  OwnPool* old = exchange_thread_pool(reinterpret_cast<OwnPool*>(pool));
+  if (previous != nullptr) *previous = reinterpret_cast<aotrun_shim_cuda_pool*>(old);
+  return AOTI_TORCH_SUCCESS;
+}
+
+AOTITorchError aotrun_shim_cuda_pool_get_bytes(const aotrun_shim_cuda_pool* pool, uint64_t* reserved, uint64_t* used) {
+  return guarded(__func__, [&] {
+    if (pool == nullptr || reserved == nullptr || used == nullptr) throw CudaError("pool, reserved or used is null");
+    const auto* own = reinterpret_cast<const OwnPool*>(pool);
+    check(cudaMemPoolGetAttribute(own->pool, cudaMemPoolAttrReservedMemCurrent, reserved), "cudaMemPoolGetAttribute");
+    check(cudaMemPoolGetAttribute(own->pool, cudaMemPoolAttrUsedMemCurrent, used), "cudaMemPoolGetAttribute");
   });
 }
 

@@ -9,7 +9,9 @@
  * (device_layer.h), registered when it loads.
  *
  * Memory: every CUDA tensor the shim allocates comes from a stream-ordered
- * pool of its device (cudaMallocFromPoolAsync on the thread's current stream
+ * pool: the calling thread's own pool when one is in use there
+ * (aotrun_shim_cuda_pool_use), else the shared pool of its device
+ * (cudaMallocFromPoolAsync on the thread's current stream
  * of that device, see the stream guard). Allocated while that stream is being
  * captured, it becomes a graph allocation node owned by the graph: nothing
  * outside the graph can take it. Released while the same capture is active,
@@ -89,6 +91,34 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_bytes(int32_t device_index,
 /* Returns the pool's unused memory to the device (cudaMemPoolTrimTo 0), as an
  * allocator cache flush would. */
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_trim_pool(int32_t device_index);
+
+/* Pools of their own (since aotrun-shim 1.2). By default every CUDA tensor
+ * comes from its device's shared pool above, which keeps freed memory for
+ * the next allocation of anyone in the process. A runner (one container of a
+ * model) takes its memory from a pool of its own instead, so that what one
+ * model keeps cached is not another's to take, and is returned to the device
+ * when that pool is destroyed.
+ *
+ * aotrun_shim_cuda_pool_create: a new stream-ordered pool on device_index
+ * (-1: the current device) that keeps freed memory for reuse. Owned by the
+ * caller; released with aotrun_shim_cuda_pool_destroy.
+ * aotrun_shim_cuda_pool_use: makes `pool` the one the CALLING THREAD's CUDA
+ * tensors of the pool's device come from (NULL: the device's shared pool
+ * again); *previous (may be NULL) receives the pool used before, to restore.
+ * Tensors of other devices still come from their shared pools. A tensor is
+ * released into the pool it came from, on any thread.
+ * aotrun_shim_cuda_pool_destroy: NULL is a no-op. The pool must not be in
+ * use on any thread. Memory still allocated from it (tensors alive, frees
+ * not yet run on their stream) returns to the device once released
+ * (cudaMemPoolDestroy's rule); allocation nodes of graphs captured while it
+ * was in use belong to their graphs, not to the pool.
+ * aotrun_shim_cuda_pool_get_bytes: as aotrun_shim_cuda_pool_bytes, for it. */
+typedef struct aotrun_shim_cuda_pool aotrun_shim_cuda_pool;
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_create(int32_t device_index, aotrun_shim_cuda_pool** ret_pool);
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_destroy(aotrun_shim_cuda_pool* pool);
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_use(aotrun_shim_cuda_pool* pool, aotrun_shim_cuda_pool** previous);
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_get_bytes(const aotrun_shim_cuda_pool* pool, uint64_t* reserved,
+                                                               uint64_t* used);
 
 #ifdef __cplusplus
 }
