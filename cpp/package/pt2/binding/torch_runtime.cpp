@@ -293,6 +293,9 @@ CudaShim load_cuda_stand_ins() {
   std::vector<std::string> missing;
   resolve(scope, "aoti_torch_create_cuda_stream_guard", &c.create_stream_guard, &missing);
   resolve(scope, "aoti_torch_delete_cuda_stream_guard", &c.delete_stream_guard, &missing);
+  resolve(scope, "aotrun_shim_cuda_pool_create", &c.pool_create, &missing);
+  resolve(scope, "aotrun_shim_cuda_pool_destroy", &c.pool_destroy, &missing);
+  resolve(scope, "aotrun_shim_cuda_pool_use", &c.pool_use, &missing);
   if (!missing.empty()) fail(Code::MissingSymbol, "aotrun's CUDA shim lacks " + missing.front());
   return c;
 }

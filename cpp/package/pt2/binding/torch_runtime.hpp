@@ -102,6 +102,14 @@ struct CudaShim {
   using DeleteStreamGuard = int32_t (*)(void* guard);
   CreateStreamGuard create_stream_guard = nullptr;
   DeleteStreamGuard delete_stream_guard = nullptr;
+  // Pools of their own (aotrun_shim/cuda.h): one per container, so that a
+  // runner's cached memory is its own and goes back with it.
+  using PoolCreate = int32_t (*)(int32_t device_index, void** pool);
+  using PoolDestroy = int32_t (*)(void* pool);
+  using PoolUse = int32_t (*)(void* pool, void** previous);
+  PoolCreate pool_create = nullptr;
+  PoolDestroy pool_destroy = nullptr;
+  PoolUse pool_use = nullptr;
 };
 
 // Loads the CUDA stand-ins (libc10_cuda.so, libtorch_cuda.so: they bring the

@@ -134,10 +134,33 @@ struct BridgeContainer {
   // Launch contexts released by finished runs, for the next runs (shared
   // with every context made here, which may outlive the container).
   std::shared_ptr<WorkPool> pool;
+  // A CUDA model's memory pool (aotrun_shim_cuda_pool): the model's tensors
+  // come from it during this container's runs, so a runner's cached memory
+  // is its own and returns to the device with the container (destroyed
+  // last, in the destructor). Null for CPU.
+  void* cuda_pool = nullptr;
   BridgeContainer();
   ~BridgeContainer();
   BridgeContainer(const BridgeContainer&) = delete;
   BridgeContainer& operator=(const BridgeContainer&) = delete;
+};
+
+// A container's own CUDA pool for the calling thread's allocations, for a
+// scope: its runs and its probes (nothing for CPU models).
+class CudaPoolScope {
+ public:
+  CudaPoolScope(const CudaShim* cuda, void* pool) : cuda_(pool != nullptr ? cuda : nullptr) {
+    if (cuda_ != nullptr) (void)cuda_->pool_use(pool, &previous_);
+  }
+  ~CudaPoolScope() {
+    if (cuda_ != nullptr) (void)cuda_->pool_use(previous_, nullptr);
+  }
+  CudaPoolScope(const CudaPoolScope&) = delete;
+  CudaPoolScope& operator=(const CudaPoolScope&) = delete;
+
+ private:
+  const CudaShim* cuda_;
+  void* previous_ = nullptr;
 };
 
 inline BridgeContainer* as_container(aotrun_pkg_container* c) {

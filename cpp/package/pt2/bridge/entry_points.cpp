@@ -32,6 +32,13 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
     c->host = args->host;
     const AotiFunctions& f = b->lib->fn();
     const char* dir = b->dir->path().c_str();
+    // A CUDA container's tensors, from its creation on, come from a pool of
+    // its own (destroyed with it, also when creation fails below).
+    if (b->cuda && b->cuda_shim->pool_create(0, &c->cuda_pool) != 0) {
+      return fail_with(AOTRUN_PKG_ERR_RUNTIME, std::string("create: the model's CUDA memory pool: ") +
+                                                   (b->shim->last_error != nullptr ? b->shim->last_error() : "failed"));
+    }
+    CudaPoolScope pool(b->cuda_shim, c->cuda_pool);
     const int32_t rc = f.create_with_device != nullptr
                            ? f.create_with_device(&c->h, models, b->cuda ? "cuda" : "cpu", dir)
                            : f.create(&c->h, models, true, dir);
@@ -165,6 +172,7 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
   if (!cached) {
     std::vector<OutputMeta> m;
     std::string why;
+    CudaPoolScope pool(b.cuda_shim, c->cuda_pool);
     if (!probe(b, c->h, dtypes, shapes, &m, &why)) return fail_with(AOTRUN_PKG_ERR_RUNTIME, "output_shapes: " + why);
     for (const auto& o : m) result.insert(result.end(), o.shape.begin(), o.shape.end());
     std::lock_guard<std::mutex> lock(b.mu);

@@ -120,6 +120,8 @@ struct WorkPool {
 BridgeContainer::BridgeContainer() : pool(std::make_shared<WorkPool>()) {}
 BridgeContainer::~BridgeContainer() {
   if (pool) pool->close();
+  // After the model: what it still holds returns to the device when freed.
+  if (cuda_pool != nullptr) (void)b->cuda_shim->pool_destroy(cuda_pool);
 }
 
 namespace {
@@ -305,6 +307,8 @@ int32_t run_work_impl(void* p) {
   if (!converted) busy.release();
   const AotiFunctions& f = b.lib->fn();
   const auto run = w->single_threaded ? f.run_single_threaded : f.run;
+  // The model's intermediates and outputs, and their releases below.
+  CudaPoolScope pool(b.cuda_shim, w->c->cuda_pool);
   // On failure the inputs may or may not have been stolen; leaking them is
   // the safe side of that uncertainty (they only view the caller's memory).
   if (!call_model(b, run, w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun, w->c->h, in,
