@@ -276,6 +276,30 @@ TEST(SymbolicShapes, BindingsAndComputedSizes) {
   EXPECT_FALSE(s.computed_size(2, 1, {3, 9}, {true, true}, &size));   // static
 }
 
+// transformers' Llama pads its mask to a multiple of 8, so its sequence is
+// exported as 8*k: torch 2.11's CUDA wrapper binds k as an eighth of the
+// input dim and works on 8*k elements. A size between multiples would be
+// cut down silently: refused, and probes step by 8.
+TEST(SymbolicShapes, ADimExportedAsAMultipleHasThatStep) {
+  const SymbolicShapes s = SymbolicShapes::parse(wrapper(R"(
+    auto arg0_1_size = arg0_1.sizes();
+    int64_t arg0_1_size_1 = arg0_1_size[1];
+    int64_t s6 = (1.0/8.0)*arg0_1_size_1;
+    const int64_t int_array_0[] = {1L, 8L*s6};
+  )"),
+                                                 1);
+  EXPECT_TRUE(s.stated());
+  EXPECT_EQ(s.step(0, 1), 8);
+  EXPECT_EQ(s.step(0, 0), 1);
+  std::string why;
+  EXPECT_TRUE(check(s, {{1, 40}}, &why)) << why;
+  EXPECT_FALSE(check(s, {{1, 41}}, &why));
+  EXPECT_NE(why.find("input 0 ('ids') dim 1 is 41, but the model was exported with it as 8*s6 and would work on 40 "
+                     "of it: it must be a multiple of 8"),
+            std::string::npos)
+      << why;
+}
+
 TEST(SymbolicShapes, UnsupportedExpressionsAreNotChecked) {
   const SymbolicShapes s = SymbolicShapes::parse(wrapper("int64_t s0 = arg0_1_size[0];\nassert_size_stride(arg1_1, "
                                                          "{c10::div_floor_integer(s0, 2L)}, {1L}, \"input\");\n"),

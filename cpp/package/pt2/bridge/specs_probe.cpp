@@ -310,7 +310,9 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
   }
   b.layouts = std::move(layouts);
   if (known) {
-    // Probe sizes: each dynamic dim at its lower bound (at least 1), then +1.
+    // Probe sizes: each dynamic dim at its lower bound (at least 1), then one
+    // step more (1, or the K of a dim exported as K*s: a size between two
+    // multiples would be cut down and read as a fixed dim).
     std::vector<DLDataType> dtypes;
     std::vector<std::vector<int64_t>> lo, hi;
     bool dynamic = false;
@@ -319,9 +321,11 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
       std::vector<int64_t> a = b.checks[i].dims, z = a;
       for (size_t d = 0; d < a.size(); ++d) {
         if (a[d] >= 0) continue;
+        const int64_t step = b.symbolic.step(i, static_cast<int>(d));
         a[d] = std::max<int64_t>(b.checks[i].min_dims[d], 1);
+        a[d] = (a[d] + step - 1) / step * step;
         const int64_t up = b.checks[i].max_dims[d];
-        z[d] = up < 0 || a[d] + 1 <= up ? a[d] + 1 : a[d];
+        z[d] = up < 0 || a[d] + step <= up ? a[d] + step : a[d];
         dynamic = true;
       }
       lo.push_back(std::move(a));

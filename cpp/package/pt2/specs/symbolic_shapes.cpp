@@ -195,6 +195,41 @@ SymbolicShapes SymbolicShapes::parse(const std::string& s, size_t num_inputs) {
       return;
     add(in->second, std::stoi(idx), sym);
   });
+  // int64_t arg23_1_size_1 = arg23_1_size[1];
+  // int64_t s6 = (1.0/8.0)*arg23_1_size_1;   (a dim exported as 8*s6)
+  std::map<std::string, std::pair<size_t, int>> dim_names;  // a name bound to an input dim
+  for (const auto& [key, d] : found) {
+    if (d.ops.size() == 1 && d.ops[0].kind == ShapeOp::Sym) {
+      dim_names.emplace(out.symbols_[static_cast<size_t>(d.ops[0].value)], key);
+    }
+  }
+  constexpr const char kFraction[] = "(1.0/";
+  for (size_t at = s.find(kFraction); at != std::string::npos; at = s.find(kFraction, at + 1)) {
+    // Backwards: "int64_t SYM = " right before it.
+    size_t eq = at;
+    while (eq > 0 && s[eq - 1] == ' ') --eq;
+    if (eq == 0 || s[eq - 1] != '=') continue;
+    size_t end = eq - 1;
+    while (end > 0 && s[end - 1] == ' ') --end;
+    size_t begin = end;
+    while (begin > 0 && is_ident(s[begin - 1])) --begin;
+    if (begin < 8 || s.compare(begin - 8, 8, "int64_t ") != 0) continue;
+    const std::string sym = s.substr(begin, end - begin);
+    size_t p = at + sizeof kFraction - 1;
+    int64_t k = 0;
+    while (p < s.size() && std::isdigit(static_cast<unsigned char>(s[p])) && k < (int64_t(1) << 40)) {
+      k = k * 10 + (s[p++] - '0');
+    }
+    if (k < 2 || s.compare(p, 4, ".0)*") != 0) continue;
+    p += 4;
+    const std::string of = identifier_at(s, p);
+    const auto bound = dim_names.find(of);
+    if (of.empty() || bound == dim_names.end() || skip_space(s, p + of.size()) >= s.size() ||
+        s[skip_space(s, p + of.size())] != ';') {
+      continue;
+    }
+    out.steps_.push_back({bound->second.first, bound->second.second, k, sym});
+  }
   // Bare symbols first (they bind), then the rest; each in input order.
   std::vector<Dim> bare, rest;
   for (auto& [key, d] : found) {
@@ -232,6 +267,13 @@ bool SymbolicShapes::computed_size(size_t input, int dim, const std::vector<int6
   return false;
 }
 
+int64_t SymbolicShapes::step(size_t input, int dim) const {
+  for (const Step& s : steps_) {
+    if (s.input == input && s.dim == dim) return s.k;
+  }
+  return 1;
+}
+
 size_t SymbolicShapes::tied_dims() const {
   // A dim is tied when its symbol also appears elsewhere, or it is an expression.
   std::vector<size_t> uses(symbols_.size(), 0);
@@ -250,6 +292,14 @@ size_t SymbolicShapes::tied_dims() const {
 
 bool SymbolicShapes::check(const int64_t* const* shapes, const int* ndims, size_t num_inputs,
                            const std::vector<std::string>& names, std::string* why) const {
+  for (const Step& s : steps_) {
+    if (s.input >= num_inputs || s.dim >= ndims[s.input] || shapes[s.input][s.dim] % s.k == 0) continue;
+    const int64_t actual = shapes[s.input][s.dim];
+    *why = dim_name(s.input, s.dim, names) + " is " + std::to_string(actual) +
+           ", but the model was exported with it as " + std::to_string(s.k) + "*" + s.symbol + " and would work on " +
+           std::to_string(actual / s.k * s.k) + " of it: it must be a multiple of " + std::to_string(s.k);
+    return false;
+  }
   if (dims_.empty()) return true;
   // No allocation for the usual few symbols.
   int64_t stack_values[kStackSymbols];

@@ -37,7 +37,7 @@ class SymbolicShapes {
   bool check(const int64_t* const* shapes, const int* ndims, size_t num_inputs, const std::vector<std::string>& names,
              std::string* why) const;
 
-  bool stated() const { return !dims_.empty(); }
+  bool stated() const { return !dims_.empty() || !steps_.empty(); }
 
   // The model's size symbols ("s23"), and the input dims bound to each one
   // (those the model states as a bare symbol; all of one symbol share its
@@ -58,6 +58,13 @@ class SymbolicShapes {
   // How many input dims are tied to another by a symbol or an expression.
   size_t tied_dims() const;
 
+  // The step of input dim (input, dim): K when the model binds a symbol as
+  // a K-th of it (`int64_t s6 = (1.0/8.0)*arg23_1_size_1;`: a dim exported
+  // as 8*s6) and works on K*s6 elements, so that a size which is no
+  // multiple of K would be cut down without an error; 1 otherwise. check()
+  // refuses such sizes; probes use multiples.
+  int64_t step(size_t input, int dim) const;
+
  private:
   struct Dim {
     size_t input;
@@ -65,8 +72,15 @@ class SymbolicShapes {
     std::string text;          // as written, for messages
     std::vector<ShapeOp> ops;  // a bare symbol is one Sym op
   };
+  struct Step {
+    size_t input;
+    int dim;
+    int64_t k;
+    std::string symbol;  // for messages
+  };
   std::vector<std::string> symbols_;
   std::vector<Dim> dims_;  // bare symbols first, in input order, then expressions
+  std::vector<Step> steps_;
 };
 
 }  // namespace aotrun::pt2
