@@ -60,9 +60,15 @@ class RunnerDevice {
   // (aotrun_runner_run_on_stream) or the device's own kind
   // (aotrun_runner_run_on_device_stream).
   virtual bool takes_aotrun_streams() const = 0;
-  // Whether the host can read and write this device's tensors directly
-  // (run_alloc hands out host memory).
-  virtual bool host_accessible() const = 0;
+  // Memory for an output that run_alloc hands over: `bytes` on this device,
+  // aligned for any element type. `release(data)` frees it from any thread,
+  // also after the runner is gone (the caller's DLPack deleter calls it).
+  // Throws Error: OutOfMemory, Device.
+  struct OutputMemory {
+    void* data = nullptr;
+    void (*release)(void* data) = nullptr;
+  };
+  virtual OutputMemory allocate_output(size_t bytes) = 0;
   // The in-flight window when the caller sets none.
   virtual int32_t default_max_inflight(int32_t num_models) const = 0;
 };

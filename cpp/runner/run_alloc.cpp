@@ -1,5 +1,6 @@
-// Runner::run_alloc: a run whose outputs aotrun allocates and hands over as
-// DLManagedTensors (the host memory policy lives here, not in the C layer).
+// Runner::run_alloc: a run whose outputs aotrun allocates on the runner's
+// device and hands over as DLManagedTensors (the memory comes from the
+// RunnerDevice; the C layer only passes them on).
 #include <memory>
 #include <new>
 #include <vector>
@@ -7,29 +8,26 @@
 #include "runner/runner.hpp"
 #include "runner/container/validate.hpp"
 #include "base/error.hpp"
-#include "base/host_alloc.hpp"
 
 namespace aotrun {
 namespace {
 
-constexpr size_t kOutputAlign = 256;
-
-// A DLManagedTensor that owns its shape and its aligned data.
+// A DLManagedTensor that owns its shape and its data (host memory on the
+// CPU, device memory on CUDA: released by the device's function, which
+// needs no runner).
 struct OwnedTensor {
   DLManagedTensor managed{};
   std::vector<int64_t> shape;
-  ~OwnedTensor() { aligned_free(managed.dl_tensor.data, kOutputAlign); }
+  void (*release)(void*) = nullptr;
+  ~OwnedTensor() {
+    if (release != nullptr) release(managed.dl_tensor.data);
+  }
   static void deleter(DLManagedTensor* m) { delete static_cast<OwnedTensor*>(m->manager_ctx); }
 };
 
 }  // namespace
 
 std::vector<DLManagedTensor*> Runner::run_alloc(const DLTensor* inputs, size_t num_inputs) {
-  if (!runner_device_->host_accessible()) {
-    fail(Code::Unsupported,
-         "run_alloc allocates host memory; runners on CUDA devices take caller-allocated "
-         "outputs (aotrun_runner_run)");
-  }
   // Inputs are checked in full before any output is allocated: a NULL-data
   // input of a huge shape must be an argument error, not an allocation.
   validate_run_inputs(inputs, num_inputs);
@@ -52,10 +50,13 @@ std::vector<DLManagedTensor*> Runner::run_alloc(const DLTensor* inputs, size_t n
       fail(Code::Package, "package '" + pkg_->name() + "' reported output shape " + shape_string(out.shape, out.ndim) +
                               " for '" + spec.name + "', too large to address");
     }
-    out.data = aligned_alloc_bytes(static_cast<size_t>(bytes), kOutputAlign);
-    if (out.data == nullptr) {
-      fail(Code::OutOfMemory, "run_alloc: cannot allocate " + std::to_string(bytes) + " bytes for output '" +
-                                  spec.name + "' of package '" + pkg_->name() + "'");
+    try {
+      const RunnerDevice::OutputMemory m = runner_device_->allocate_output(static_cast<size_t>(bytes));
+      out.data = m.data;
+      t->release = m.release;
+    } catch (const Error& e) {
+      fail(e.code(), "run_alloc: output '" + spec.name + "' of package '" + pkg_->name() + "' (" +
+                         std::to_string(bytes) + " bytes): " + e.what());
     }
     t->managed.manager_ctx = t.get();
     t->managed.deleter = &OwnedTensor::deleter;

@@ -450,8 +450,11 @@ AOTRUN_API aotrun_status* aotrun_runner_run(aotrun_runner* runner, const DLTenso
 
 /* Like aotrun_runner_run, but aotrun allocates the outputs: outputs[i]
  * receives a DLManagedTensor the caller owns and releases by calling its
- * deleter. On failure no output is handed over. Same threads and errors,
- * plus OUT_OF_MEMORY. */
+ * deleter (from any thread, also after the runner is destroyed). The memory
+ * is on the runner's device: host memory (256-byte aligned) on the CPU;
+ * on CUDA, device memory from cudaMalloc (since 1.3; before, UNSUPPORTED),
+ * written by the time the call returns. On failure no output is handed
+ * over. Same threads and errors, plus OUT_OF_MEMORY. */
 AOTRUN_API aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
                                                   DLManagedTensor** outputs, size_t num_outputs);
 

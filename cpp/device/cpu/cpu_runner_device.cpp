@@ -2,6 +2,7 @@
 // package's launches run on the calling thread), host services from
 // host_services.cpp, graph mode over the CPU graph emulation.
 #include "base/guard.hpp"
+#include "base/host_alloc.hpp"
 #include "device/cpu/capture.hpp"
 #include "device/cpu/host_services.hpp"
 #include "device/cpu/stream.hpp"
@@ -13,6 +14,8 @@ namespace aotrun::cpu {
 std::unique_ptr<GraphDevice> make_graph_device();
 
 namespace {
+
+constexpr size_t kOutputAlign = 256;  // run_alloc's outputs: aligned for any vector width
 
 class CpuRunnerDevice final : public RunnerDevice {
  public:
@@ -46,7 +49,13 @@ class CpuRunnerDevice final : public RunnerDevice {
 
   std::unique_ptr<GraphDevice> make_graph_device() override { return cpu::make_graph_device(); }
   bool takes_aotrun_streams() const override { return true; }
-  bool host_accessible() const override { return true; }
+  OutputMemory allocate_output(size_t bytes) override {
+    OutputMemory m{aligned_alloc_bytes(bytes, kOutputAlign), [](void* p) { aligned_free(p, kOutputAlign); }};
+    if (m.data == nullptr) {
+      fail(Code::OutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes of host memory for an output");
+    }
+    return m;
+  }
   // Each instance has one run executing and one queued.
   int32_t default_max_inflight(int32_t num_models) const override { return 2 * num_models; }
 

@@ -370,6 +370,20 @@ bool usable(int device_id, std::string* why) {
   return true;
 }
 
+Status allocate_device_memory(int device_id, size_t bytes, void** out) {
+  detail::DeviceGuard guard(device_id);
+  const cudaError_t e = cudaMalloc(out, bytes == 0 ? 1 : bytes);
+  if (e == cudaSuccess) return Status::Ok();
+  *out = nullptr;
+  Status st = detail::status_of("cudaMalloc", e);
+  st.message += " (" + std::to_string(bytes) + " bytes on CUDA device " + std::to_string(device_id) + ")";
+  return st;
+}
+
+void release_device_memory(void* p) {
+  if (p != nullptr && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+}
+
 const std::string& last_failure() { return detail::last_failure_slot(); }
 void clear_last_failure() { detail::last_failure_slot().clear(); }
 

@@ -48,6 +48,13 @@ bool usable(int device_id, std::string* why);
 const std::string& last_failure();
 void clear_last_failure();
 
+// Device memory handed over to a caller (run_alloc's outputs): cudaMalloc
+// on device_id (1 byte for 0), not counted in any Context's pool.
+// release_device_memory frees it from any thread, with or without a Context
+// alive; NULL is a no-op. Errors: OutOfMemory, Device, Unsupported (no CUDA).
+Status allocate_device_memory(int device_id, size_t bytes, void** out);
+void release_device_memory(void* p);
+
 // Where the host services table sends package log messages. Both NULL: the
 // package's messages are dropped. The runner passes aotrun's log API:
 //   {[](int32_t l) { return log_enabled(static_cast<LogLevel>(l)); },

@@ -15,6 +15,9 @@ bool usable(int, std::string* why) {
   return false;
 }
 
+Status allocate_device_memory(int, size_t, void**) { return Status{Code::Unsupported, kNotBuilt}; }
+void release_device_memory(void*) {}
+
 const std::string& last_failure() {
   static const std::string empty;
   return empty;

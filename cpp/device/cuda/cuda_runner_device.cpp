@@ -34,7 +34,12 @@ class CudaRunnerDevice final : public RunnerDevice {
 
   std::unique_ptr<GraphDevice> make_graph_device() override { return cuda::make_graph_device(*ctx_); }
   bool takes_aotrun_streams() const override { return false; }
-  bool host_accessible() const override { return false; }
+  OutputMemory allocate_output(size_t bytes) override {
+    OutputMemory m{nullptr, &release_device_memory};
+    const Status st = allocate_device_memory(ctx_->device_id(), bytes, &m.data);
+    if (!st.ok()) fail(st.code, "cannot allocate an output: " + st.message);
+    return m;
+  }
   // A GPU keeps a deeper queue busy: launch latency hides behind it.
   int32_t default_max_inflight(int32_t) const override { return 32; }
 

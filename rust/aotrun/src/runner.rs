@@ -578,8 +578,10 @@ impl ThreadedRunner {
         self.inner.run(inputs, outputs)
     }
 
-    /// Runs with outputs allocated by aotrun. Errors as [`run`](Self::run),
-    /// plus OutOfMemory.
+    /// Runs with outputs allocated by aotrun on the runner's device (host
+    /// memory on the CPU; device memory on CUDA, since 1.3: read it with
+    /// CUDA, [`OwnedTensor::as_slice`] refuses it). Errors as
+    /// [`run`](Self::run), plus OutOfMemory.
     pub fn run_alloc(&self, inputs: &[TensorRef<'_>]) -> Result<Vec<OwnedTensor>> {
         self.inner.run_alloc(inputs)
     }
