@@ -1,152 +1,399 @@
 // CUDA .pt2 packages through aotrun's public C API (issue #27): opened with
 // nothing configured they run on aotrun's shim and its CUDA layer, and every
-// mode (threaded, single_threaded, graph: per-shape capture of the shim's
-// allocations) gives what the model's own container gives when called
-// directly on the shim (pt2_shim_cuda_tests checks that against eager
-// PyTorch), for several inputs and shapes.
+// way of running them gives eager PyTorch's outputs (the fixtures' .npy
+// references, exported on the same GPU):
+//  - every mode (threaded, single_threaded, graph: per-shape capture of the
+//    shim's allocations), for an MLP, two transformer blocks and a Llama
+//    (int64 token ids);
+//  - asynchronous runs under the in-flight window;
+//  - a caller capturing its own stream (run_on_cuda_stream), its graph
+//    replayed between foreign allocations and a graph-memory trim;
+//  - run_alloc handing over device outputs;
+//  - graph mode's cache limit, frozen shapes, eviction;
+//  - each runner's memory in a pool of its own, returned with the runner.
 //
-//   AOTRUN_CUDA_PT2_DIR  NAME.pt2 and NAME/ (its model library and .cubin
-//                        files, extracted: tests/gpu/pt2/run.sh does both)
+//   AOTRUN_CUDA_PT2_DIR  NAME.pt2 and the cases NAME.s<k>.in<i>.npy /
+//                        NAME.s<k>.out<j>.npy (tests/gpu/pt2/run.sh)
 // Skips without a CUDA device or without the fixtures.
 #include <cuda_runtime_api.h>
-#include <dirent.h>
-#include <dlfcn.h>
-#include <unistd.h>
 
-#include <cmath>
-#include <random>
+#include <chrono>
+#include <memory>
+#include <thread>
 
-#include "aotrun_shim/shim.h"
+#include "aotrun_shim/cuda.h"
 #include "gpu_util.hpp"
+#include "pt2_cuda_cases.hpp"
 
 using namespace aotrun_gpu;
 
 namespace {
 
-struct Fixture {
-  const char* name;
-  std::vector<std::vector<int64_t>> shapes;  // one input [.., 64] float32 per case; the output has its shape
-};
-
-std::string dir() {
-  const char* d = std::getenv("AOTRUN_CUDA_PT2_DIR");
-  return d != nullptr ? d : "";
-}
-
-std::string library_in(const std::string& d) {
-  std::string found;
-  if (DIR* h = opendir(d.c_str())) {
-    while (dirent* e = readdir(h)) {
-      const std::string n = e->d_name;
-      if (n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0) found = d + "/" + n;
-    }
-    closedir(h);
+// The fixture's package and cases, or a skip naming what is missing.
+#define LOAD_FIXTURE(name, cases)                                                                        \
+  AOTRUN_REQUIRE_CUDA_DEVICE();                                                                          \
+  const std::vector<Pt2Case> cases = load_cases(name);                                                   \
+  const std::string cases##_pt2 = cuda_pt2_dir() + "/" + (name) + ".pt2";                                \
+  if (cases.empty() || !readable(cases##_pt2)) {                                                         \
+    GTEST_SKIP() << "no CUDA .pt2 fixture " << (name) << " (AOTRUN_CUDA_PT2_DIR; tests/gpu/pt2/run.sh)"; \
   }
-  return found;
+
+// One synchronous run of case `c`; "" when it matches eager, else why not.
+std::string run_case(aotrun_runner* r, const Pt2Case& c) {
+  CaseBuffers b(c);
+  std::vector<DLTensor> in = b.inputs(), out = b.outputs();
+  aotrun_status* s = aotrun_runner_run(r, in.data(), in.size(), out.data(), out.size());
+  if (s != nullptr) return describe(s);
+  return outputs_differ(b, c);
 }
 
-// The model's own container on the shim, called directly.
-struct Direct {
-  using Create = int (*)(void**, size_t, const char*, const char*);
-  using Run = int (*)(void*, AtenTensorHandle*, size_t, AtenTensorHandle*, size_t, void*, void*);
-  void* h = nullptr;
-  Run run = nullptr;
-  explicit Direct(const std::string& model_dir) {
-    void* lib = dlopen(library_in(model_dir).c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      ADD_FAILURE() << dlerror();
-      return;
-    }
-    auto create = reinterpret_cast<Create>(dlsym(lib, "AOTInductorModelContainerCreateWithDevice"));
-    run = reinterpret_cast<Run>(dlsym(lib, "AOTInductorModelContainerRunSingleThreaded"));
-    EXPECT_EQ(create(&h, 1, "cuda", model_dir.c_str()), 0) << aotrun_shim_last_error();
-  }
-  std::vector<float> operator()(DeviceTensor& x) {
-    const std::vector<int64_t> shape(x.dl()->shape, x.dl()->shape + x.dl()->ndim);
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (size_t d = shape.size() - 1; d > 0; --d) strides[d - 1] = strides[d] * shape[d];
-    AtenTensorHandle in = nullptr, out = nullptr;
-    EXPECT_EQ(aoti_torch_create_tensor_from_blob(x.dl()->data, static_cast<int64_t>(shape.size()), shape.data(),
-                                                 strides.data(), 0, 6, 1, 0, &in),
-              0);
-    EXPECT_EQ(run(h, &in, 1, &out, 1, nullptr, nullptr), 0) << aotrun_shim_last_error();
-    cudaDeviceSynchronize();
-    DeviceTensor y(shape);
-    AtenTensorHandle view = nullptr;
-    aoti_torch_create_tensor_from_blob(y.dl()->data, static_cast<int64_t>(shape.size()), shape.data(), strides.data(),
-                                       0, 6, 1, 0, &view);
-    EXPECT_EQ(aoti_torch_copy_(view, out, 0), 0) << aotrun_shim_last_error();
-    aoti_torch_delete_tensor_object(view);
-    aoti_torch_delete_tensor_object(out);
-    cudaDeviceSynchronize();
-    return y.download();
-  }
-};
-
-std::vector<float> random_input(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> v(n);
-  for (float& x : v) x = d(g);
-  return v;
+std::string shape_of(const Pt2Case& c) {
+  std::string s;
+  for (int64_t d : c.in[0].shape) s += (s.empty() ? "[" : ", ") + std::to_string(d);
+  return s + "]";
 }
 
-double worst(const std::vector<float>& a, const std::vector<float>& b) {
-  double w = 0;
-  for (size_t i = 0; i < a.size(); ++i) w = std::max(w, std::isnan(a[i]) ? INFINITY : std::fabs(double(a[i]) - b[i]));
-  return w;
-}
+class CudaPt2Runner : public testing::TestWithParam<std::tuple<const char*, aotrun_mode>> {};
 
-class CudaPt2Runner : public testing::TestWithParam<std::tuple<Fixture, aotrun_mode>> {};
-
-TEST_P(CudaPt2Runner, EveryModeMatchesTheModelsOwnContainer) {
-  AOTRUN_REQUIRE_CUDA_DEVICE();
-  const Fixture& f = std::get<0>(GetParam());
+TEST_P(CudaPt2Runner, EveryModeMatchesEager) {
+  const char* name = std::get<0>(GetParam());
   const aotrun_mode mode = std::get<1>(GetParam());
-  const std::string pt2 = dir() + "/" + f.name + ".pt2", extracted = dir() + "/" + f.name;
-  if (dir().empty() || access(pt2.c_str(), R_OK) != 0 || library_in(extracted).empty()) {
-    GTEST_SKIP() << "no CUDA .pt2 fixture " << f.name << " (AOTRUN_CUDA_PT2_DIR; tests/gpu/pt2/run.sh)";
-  }
-  Package pkg(pt2);
+  LOAD_FIXTURE(name, cases);
+  Package pkg(cases_pt2);
   const char* provider = nullptr;
   AOTRUN_GPU_ASSERT_OK(aotrun_package_get_provider(pkg.get(), &provider, nullptr));
   EXPECT_STREQ(provider, "shim");
-  Runner r(pkg, RunnerOptions().mode(mode));
+  Runner r(pkg, RunnerOptions().mode(mode).num_models(2));
   ASSERT_EQ(aotrun_runner_mode(r.get()), mode);
-  Direct direct(extracted);
-  ASSERT_NE(direct.h, nullptr);
-  uint32_t seed = 1;
-  for (int round = 0; round < 2; ++round) {
-    for (const std::vector<int64_t>& shape : f.shapes) {
-      DeviceTensor x(shape), y(shape);
-      const std::vector<float> in = random_input(x.numel(), seed++);
-      x.upload(in);
-      y.poison();
-      aotrun_status* s = aotrun_runner_run(r.get(), x.dl(), 1, y.dl(), 1);
-      ASSERT_EQ(s, nullptr) << describe(s);
-      const std::vector<float> want = direct(x);
-      EXPECT_LE(worst(y.download(), want), 1e-4)
-          << f.name << " " << aotrun_mode_name(mode) << " shape[1] " << shape[1] << " round " << round;
+  for (int round = 0; round < 3; ++round) {
+    for (const Pt2Case& c : cases) {
+      EXPECT_EQ(run_case(r.get(), c), "")
+          << name << " " << aotrun_mode_name(mode) << " " << shape_of(c) << " round " << round;
     }
   }
   const aotrun_runner_stats st = r.stats();
   EXPECT_EQ(st.failures, 0u);
+  EXPECT_EQ(st.runs, 3 * cases.size());
   if (mode == AOTRUN_MODE_GRAPH) {
-    EXPECT_EQ(st.graph_captures, f.shapes.size());
-    EXPECT_GT(st.graph_replays, 0u);
-    std::printf("[ runner   ] %s graph: %llu captures, %llu replays, graph pool %llu bytes\n", f.name,
+    EXPECT_EQ(st.graph_captures, cases.size());                        // one per shape
+    EXPECT_EQ(st.graph_replays, 3 * cases.size() - st.graph_warmups);  // a capture's run is its first replay
+    std::printf("[ runner   ] %s graph: %llu captures, %llu replays, graph pool %llu bytes\n", name,
                 (unsigned long long)st.graph_captures, (unsigned long long)st.graph_replays,
                 (unsigned long long)st.graph_pool_bytes);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, CudaPt2Runner,
-    testing::Combine(testing::Values(Fixture{"mlp", {{8, 64}}}, Fixture{"block", {{1, 16, 64}, {1, 37, 64}}},
-                                     Fixture{"block_math", {{1, 16, 64}, {1, 37, 64}}}),
-                     testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH)),
-    [](const testing::TestParamInfo<std::tuple<Fixture, aotrun_mode>>& i) {
-      return std::string(std::get<0>(i.param).name) + "_" + aotrun_mode_name(std::get<1>(i.param));
+INSTANTIATE_TEST_SUITE_P(Fixtures, CudaPt2Runner,
+                         testing::Combine(testing::Values("mlp", "block", "block_math", "llama"),
+                                          testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED,
+                                                          AOTRUN_MODE_GRAPH)),
+                         [](const testing::TestParamInfo<std::tuple<const char*, aotrun_mode>>& i) {
+                           return std::string(std::get<0>(i.param)) + "_" + aotrun_mode_name(std::get<1>(i.param));
+                         });
+
+// Threaded callers at once, each with its own shapes.
+TEST(CudaPt2Threads, FourCallersTwoModelsAllMatchEager) {
+  LOAD_FIXTURE("block", cases);
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_THREADED).num_models(2));
+  std::vector<std::string> failures(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10 && failures[t].empty(); ++i) {
+        failures[t] = run_case(r.get(), cases[static_cast<size_t>(t + i) % cases.size()]);
+      }
     });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+  EXPECT_EQ(r.stats().runs, 40u);
+}
+
+class CudaPt2Async : public testing::TestWithParam<aotrun_mode> {};
+
+TEST_P(CudaPt2Async, WindowHoldsAndEveryRunMatchesEager) {
+  LOAD_FIXTURE("block", cases);
+  constexpr int kWindow = 3, kRuns = 45;
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions().mode(GetParam()).num_models(2).max_inflight(kWindow));
+  std::vector<std::unique_ptr<CaseBuffers>> bufs;
+  std::vector<aotrun_event*> events(kRuns, nullptr);
+  for (int i = 0; i < kRuns; ++i) bufs.push_back(std::make_unique<CaseBuffers>(cases[i % cases.size()]));
+  for (int i = 0; i < kRuns; ++i) {
+    std::vector<DLTensor> in = bufs[i]->inputs(), out = bufs[i]->outputs();
+    AOTRUN_GPU_ASSERT_OK(aotrun_runner_run_async(r.get(), in.data(), in.size(), out.data(), out.size(), &events[i]));
+  }
+  for (int i = 0; i < kRuns; ++i) {
+    aotrun_status* s = aotrun_event_wait(events[i]);
+    EXPECT_EQ(s, nullptr) << "run " << i << ": " << describe(s);
+    aotrun_event_free(events[i]);
+  }
+  AOTRUN_GPU_ASSERT_OK(aotrun_runner_wait_all(r.get()));
+  for (int i = 0; i < kRuns; ++i) EXPECT_EQ(outputs_differ(*bufs[i], cases[i % cases.size()]), "") << "run " << i;
+  const aotrun_runner_stats st = r.stats();
+  EXPECT_LE(st.peak_inflight, static_cast<uint64_t>(kWindow));
+  EXPECT_GE(st.peak_inflight, 1u);
+  EXPECT_EQ(st.inflight, 0u);
+  EXPECT_EQ(st.async_completed, static_cast<uint64_t>(kRuns));
+  EXPECT_EQ(st.async_failed, 0u);
+  std::printf("[ async    ] %s: %d runs, window %d, peak %llu\n", aotrun_mode_name(GetParam()), kRuns, kWindow,
+              (unsigned long long)st.peak_inflight);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, CudaPt2Async,
+                         testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });
+
+struct CudaStream {
+  cudaStream_t s = nullptr;
+  CudaStream() { (void)cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }
+  ~CudaStream() {
+    if (s != nullptr) (void)cudaStreamDestroy(s);
+  }
+};
+
+// The caller's own capture (PR #148601's recipe, from C): a single_threaded
+// or graph-mode runner records the model into the caller's graph, which is
+// instantiated without flags and replayed with new input contents, between
+// foreign allocations and a trim of CUDA's graph memory.
+class CudaPt2CallerCapture : public testing::TestWithParam<aotrun_mode> {};
+
+TEST_P(CudaPt2CallerCapture, CallersGraphReplaysMatchEager) {
+  LOAD_FIXTURE("block", cases);
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  CudaStream stream;
+  // Captured once; before each replay the inputs are zeroed and written
+  // again, so a replay that read stale or foreign memory shows.
+  const Pt2Case& a = cases[1];
+  CaseBuffers b(a);
+  std::vector<DLTensor> in = b.inputs(), out = b.outputs();
+  AOTRUN_GPU_ASSERT_OK(
+      aotrun_runner_run_on_cuda_stream(r.get(), stream.s, in.data(), in.size(), out.data(), out.size()));
+  AOTRUN_GPU_CHECK_CUDA(cudaStreamSynchronize(stream.s));
+  ASSERT_EQ(outputs_differ(b, a), "");
+  AOTRUN_GPU_CHECK_CUDA(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeGlobal));
+  aotrun_status* s = aotrun_runner_run_on_cuda_stream(r.get(), stream.s, in.data(), in.size(), out.data(), out.size());
+  cudaGraph_t g = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream.s, &g);
+  ASSERT_EQ(s, nullptr) << describe(s);
+  ASSERT_EQ(ended, cudaSuccess) << cudaGetErrorString(ended);
+  size_t nodes = 0;
+  AOTRUN_GPU_CHECK_CUDA(cudaGraphGetNodes(g, nullptr, &nodes));
+  cudaGraphExec_t exec = nullptr;
+  AOTRUN_GPU_CHECK_CUDA(cudaGraphInstantiate(&exec, g, 0));
+  for (int replay = 0; replay < 4; ++replay) {
+    // Zeroed inputs, then the case's again: the replay must read them now.
+    for (size_t i = 0; i < a.in.size(); ++i) {
+      AOTRUN_GPU_CHECK_CUDA(cudaMemset(in[i].data, 0, a.in[i].data.size()));
+      AOTRUN_GPU_CHECK_CUDA(cudaMemcpy(in[i].data, a.in[i].data.data(), a.in[i].data.size(), cudaMemcpyHostToDevice));
+    }
+    b.poison();
+    void* foreign = nullptr;  // someone else's memory between replays
+    AOTRUN_GPU_CHECK_CUDA(cudaMallocAsync(&foreign, 64 << 20, stream.s));
+    AOTRUN_GPU_CHECK_CUDA(cudaMemsetAsync(foreign, 0xff, 64 << 20, stream.s));
+    AOTRUN_GPU_CHECK_CUDA(cudaGraphLaunch(exec, stream.s));
+    AOTRUN_GPU_CHECK_CUDA(cudaFreeAsync(foreign, stream.s));
+    AOTRUN_GPU_CHECK_CUDA(cudaStreamSynchronize(stream.s));
+    EXPECT_EQ(outputs_differ(b, a), "") << "replay " << replay;
+    if (replay == 1) {
+      AOTRUN_GPU_CHECK_CUDA(cudaDeviceGraphMemTrim(0));
+    }
+  }
+  // The runner still runs eagerly after it.
+  EXPECT_EQ(run_case(r.get(), cases[0]), "");
+  const aotrun_runner_stats st = r.stats();
+  if (GetParam() == AOTRUN_MODE_GRAPH) {
+    EXPECT_EQ(st.eager_caller_capturing, 1u);
+  }
+  std::printf("[ caller   ] %s: the caller's graph has %zu nodes, replayed 4 times\n", aotrun_mode_name(GetParam()),
+              nodes);
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(g);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CudaPt2CallerCapture, testing::Values(AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });
+
+// run_alloc on a CUDA runner hands over device memory the caller frees,
+// also after the runner is gone.
+class CudaPt2RunAlloc : public testing::TestWithParam<aotrun_mode> {};
+
+TEST_P(CudaPt2RunAlloc, OutputsAreDeviceMemoryWithEagersValues) {
+  LOAD_FIXTURE("llama", cases);
+  Package pkg(cases_pt2);
+  std::vector<DLManagedTensor*> kept;
+  {
+    Runner r(pkg, RunnerOptions().mode(GetParam()));
+    for (int round = 0; round < 2; ++round) {
+      for (const Pt2Case& c : cases) {
+        CaseBuffers b(c);
+        std::vector<DLTensor> in = b.inputs();
+        std::vector<DLManagedTensor*> outs(c.out.size(), nullptr);
+        AOTRUN_GPU_ASSERT_OK(aotrun_runner_run_alloc(r.get(), in.data(), in.size(), outs.data(), outs.size()));
+        for (size_t j = 0; j < outs.size(); ++j) {
+          ASSERT_NE(outs[j], nullptr);
+          const DLTensor& t = outs[j]->dl_tensor;
+          EXPECT_EQ(t.device.device_type, kDLCUDA);
+          cudaPointerAttributes attr{};
+          AOTRUN_GPU_CHECK_CUDA(cudaPointerGetAttributes(&attr, t.data));
+          EXPECT_EQ(attr.type, cudaMemoryTypeDevice);
+          EXPECT_EQ(std::vector<int64_t>(t.shape, t.shape + t.ndim), c.out[j].shape);
+          EXPECT_EQ(differs(DeviceArray::download_floats(t.data, static_cast<size_t>(c.out[j].numel())), c.out[j]), "")
+              << shape_of(c) << " round " << round;
+          if (round == 1 && &c == &cases.back()) {
+            kept.push_back(outs[j]);  // released after the runner
+          } else {
+            outs[j]->deleter(outs[j]);
+          }
+        }
+      }
+    }
+  }
+  for (DLManagedTensor* m : kept) {
+    EXPECT_EQ(differs(DeviceArray::download_floats(m->dl_tensor.data, static_cast<size_t>(cases.back().out[0].numel())),
+                      cases.back().out[0]),
+              "");
+    m->deleter(m);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CudaPt2RunAlloc,
+                         testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });
+
+// Graph mode's bookkeeping with a CUDA .pt2: the block has 3 shapes.
+TEST(CudaPt2GraphCache, LimitRunsTheRestEagerly) {
+  LOAD_FIXTURE("block", cases);
+  ASSERT_GE(cases.size(), 3u);
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH).graph_cache_limit(2));
+  for (int round = 0; round < 3; ++round) {
+    for (const Pt2Case& c : cases) EXPECT_EQ(run_case(r.get(), c), "") << shape_of(c) << " round " << round;
+  }
+  const aotrun_runner_stats st = r.stats();
+  EXPECT_EQ(st.graphs_cached, 2u);
+  EXPECT_EQ(st.graph_captures, 2u);
+  EXPECT_GE(st.eager_cache_full, 2u);
+  EXPECT_EQ(st.failures, 0u);
+}
+
+TEST(CudaPt2GraphCache, FrozenCapturesOnlyTheGivenShapes) {
+  LOAD_FIXTURE("block", cases);
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH).graph_frozen(true).add_capture_shapes({cases[1].in[0].shape}));
+  EXPECT_EQ(r.stats().graph_captures, 1u);  // at creation
+  for (int round = 0; round < 2; ++round) {
+    for (const Pt2Case& c : cases) EXPECT_EQ(run_case(r.get(), c), "") << shape_of(c) << " round " << round;
+  }
+  const aotrun_runner_stats st = r.stats();
+  EXPECT_EQ(st.graph_captures, 1u);
+  EXPECT_EQ(st.graph_replays, 2u);
+  EXPECT_EQ(st.eager_frozen, 2 * (cases.size() - 1));
+}
+
+TEST(CudaPt2GraphCache, EvictRecapturesAndFreezeStopsCapturing) {
+  LOAD_FIXTURE("block", cases);
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions().mode(AOTRUN_MODE_GRAPH));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run_case(r.get(), cases[0]), "") << "before eviction " << i;
+  EXPECT_EQ(r.stats().graphs_cached, 1u);
+  AOTRUN_GPU_ASSERT_OK(aotrun_runner_evict_graphs(r.get()));
+  EXPECT_EQ(r.stats().graphs_cached, 0u);
+  // What the evicted graph's memory held is gone; a new capture must work.
+  AOTRUN_GPU_CHECK_CUDA(cudaDeviceGraphMemTrim(0));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run_case(r.get(), cases[0]), "") << "after eviction " << i;
+  EXPECT_EQ(r.stats().graph_captures, 2u);
+  AOTRUN_GPU_ASSERT_OK(aotrun_runner_freeze_graphs(r.get()));
+  EXPECT_EQ(run_case(r.get(), cases[1]), "");
+  EXPECT_EQ(r.stats().eager_frozen, 1u);
+  EXPECT_EQ(r.stats().graph_captures, 2u);
+}
+
+// Each runner's tensors come from a pool of its own: runs leave nothing in
+// the device's shared pool, and the memory goes back with the runner.
+TEST(CudaPt2Pools, EachRunnerKeepsItsMemoryInItsOwnPool) {
+  LOAD_FIXTURE("llama", cases);
+  Package pkg(cases_pt2);  // opening probes the model: that memory is the shared pool's
+  ASSERT_EQ(aotrun_shim_cuda_trim_pool(0), AOTI_TORCH_SUCCESS);
+  uint64_t reserved = 0, used = 0;
+  ASSERT_EQ(aotrun_shim_cuda_pool_bytes(0, &reserved, &used), AOTI_TORCH_SUCCESS);
+  const uint64_t shared = reserved;  // 0 unless the probe's tensors are still alive
+  size_t free_before = 0, total = 0;
+  AOTRUN_GPU_CHECK_CUDA(cudaMemGetInfo(&free_before, &total));
+  {
+    Runner a(pkg, RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+    Runner b(pkg, RunnerOptions().mode(AOTRUN_MODE_THREADED));
+    for (const Pt2Case& c : cases) {
+      EXPECT_EQ(run_case(a.get(), c), "");
+      EXPECT_EQ(run_case(b.get(), c), "");
+    }
+    ASSERT_EQ(aotrun_shim_cuda_pool_bytes(0, &reserved, &used), AOTI_TORCH_SUCCESS);
+    EXPECT_EQ(reserved, shared) << "a runner's tensors came from the device's shared pool";
+    size_t free_now = 0;
+    AOTRUN_GPU_CHECK_CUDA(cudaMemGetInfo(&free_now, &total));
+    std::printf("[ pools    ] two llama runners hold %.1f MiB of the device\n",
+                (double(free_before) - double(free_now)) / (1 << 20));
+  }
+  size_t free_after = 0;
+  AOTRUN_GPU_CHECK_CUDA(cudaMemGetInfo(&free_after, &total));
+  // The runners' pools and constants went back (CUDA's module loads and
+  // its 2 MiB granularity aside).
+  EXPECT_GE(free_after + (16u << 20), free_before);
+  std::printf("[ pools    ] shared pool %llu bytes; after both runners are destroyed: %+.1f MiB against before\n",
+              (unsigned long long)shared, (double(free_after) - double(free_before)) / (1 << 20));
+}
 
 }  // namespace
+
+// Llama's sequence is exported as 8*k: 41 tokens would be cut to 40 by the
+// model without an error, so the run is refused, naming the step.
+TEST(CudaPt2Refusals, ASequenceOffTheExportedStepIsRefused) {
+  LOAD_FIXTURE("llama", cases);
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions());
+  DeviceArray ids({1, 41}, DLDataType{kDLInt, 64, 1}), logits({1, 41, 1000}, DLDataType{kDLFloat, 32, 1});
+  AOTRUN_GPU_CHECK_CUDA(cudaMemset(ids.dl()->data, 0, 41 * sizeof(int64_t)));
+  aotrun_status* s = aotrun_runner_run(r.get(), ids.dl(), 1, logits.dl(), 1);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(aotrun_status_code(s), AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(aotrun_status_message(s)).find("must be a multiple of 8"), std::string::npos)
+      << aotrun_status_message(s);
+  aotrun_status_free(s);
+  EXPECT_EQ(run_case(r.get(), cases[1]), "");  // the runner is fine after it
+}
+
+// Not a check: microseconds per synchronous aotrun_runner_run of the
+// block's first case in each mode, for docs/PERFORMANCE.md (set beside
+// PyTorch's own figures, tests/gpu/pt2/bench_torch.py, from the same job).
+TEST(CudaPt2Timing, BlockPerModeMicroseconds) {
+  LOAD_FIXTURE("block", cases);
+  Package pkg(cases_pt2);
+  for (aotrun_mode mode : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
+    Runner r(pkg, RunnerOptions().mode(mode));
+    for (size_t k = 0; k < cases.size(); ++k) {
+      CaseBuffers b(cases[k]);
+      std::vector<DLTensor> in = b.inputs(), out = b.outputs();
+      auto once = [&] {
+        aotrun_status* s = aotrun_runner_run(r.get(), in.data(), in.size(), out.data(), out.size());
+        EXPECT_EQ(s, nullptr) << describe(s);
+      };
+      for (int i = 0; i < 20; ++i) once();
+      const int iters = 300;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) once();
+      const double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+      EXPECT_EQ(outputs_differ(b, cases[k]), "");
+      std::printf("[ timing   ] runner block case %zu %s %s: %.1f us per run\n", k, shape_of(cases[k]).c_str(),
+                  aotrun_mode_name(mode), us);
+    }
+  }
+}

@@ -1,9 +1,9 @@
 """PyTorch's own figures for the CUDA fixtures, to set beside aotrun's
-(pt2_shim_cuda_tests prints its single-threaded and graph-replay times):
-per fixture and case, microseconds per call, batch as exported, of
-  (a) torch._inductor.aoti_load_package(...)(*inputs), last case only
+(pt2_shim_cuda_tests and pt2_runner_cuda_tests print theirs): per fixture
+and case, microseconds per call, batch as exported, of
   (c) torch.compile(mode="reduce-overhead") of the eager module
   (d) eager PyTorch
+(PyTorch's own loader of the .pt2, (a) and (b): bench_torch_aoti.py.)
 
     python3 tests/gpu/pt2/bench_torch.py FIXTURES_DIR NAME...
 """
@@ -48,12 +48,6 @@ def main():
             print(f"[ torch    ] {name} case {k} {list(ins[0].shape)}: "
                   f"torch.compile reduce-overhead {c:.1f} us, eager {e:.1f} us", flush=True)
             k += 1
-        # Last: PyTorch's own loader of the same package (it crashed on the
-        # GPU machine in the first runs; whatever happens is reported).
-        runner = torch._inductor.aoti_load_package(os.path.join(d, name + ".pt2"))
-        with torch.no_grad():
-            a = per_call_us(lambda: runner(*ins))
-        print(f"[ torch    ] {name} case {k - 1}: aoti_load_package {a:.1f} us", flush=True)
 
 
 if __name__ == "__main__":
