@@ -196,6 +196,44 @@ TEST(IndexChecks, TheBadRequestModel) {
   EXPECT_TRUE(c.unguarded.empty());
 }
 
+// A CUDA model's embedding is a Triton kernel whose source the wrapper
+// keeps (torch 2.11's Llama, abridged): the ids are loaded from in_ptr0,
+// wrapped from negative, and device_assert-ed against the table's rows.
+TEST(IndexChecks, TritonKernelsOfACudaModel) {
+  const std::string s = R"SRC(
+    inputs_info_[0].name = "arg23_1";
+    constants_info_[0].name = "model_model_embed_tokens_weight";
+    async_compile.triton('triton_per_fused_add_embedding_3', '''
+    def triton_per_fused_add_embedding_3(in_ptr0, in_ptr1, out_ptr1, xnumel, r0_numel, XBLOCK : tl.constexpr):
+        tmp0 = tl.load(in_ptr0 + (x0), xmask, eviction_policy='evict_last')
+        tmp1 = tl.full([1, 1], 1000, tl.int32)
+        tmp2 = tmp0 + tmp1
+        tmp3 = tmp0 < 0
+        tmp4 = tl.where(tmp3, tmp2, tmp0)
+        tl.device_assert(((0 <= tmp4) & (tmp4 < 1000)) | ~(xmask), "index out of bounds: 0 <= tmp4 < 1000")
+        tmp6 = tl.load(in_ptr1 + (r0_1 + 64*tmp4), xmask, other=0.0)
+    ''', device_str='cuda')
+    async_compile.triton('triton_poi_fused_index_5', '''
+    def triton_poi_fused_index_5(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+        tmp0 = tl.load(in_ptr0 + (x0), xmask)
+        tmp1 = tmp0 * 2
+        tl.device_assert((0 <= tmp1) & (tmp1 < 64), "index out of bounds: 0 <= tmp1 < 64")
+    ''', device_str='cuda')
+    static inline void call_triton_per_fused_add_embedding_3(
+        const in_ptr0_type_& in_ptr0, const in_ptr1_type_& in_ptr1, const out_ptr1_type_& out_ptr1) {}
+    call_triton_per_fused_add_embedding_3(arg23_1, model_model_embed_tokens_weight, buf5, xnumel, 64L, this->device_idx_, stream, kernels, this->cubin_dir_);
+    call_triton_poi_fused_index_5(arg23_1, buf7, buf8, xnumel, this->device_idx_, stream, kernels, this->cubin_dir_);
+  )SRC";
+  const IndexChecks c = parse_index_checks(s);
+  ASSERT_EQ(c.bounds.size(), 1u);
+  EXPECT_EQ(c.bounds[0].input, 0u);
+  EXPECT_EQ(c.bounds[0].lo, -1000);  // wrapped from negative, as eager's embedding is not
+  EXPECT_EQ(c.bounds[0].hi, 1000);
+  EXPECT_EQ(c.bounds[0].where, "triton_per_fused_add_embedding_3: 0 <= tmp4 < 1000");
+  ASSERT_EQ(c.unguarded.size(), 1u);  // a computed index: not the input's values
+  EXPECT_EQ(c.unguarded[0].kernel, "triton_poi_fused_index_5");
+}
+
 TEST(IndexChecks, OutOfRangeScanEveryIntegerWidth) {
   uint64_t at = 0;
   int64_t v = 0;

@@ -296,6 +296,7 @@ CudaShim load_cuda_stand_ins() {
   resolve(scope, "aotrun_shim_cuda_pool_create", &c.pool_create, &missing);
   resolve(scope, "aotrun_shim_cuda_pool_destroy", &c.pool_destroy, &missing);
   resolve(scope, "aotrun_shim_cuda_pool_use", &c.pool_use, &missing);
+  resolve(scope, "aotrun_shim_cuda_read_to_host", &c.read_to_host, &missing);
   if (!missing.empty()) fail(Code::MissingSymbol, "aotrun's CUDA shim lacks " + missing.front());
   return c;
 }

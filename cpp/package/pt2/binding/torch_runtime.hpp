@@ -110,6 +110,9 @@ struct CudaShim {
   PoolCreate pool_create = nullptr;
   PoolDestroy pool_destroy = nullptr;
   PoolUse pool_use = nullptr;
+  // Device memory to the host, outside captures (the index checks).
+  using ReadToHost = int32_t (*)(void* stream, const void* src, void* dst, size_t bytes, int32_t* done);
+  ReadToHost read_to_host = nullptr;
 };
 
 // Loads the CUDA stand-ins (libc10_cuda.so, libtorch_cuda.so: they bring the

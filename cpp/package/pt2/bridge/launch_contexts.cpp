@@ -239,9 +239,11 @@ int32_t run_work_impl(void* p) {
   AtenTensorHandle* out = in + w->n_in;
   // Here, not before the launch: a graph replays this call with whatever
   // the caller's inputs hold then.
-  // (Host memory only: a CUDA model's inputs are not read here; docs/PT2.md, "Limits".)
-  if (!b.cuda) {
-    if (const int32_t rc = check_index_values(b, w->tensors.data(), w->n_in); rc != AOTRUN_PKG_OK) return rc;
+  // (A CUDA model's inputs are read to the host for it, outside captures.)
+  if (const int32_t rc = b.cuda ? check_cuda_index_values(b, w->tensors.data(), w->n_in, w->stream)
+                                : check_index_values(b, w->tensors.data(), w->n_in);
+      rc != AOTRUN_PKG_OK) {
+    return rc;
   }
   std::string why;
   // The Work's views and scratch buffers are this run's unless a concurrent

@@ -159,28 +159,61 @@ inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a,
 // inside the model's parallel code, which ends the process, so it is
 // refused here. `inputs` are compact (row-major or the model's layout:
 // every element is checked either way).
+// Input k.input (host memory) against its table's rows.
+inline int32_t check_index_value(const Bridge& b, const IndexBound& k, const DLTensor& t) {
+  uint64_t count = 0;
+  if (t.data == nullptr || !checked_numel(t.shape, t.ndim, &count)) return AOTRUN_PKG_OK;
+  uint64_t at = 0;
+  int64_t value = 0;
+  if (!find_out_of_range(t.data, t.dtype.code, t.dtype.bits, count, k.lo, k.hi, &at, &value)) return AOTRUN_PKG_OK;
+  // The element's index, from its flat offset.
+  std::string index;
+  uint64_t rest = at;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    const uint64_t n = t.shape[d] > 0 ? static_cast<uint64_t>(t.shape[d]) : 1;
+    index = std::to_string(rest % n) + (index.empty() ? "" : ", ") + index;
+    rest /= n;
+  }
+  return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
+                   "input " + std::to_string(k.input) + " ('" + b.inputs[k.input].name + "'): element [" + index +
+                       "] is " + std::to_string(value) + ", outside [" + std::to_string(k.lo) + ", " +
+                       std::to_string(k.hi) + "), the rows of the table the model indexes with it (" + k.where +
+                       "); the model was not run");
+}
+
 inline int32_t check_index_values(const Bridge& b, const DLTensor* inputs, size_t num_inputs) {
   for (const IndexBound& k : b.index_checks.bounds) {
     if (k.input >= num_inputs) continue;
-    const DLTensor& t = inputs[k.input];
-    uint64_t count = 0;
-    if (t.data == nullptr || !checked_numel(t.shape, t.ndim, &count)) continue;
-    uint64_t at = 0;
-    int64_t value = 0;
-    if (!find_out_of_range(t.data, t.dtype.code, t.dtype.bits, count, k.lo, k.hi, &at, &value)) continue;
-    // The element's index, from its flat offset.
-    std::string index;
-    uint64_t rest = at;
-    for (int d = t.ndim - 1; d >= 0; --d) {
-      const uint64_t n = t.shape[d] > 0 ? static_cast<uint64_t>(t.shape[d]) : 1;
-      index = std::to_string(rest % n) + (index.empty() ? "" : ", ") + index;
-      rest /= n;
+    if (const int32_t rc = check_index_value(b, k, inputs[k.input]); rc != AOTRUN_PKG_OK) return rc;
+  }
+  return AOTRUN_PKG_OK;
+}
+
+// The same for a CUDA model, whose inputs are device memory: each checked
+// input is read to the host on the run's stream first (after the stream's
+// earlier work). Not while the stream is being captured (a capture cannot
+// wait for the host): a captured graph's replays are not checked.
+inline int32_t check_cuda_index_values(const Bridge& b, const DLTensor* inputs, size_t num_inputs, void* stream) {
+  for (const IndexBound& k : b.index_checks.bounds) {
+    if (k.input >= num_inputs) continue;
+    DLTensor t = inputs[k.input];
+    uint64_t bytes = 0;
+    if (t.data == nullptr || !checked_numel(t.shape, t.ndim, &bytes) ||
+        !checked_mul<uint64_t>(bytes, element_bytes(t.dtype), &bytes)) {
+      continue;
     }
-    return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
-                     "input " + std::to_string(k.input) + " ('" + b.inputs[k.input].name + "'): element [" + index +
-                         "] is " + std::to_string(value) + ", outside [" + std::to_string(k.lo) + ", " +
-                         std::to_string(k.hi) + "), the rows of the table the model indexes with it (" + k.where +
-                         "); the model was not run");
+    std::vector<char> host(static_cast<size_t>(bytes));
+    int32_t done = 0;
+    if (b.cuda_shim->read_to_host(stream, static_cast<const char*>(t.data) + t.byte_offset, host.data(), host.size(),
+                                  &done) != 0) {
+      return fail_with(AOTRUN_PKG_ERR_RUNTIME, "input " + std::to_string(k.input) + " ('" + b.inputs[k.input].name +
+                                                   "'): reading it for its index check failed: " +
+                                                   (b.shim->last_error != nullptr ? b.shim->last_error() : ""));
+    }
+    if (done == 0) return AOTRUN_PKG_OK;  // capturing
+    t.data = host.data();
+    t.byte_offset = 0;
+    if (const int32_t rc = check_index_value(b, k, t); rc != AOTRUN_PKG_OK) return rc;
   }
   return AOTRUN_PKG_OK;
 }

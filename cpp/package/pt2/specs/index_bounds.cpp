@@ -8,6 +8,7 @@
 #include <set>
 #include <type_traits>
 
+#include "package/pt2/specs/index_message.hpp"
 #include "package/pt2/specs/source_text.hpp"
 
 namespace aotrun::pt2 {
@@ -21,7 +22,6 @@ using source_text::split_top_level;
 using source_text::trim;
 
 constexpr const char kCheck[] = "AOTI_TORCH_CHECK(";
-constexpr const char kIndexMessage[] = "index out of bounds: ";
 constexpr int kMaxDepth = 48;  // definitions followed back from one check
 
 struct Kernel {
@@ -230,31 +230,6 @@ class Tracer {
   size_t body_, end_;
 };
 
-// "0 <= tmp2 < 5000L" / "tmp6 < 32L" / "0 <= tmp2": the checked name and bounds.
-bool parse_message(const std::string& m, std::string* name, int64_t* lo, int64_t* hi) {
-  std::string rest = trim(m);
-  *lo = std::numeric_limits<int64_t>::min();
-  *hi = std::numeric_limits<int64_t>::max();
-  if (rest.compare(0, 5, "0 <= ") == 0) {
-    *lo = 0;
-    rest = rest.substr(5);
-  }
-  *name = identifier_at(rest, 0);
-  if (name->empty()) return false;
-  rest = trim(rest.substr(name->size()));
-  if (rest.empty()) return *lo == 0;
-  if (rest.compare(0, 2, "< ") != 0) return false;
-  rest = trim(rest.substr(2));
-  if (!rest.empty() && rest.back() == 'L') rest.pop_back();
-  if (rest.empty() || rest.size() > 18 || !std::all_of(rest.begin(), rest.end(), [](char ch) {
-        return std::isdigit(static_cast<unsigned char>(ch)) != 0;
-      })) {
-    return false;
-  }
-  *hi = std::stoll(rest);
-  return true;
-}
-
 // The text of the last string literal in s[from, to).
 std::string last_literal(const std::string& s, size_t from, size_t to) {
   const size_t close = s.rfind('"', to);
@@ -316,7 +291,7 @@ IndexChecks parse_index_checks(const std::string& s) {
       std::string name;
       int64_t lo = 0, hi = 0;
       const bool index = message.compare(0, sizeof kIndexMessage - 1, kIndexMessage) == 0 &&
-                         parse_message(message.substr(sizeof kIndexMessage - 1), &name, &lo, &hi);
+                         parse_index_message(message.substr(sizeof kIndexMessage - 1), &name, &lo, &hi);
       const Origin o = index ? tracer.trace(name, at, 0) : Origin{};
       if (o.kind == Origin::Loop) {
         ++out.from_dims;
@@ -359,6 +334,7 @@ IndexChecks parse_index_checks(const std::string& s) {
     }
   }
   for (auto& [i, b] : merged) out.bounds.push_back(b);
+  add_triton_index_checks(s, &out);
   return out;
 }
 

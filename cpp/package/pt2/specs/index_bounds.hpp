@@ -46,8 +46,16 @@ struct IndexChecks {
 };
 
 // Reads the checks out of `source` (the concatenated C++ files of the
-// model). Inputs are named as the wrapper names them (inputs_info_[I].name).
+// model): its C++ kernels' and, for a CUDA model, its Triton kernels'
+// (add_triton_index_checks). Inputs are named as the wrapper names them
+// (inputs_info_[I].name).
 IndexChecks parse_index_checks(const std::string& source);
+
+// The checks of the Triton kernels a CUDA model's wrapper carries as source
+// (`tl.device_assert(..., "index out of bounds: 0 <= tmp4 < 1000")`),
+// merged into *out (triton_index_checks.cpp). A failed one ends the
+// process's CUDA context.
+void add_triton_index_checks(const std::string& source, IndexChecks* out);
 
 // The first element of a row-major integer tensor outside [lo, hi): its
 // flat offset in *at and its value in *value. False when all are inside (or

@@ -194,6 +194,22 @@ AOTITorchError aotrun_shim_cuda_pool_use(aotrun_shim_cuda_pool* pool, aotrun_shi
   return AOTI_TORCH_SUCCESS;
 }
 
+AOTITorchError aotrun_shim_cuda_read_to_host(void* stream, const void* src, void* dst, size_t bytes, int32_t* done) {
+  return guarded(__func__, [&] {
+    if (done == nullptr || (bytes != 0 && (src == nullptr || dst == nullptr))) {
+      throw CudaError("src, dst or done is null");
+    }
+    *done = 0;
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (capture_id(s) != 0) return;
+    if (bytes != 0) {
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    }
+    *done = 1;
+  });
+}
+
 AOTITorchError aotrun_shim_cuda_pool_get_bytes(const aotrun_shim_cuda_pool* pool, uint64_t* reserved, uint64_t* used) {
   return guarded(__func__, [&] {
     if (pool == nullptr || reserved == nullptr || used == nullptr) throw CudaError("pool, reserved or used is null");

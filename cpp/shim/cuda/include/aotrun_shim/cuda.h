@@ -114,6 +114,14 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_trim_pool(int32_t device_index);
  * was in use belong to their graphs, not to the pool.
  * aotrun_shim_cuda_pool_get_bytes: as aotrun_shim_cuda_pool_bytes, for it. */
 typedef struct aotrun_shim_cuda_pool aotrun_shim_cuda_pool;
+/* Copies `bytes` of device memory at `src` to host memory at `dst` on
+ * `stream` (a cudaStream_t; NULL: the legacy default stream) and waits for
+ * the copy, after the stream's earlier work; *done is then 1. While the
+ * stream is being captured nothing is read and *done is 0: a capture cannot
+ * wait for the host. For checks of a model's inputs before it runs (since
+ * aotrun-shim 1.2). */
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_read_to_host(void* stream, const void* src, void* dst, size_t bytes,
+                                                             int32_t* done);
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_create(int32_t device_index, aotrun_shim_cuda_pool** ret_pool);
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_destroy(aotrun_shim_cuda_pool* pool);
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_cuda_pool_use(aotrun_shim_cuda_pool* pool, aotrun_shim_cuda_pool** previous);
