@@ -108,6 +108,19 @@ class PackageCode {
     (void)index;
     return {};
   }
+  // Checks input values the package can check only from the host (a CUDA
+  // .pt2's token ids against the tables it indexes), for a run that does
+  // not pass through the package: a graph replay, or its capture. The
+  // inputs are read on `stream` (the runner's own: a cudaStream_t), after
+  // its earlier work. OK, or INVALID_ARGUMENT (PACKAGE when reading fails)
+  // with *why set. Default: nothing to check.
+  virtual int32_t check_input_values(const DLTensor* inputs, size_t num_inputs, void* stream, std::string* why) const {
+    (void)inputs;
+    (void)num_inputs;
+    (void)stream;
+    (void)why;
+    return AOTRUN_PKG_OK;
+  }
 
   // The package's message for its last failure on this thread, never empty.
   std::string last_error() const;

@@ -370,6 +370,51 @@ TEST(CudaPt2Refusals, ASequenceOffTheExportedStepIsRefused) {
   EXPECT_EQ(run_case(r.get(), cases[1]), "");  // the runner is fine after it
 }
 
+// A token id outside Llama's vocabulary would fail the embedding kernel's
+// device_assert, which ends the process's CUDA context. aotrun reads the
+// ids to the host first and refuses the request, on every path: an eager
+// run (the bridge), a graph mode capture and a replay (the runner asks the
+// package before them). The runner, and CUDA, go on.
+class CudaPt2IndexChecks : public testing::TestWithParam<aotrun_mode> {};
+
+TEST_P(CudaPt2IndexChecks, AnIdOutsideTheVocabularyIsRefusedBeforeTheModel) {
+  LOAD_FIXTURE("llama", cases);
+  Package pkg(cases_pt2);
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  auto refused = [&](const Pt2Case& good, int64_t bad) {
+    Npy ids = good.in[0];
+    reinterpret_cast<int64_t*>(ids.data.data())[7] = bad;
+    Pt2Case c{{ids}, good.out};
+    CaseBuffers b(c);
+    std::vector<DLTensor> in = b.inputs(), out = b.outputs();
+    aotrun_status* s = aotrun_runner_run(r.get(), in.data(), in.size(), out.data(), out.size());
+    ASSERT_NE(s, nullptr) << "id " << bad;
+    EXPECT_EQ(aotrun_status_code(s), AOTRUN_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(aotrun_status_message(s))
+                  .find("element [0, 7] is " + std::to_string(bad) + ", outside [-1000, 1000)"),
+              std::string::npos)
+        << aotrun_status_message(s);
+    aotrun_status_free(s);
+  };
+  // Shape 1 runs first (graph mode: warmed up, captured, replayed), then
+  // bad ids on it; shape 2 sees bad ids first (graph mode: the warm-up,
+  // then the capture).
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run_case(r.get(), cases[1]), "");
+  for (int64_t bad : {int64_t{1000}, int64_t{-1001}, int64_t{1} << 40}) refused(cases[1], bad);
+  for (int64_t bad : {int64_t{1000}, int64_t{-1001}, int64_t{1} << 40}) refused(cases[2], bad);
+  for (const Pt2Case& c : cases) EXPECT_EQ(run_case(r.get(), c), "") << "after the refusals, " << shape_of(c);
+  AOTRUN_GPU_CHECK_CUDA(cudaDeviceSynchronize());
+  if (GetParam() == AOTRUN_MODE_GRAPH) {
+    EXPECT_GE(r.stats().graph_replays, 2u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, CudaPt2IndexChecks,
+                         testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });
+
 // Not a check: microseconds per synchronous aotrun_runner_run of the
 // block's first case in each mode, for docs/PERFORMANCE.md (set beside
 // PyTorch's own figures, tests/gpu/pt2/bench_torch.py, from the same job).

@@ -82,6 +82,14 @@ void Container::finish_own_stream() {
   if (!st.ok()) fail(st.code, "package '" + pkg_.name() + "': " + st.message);
 }
 
+void Container::check_input_values(const DLTensor* inputs, size_t num_inputs) {
+  std::string why;
+  const int32_t rc = pkg_.code().check_input_values(inputs, num_inputs, device_.own_stream(), &why);
+  if (rc == AOTRUN_PKG_OK) return;
+  fail(rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::InvalidArgument : Code::Package,
+       "package '" + pkg_.name() + "': " + why);
+}
+
 void Container::output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity) {
   aotrun_pkg_shape_args args{};
   args.struct_size = sizeof(args);

@@ -46,6 +46,10 @@ class Container {
             void* stream);
   // Waits for the device's own stream; throws what launched work failed with.
   void finish_own_stream();
+  // The package's checks of input values for a run that does not pass
+  // through it (PackageCode::check_input_values), on the device's own
+  // stream. Throws INVALID_ARGUMENT / PACKAGE naming the package.
+  void check_input_values(const DLTensor* inputs, size_t num_inputs);
   // The package's output shapes for inputs already validated, checked
   // against its output specs (PACKAGE when they contradict them).
   void output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity);

@@ -13,6 +13,7 @@
 #include "package/pt2/binding/unique_symbols.hpp"
 #include "package/pt2/bridge/aoti_bridge.hpp"
 #include "package/pt2/bridge/bridge.hpp"
+#include "package/pt2/bridge/run_checks.hpp"
 
 namespace aotrun::pt2 {
 namespace {
@@ -61,6 +62,15 @@ class Pt2Code final : public PackageCode {
   }
   int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override {
     return bridge::create(bridge_.get(), out, args);
+  }
+  // A CUDA model's index checks, which a graph replay would skip (the
+  // bridge checks its own runs): settled with the specs, before any runner.
+  int32_t check_input_values(const DLTensor* inputs, size_t num_inputs, void* stream, std::string* why) const override {
+    const Bridge& b = *bridge_;
+    if (!b.cuda || !b.specs_ready || b.index_checks.bounds.empty()) return AOTRUN_PKG_OK;
+    const int32_t rc = bridge::check_cuda_index_values(b, inputs, num_inputs, stream);
+    if (rc != AOTRUN_PKG_OK) *why = bridge::t_last_error;
+    return rc;
   }
   // Filled by the first create (package open makes a metadata container).
   const std::vector<ConstantInfo>* model_constants() const override {
