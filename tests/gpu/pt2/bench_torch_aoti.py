@@ -14,23 +14,14 @@ AOTIModelContainerRunnerCuda instead, the runner that loader wraps.
 import faulthandler
 import os
 import sys
-import time
 
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_torch import per_call_us  # noqa: E402
+
 faulthandler.enable()
-
-
-def per_call_us(fn, iters=300):
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / iters * 1e6
 
 
 def cases(d, name):
