@@ -23,11 +23,15 @@
 #include <thread>
 #include <vector>
 
-#include "../shim/npy.hpp"
 #include "aotrun_shim/cuda.h"
 #include "aotrun_shim/shim.h"
+#include "pt2_cuda_cases.hpp"
 
 namespace {
+
+using aotrun_gpu::cuda_pt2_dir;
+using aotrun_gpu::load_cases;
+using aotrun_gpu::Pt2Case;
 
 // AOTInductor's container interface (aoti_runtime/interface.h), as the
 // model library exports it.
@@ -35,11 +39,6 @@ using Handle = void*;
 using CreateWithDevice = int (*)(Handle*, size_t, const char*, const char*);
 using Delete = int (*)(Handle);
 using RunFn = int (*)(Handle, AtenTensorHandle*, size_t, AtenTensorHandle*, size_t, void*, void*);
-
-std::string fixtures_dir() {
-  const char* d = std::getenv("AOTRUN_CUDA_PT2_DIR");
-  return d != nullptr ? d : "";
-}
 
 bool has_device(std::string* why) {
   int n = 0;
@@ -63,8 +62,6 @@ std::string find_so(const std::string& dir) {
   return found;
 }
 
-bool exists(const std::string& p) { return access(p.c_str(), R_OK) == 0; }
-
 int32_t dtype_of(const Npy& a) {
   if (a.descr == "<f4") return 6;
   if (a.descr == "<i8") return 4;
@@ -80,10 +77,6 @@ std::vector<int64_t> row_major(const std::vector<int64_t>& s) {
   }
   return st;
 }
-
-struct Case {
-  std::vector<Npy> in, out;
-};
 
 // A model library loaded on the shim, with its container.
 struct Model {
@@ -101,7 +94,7 @@ struct Model {
 struct DeviceInputs {
   std::vector<void*> buf;
   std::vector<const Npy*> host;
-  explicit DeviceInputs(const Case& c) {
+  explicit DeviceInputs(const Pt2Case& c) {
     for (const Npy& a : c.in) {
       void* p = nullptr;
       EXPECT_EQ(cudaMalloc(&p, a.data.size() + 1), cudaSuccess);
@@ -160,18 +153,10 @@ class CudaPt2 : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     std::string why;
     if (!has_device(&why)) GTEST_SKIP() << why;
-    dir_ = fixtures_dir();
-    if (dir_.empty() || !exists(dir_ + "/" + GetParam() + ".s0.in0.npy")) {
+    dir_ = cuda_pt2_dir();
+    cases_ = load_cases(GetParam());
+    if (cases_.empty()) {
       GTEST_SKIP() << "no CUDA .pt2 fixtures (AOTRUN_CUDA_PT2_DIR; tests/gpu/pt2/run.sh exports them on a GPU machine)";
-    }
-    for (int k = 0; exists(dir_ + "/" + GetParam() + ".s" + std::to_string(k) + ".in0.npy"); ++k) {
-      Case c;
-      const std::string base = dir_ + "/" + GetParam() + ".s" + std::to_string(k);
-      for (int i = 0; exists(base + ".in" + std::to_string(i) + ".npy"); ++i)
-        c.in.push_back(read_npy(base + ".in" + std::to_string(i) + ".npy"));
-      for (int j = 0; exists(base + ".out" + std::to_string(j) + ".npy"); ++j)
-        c.out.push_back(read_npy(base + ".out" + std::to_string(j) + ".npy"));
-      cases_.push_back(std::move(c));
     }
     const std::string mdir = dir_ + "/" + GetParam();
     const std::string so = find_so(mdir);
@@ -192,7 +177,7 @@ class CudaPt2 : public ::testing::TestWithParam<std::string> {
 
   // One eager run of case k; outputs compared.
   void run_eager(RunFn fn, size_t k, const std::string& mode) {
-    const Case& c = cases_[k];
+    const Pt2Case& c = cases_[k];
     DeviceInputs in(c);
     std::vector<AtenTensorHandle> hs = in.handles(), out(c.out.size(), nullptr);
     ASSERT_EQ(fn(m_.h, hs.data(), hs.size(), out.data(), out.size(), stream_, nullptr), 0) << aotrun_shim_last_error();
@@ -205,7 +190,7 @@ class CudaPt2 : public ::testing::TestWithParam<std::string> {
   }
 
   std::string dir_;
-  std::vector<Case> cases_;
+  std::vector<Pt2Case> cases_;
   Model m_;
   cudaStream_t stream_ = nullptr;
 };
@@ -225,7 +210,7 @@ TEST_P(CudaPt2, SingleThreadedRunMatchesEager) {
 // the same pool write garbage and the pool is trimmed, still match eager.
 TEST_P(CudaPt2, GraphReplaysMatchEagerAmidOtherAllocations) {
   for (size_t k = 0; k < cases_.size(); ++k) {
-    const Case& c = cases_[k];
+    const Pt2Case& c = cases_[k];
     run_eager(m_.run_st, k, "warm-up");  // cuBLAS handle and module loads happen outside the capture
     DeviceInputs in(c);
     std::vector<void*> outs;
@@ -384,8 +369,8 @@ TEST(CudaShimPools, ThreadsOwnPoolServesItsTensors) {
 TEST(CudaPt2Refusals, ConvolutionFallbackIsNotProvided) {
   std::string why;
   if (!has_device(&why)) GTEST_SKIP() << why;
-  const std::string dir = fixtures_dir() + "/convnet";
-  if (fixtures_dir().empty() || find_so(dir).empty()) GTEST_SKIP() << "no convnet fixture";
+  const std::string dir = cuda_pt2_dir() + "/convnet";
+  if (cuda_pt2_dir().empty() || find_so(dir).empty()) GTEST_SKIP() << "no convnet fixture";
   void* lib = dlopen(find_so(dir).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib != nullptr) dlclose(lib);
   ASSERT_EQ(lib, nullptr);

@@ -215,21 +215,17 @@ void GraphExecutor::run(const DLTensor* inputs, size_t num_inputs, DLTensor* out
     RunnerCounters::add(c.eager_capture_failed);
     return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
   }
-  if (!e->graph) {
-    if (e->warmups < opt.warmup_runs) {
-      ++e->warmups;
-      RunnerCounters::add(c.warmups);
-      return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
-    }
-    // Neither a capture nor a replay passes through the package's own
-    // checks of input values.
-    container_.check_input_values(inputs, num_inputs);
-    if (!capture(*e)) {
-      RunnerCounters::add(c.eager_capture_failed);
-      return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
-    }
-  } else {
-    container_.check_input_values(inputs, num_inputs);
+  if (!e->graph && e->warmups < opt.warmup_runs) {
+    ++e->warmups;
+    RunnerCounters::add(c.warmups);
+    return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
+  }
+  // Neither a capture nor a replay passes through the package's own checks
+  // of input values.
+  container_.check_input_values(inputs, num_inputs);
+  if (!e->graph && !capture(*e)) {
+    RunnerCounters::add(c.eager_capture_failed);
+    return eager(inputs, num_inputs, outputs, num_outputs, nullptr);
   }
   replay(*e, inputs, outputs);
 }

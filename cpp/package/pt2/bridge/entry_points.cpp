@@ -35,8 +35,8 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
     // A CUDA container's tensors, from its creation on, come from a pool of
     // its own (destroyed with it, also when creation fails below).
     if (b->cuda && b->cuda_shim->pool_create(0, &c->cuda_pool) != 0) {
-      return fail_with(AOTRUN_PKG_ERR_RUNTIME, std::string("create: the model's CUDA memory pool: ") +
-                                                   (b->shim->last_error != nullptr ? b->shim->last_error() : "failed"));
+      return fail_with(AOTRUN_PKG_ERR_RUNTIME,
+                       "create: creating the model's CUDA memory pool failed" + shim_error(*b->shim));
     }
     CudaPoolScope pool(b->cuda_shim, c->cuda_pool);
     const int32_t rc = f.create_with_device != nullptr

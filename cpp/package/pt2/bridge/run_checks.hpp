@@ -156,10 +156,12 @@ inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a,
 
 // The elements of integer inputs that the model uses as indices, against
 // the tables it indexes (IndexChecks): an index out of range fails a check
-// inside the model's parallel code, which ends the process, so it is
-// refused here. `inputs` are compact (row-major or the model's layout:
-// every element is checked either way).
-// Input k.input (host memory) against its table's rows.
+// inside the model's parallel code, which ends the process (a CUDA model's
+// device assert ends its CUDA context), so it is refused here. `inputs`
+// are compact (row-major or the model's layout: every element is checked
+// either way).
+
+// Input k.input, in host memory, against its table's rows.
 inline int32_t check_index_value(const Bridge& b, const IndexBound& k, const DLTensor& t) {
   uint64_t count = 0;
   if (t.data == nullptr || !checked_numel(t.shape, t.ndim, &count)) return AOTRUN_PKG_OK;
@@ -207,8 +209,7 @@ inline int32_t check_cuda_index_values(const Bridge& b, const DLTensor* inputs, 
     if (b.cuda_shim->read_to_host(stream, static_cast<const char*>(t.data) + t.byte_offset, host.data(), host.size(),
                                   &done) != 0) {
       return fail_with(AOTRUN_PKG_ERR_RUNTIME, "input " + std::to_string(k.input) + " ('" + b.inputs[k.input].name +
-                                                   "'): reading it for its index check failed: " +
-                                                   (b.shim->last_error != nullptr ? b.shim->last_error() : ""));
+                                                   "'): reading it for its index check failed" + shim_error(*b.shim));
     }
     if (done == 0) return AOTRUN_PKG_OK;  // capturing
     t.data = host.data();

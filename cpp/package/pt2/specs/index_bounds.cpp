@@ -8,7 +8,7 @@
 #include <set>
 #include <type_traits>
 
-#include "package/pt2/specs/index_message.hpp"
+#include "package/pt2/specs/index_check_parts.hpp"
 #include "package/pt2/specs/source_text.hpp"
 
 namespace aotrun::pt2 {
@@ -230,43 +230,17 @@ class Tracer {
   size_t body_, end_;
 };
 
-// The text of the last string literal in s[from, to).
-std::string last_literal(const std::string& s, size_t from, size_t to) {
-  const size_t close = s.rfind('"', to);
-  if (close == std::string::npos || close <= from) return "";
-  size_t open = close;
-  while (open > from) {
-    open = s.rfind('"', open - 1);
-    if (open == std::string::npos || open < from) return "";
-    if (s[open - 1] != '\\') break;
-  }
-  return s.substr(open + 1, close - open - 1);
-}
-
 // The tensor each call of `kernel` passes as parameter `param`: the NAME of
 // "(const int64_t*)(NAME.data_ptr())", or "" when it is not that form.
 std::vector<std::string> call_arguments(const std::string& s, const std::string& kernel, size_t param) {
   std::vector<std::string> out;
-  for (size_t at = s.find(kernel); at != std::string::npos; at = s.find(kernel, at + 1)) {
-    if (at > 0 && is_ident(s[at - 1])) continue;
-    const size_t open = at + kernel.size();
-    if (open >= s.size() || s[open] != '(') continue;
-    // Skip the declaration and the definition: "void  NAME(".
-    size_t b = at;
-    while (b > 0 && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-    if (b >= 4 && s.compare(b - 4, 4, "void") == 0) continue;
-    const size_t close = balanced_end(s, open);
-    if (close == std::string::npos) continue;
-    const auto args = split_top_level(s.substr(open + 1, close - open - 1));
+  for (const std::string& a : call_argument_texts(s, kernel, param)) {
     std::string name;
-    if (param < args.size()) {
-      const std::string& a = args[param];
-      const size_t dp = a.find(".data_ptr()");
-      if (dp != std::string::npos) {
-        size_t n = dp;
-        while (n > 0 && is_ident(a[n - 1])) --n;
-        name = a.substr(n, dp - n);
-      }
+    const size_t dp = a.find(".data_ptr()");
+    if (dp != std::string::npos) {
+      size_t n = dp;
+      while (n > 0 && is_ident(a[n - 1])) --n;
+      name = a.substr(n, dp - n);
     }
     out.push_back(name);
   }
@@ -297,40 +271,22 @@ IndexChecks parse_index_checks(const std::string& s) {
         ++out.from_dims;
         continue;
       }
-      bool guarded = false;
+      CheckTie tie = CheckTie::Unguarded;
       if (o.kind == Origin::Input) {
         const auto p = std::find(k.params.begin(), k.params.end(), o.ptr);
         const std::vector<std::string> args =
             p == k.params.end() ? std::vector<std::string>{}
                                 : call_arguments(s, k.name, static_cast<size_t>(p - k.params.begin()));
         // Every call must pass a model input there, or the check stays
-        // unguarded; where every call passes one of the model's constants
-        // (BERT's position_ids), the values are the model's own and where
-        // they are read from is bounded by the dims.
-        bool all_constants = !args.empty();
-        for (const std::string& a : args) all_constants = all_constants && constants.count(a) != 0;
-        if (all_constants) {
-          ++out.from_constants;
-          continue;
-        }
-        guarded = !args.empty();
-        for (const std::string& a : args) guarded = guarded && inputs.count(a) != 0;
-        if (guarded) {
-          if (o.wrap && hi != std::numeric_limits<int64_t>::max()) lo = -hi;
-          for (const std::string& a : args) {
-            const size_t i = inputs.at(a);
-            auto it = merged.find(i);
-            if (it == merged.end()) {
-              merged.emplace(i, IndexBound{i, lo, hi, k.name + ": " + message.substr(sizeof kIndexMessage - 1)});
-            } else if (lo > it->second.lo || hi < it->second.hi) {
-              it->second.lo = std::max(it->second.lo, lo);
-              it->second.hi = std::min(it->second.hi, hi);
-              it->second.where = k.name + ": " + message.substr(sizeof kIndexMessage - 1);
-            }
-          }
-        }
+        // unguarded (tie_check).
+        tie = tie_check(args, inputs, constants, lo, hi, o.wrap,
+                        k.name + ": " + message.substr(sizeof kIndexMessage - 1), &merged);
       }
-      if (!guarded) out.unguarded.push_back(UnguardedCheck{k.name, message, parallel});
+      if (tie == CheckTie::Constants) {
+        ++out.from_constants;
+        continue;
+      }
+      if (tie == CheckTie::Unguarded) out.unguarded.push_back(UnguardedCheck{k.name, message, parallel});
     }
   }
   for (auto& [i, b] : merged) out.bounds.push_back(b);

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "package/pt2/specs/index_bounds.hpp"
-#include "package/pt2/specs/index_message.hpp"
+#include "package/pt2/specs/index_check_parts.hpp"
 #include "package/pt2/specs/source_text.hpp"
 
 namespace aotrun::pt2 {
@@ -114,17 +114,7 @@ Origin trace(const std::string& s, const TritonKernel& k, const std::string& nam
 // plain name), "" where it is no plain name.
 std::vector<std::string> launch_arguments(const std::string& s, const std::string& kernel, size_t param) {
   std::vector<std::string> out;
-  const std::string call = "call_" + kernel + "(";
-  for (size_t at = s.find(call); at != std::string::npos; at = s.find(call, at + 1)) {
-    if (at > 0 && is_ident(s[at - 1])) continue;
-    // Skip the definition: "static inline void call_NAME(".
-    size_t b = at;
-    while (b > 0 && s[b - 1] == ' ') --b;
-    if (b >= 4 && s.compare(b - 4, 4, "void") == 0) continue;
-    const size_t open = at + call.size() - 1, close = balanced_end(s, open);
-    if (close == std::string::npos) continue;
-    const auto args = split_top_level(s.substr(open + 1, close - open - 1));
-    const std::string a = param < args.size() ? trim(args[param]) : "";
+  for (const std::string& a : call_argument_texts(s, "call_" + kernel, param)) {
     out.push_back(!a.empty() && identifier_at(a, 0) == a ? a : "");
   }
   return out;
@@ -141,9 +131,7 @@ void add_triton_index_checks(const std::string& s, IndexChecks* out) {
     for (size_t at = s.find(kAssert, k.body); at != std::string::npos && at < k.end; at = s.find(kAssert, at + 1)) {
       const size_t close = balanced_end(s, at + sizeof kAssert - 2);
       if (close == std::string::npos || close > k.end) break;
-      const size_t q2 = s.rfind('"', close), q1 = q2 == std::string::npos ? q2 : s.rfind('"', q2 - 1);
-      if (q1 == std::string::npos || q1 < at) continue;
-      const std::string message = s.substr(q1 + 1, q2 - q1 - 1);
+      const std::string message = last_literal(s, at, close);
       if (message.compare(0, sizeof kIndexMessage - 1, kIndexMessage) != 0) continue;
       const std::string range = message.substr(sizeof kIndexMessage - 1);
       std::string name;
@@ -153,31 +141,9 @@ void add_triton_index_checks(const std::string& s, IndexChecks* out) {
       for (size_t p = 0; !o.ptr.empty() && p < k.params.size(); ++p) {
         if (k.params[p] == o.ptr) args = launch_arguments(s, k.name, p);
       }
-      bool all_constants = !args.empty(), all_inputs = !args.empty();
-      for (const std::string& a : args) {
-        all_constants = all_constants && constants.count(a) != 0;
-        all_inputs = all_inputs && inputs.count(a) != 0;
-      }
-      if (all_constants) {
-        ++out->from_constants;
-        continue;
-      }
-      if (!all_inputs) {
-        out->unguarded.push_back(UnguardedCheck{k.name, message, true});
-        continue;
-      }
-      if (o.wrap && hi != std::numeric_limits<int64_t>::max()) lo = -hi;
-      for (const std::string& a : args) {
-        const size_t i = inputs.at(a);
-        auto it = merged.find(i);
-        if (it == merged.end()) {
-          merged.emplace(i, IndexBound{i, lo, hi, k.name + ": " + range});
-        } else if (lo > it->second.lo || hi < it->second.hi) {
-          it->second.lo = std::max(it->second.lo, lo);
-          it->second.hi = std::min(it->second.hi, hi);
-          it->second.where = k.name + ": " + range;
-        }
-      }
+      const CheckTie tie = tie_check(args, inputs, constants, lo, hi, o.wrap, k.name + ": " + range, &merged);
+      if (tie == CheckTie::Constants) ++out->from_constants;
+      if (tie == CheckTie::Unguarded) out->unguarded.push_back(UnguardedCheck{k.name, message, true});
     }
   }
   out->bounds.clear();
