@@ -284,6 +284,13 @@ TEST(ShimKernels, ConvolutionMatchesNaive) {
       {{3, 2, 13}, 4, {4}, {3}, {2}, {2}, 2, true, false},                               // 1d
       {{1, 2, 5, 6, 4}, 3, {2, 3, 2}, {2, 1, 1}, {0, 1, 1}, {1, 2, 1}, 1, true, false},  // 3d
       {{1, 4, 3, 4, 5}, 4, {3, 1, 2}, {1, 1, 1}, {1, 0, 0}, {1, 1, 2}, 4, false, true},  // 3d depthwise cl
+      // As Inductor calls it: channels-last input and weight (float32 runs on
+      // oneDNN, whose fast paths want one layout for all three tensors)
+      {{2, 16, 1, 1}, 24, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true, true},     // squeeze-excite: 1x1 spatial
+      {{1, 16, 9, 9}, 16, {5, 5}, {2, 2}, {2, 2}, {1, 1}, 16, true, true},    // depthwise, stride 2
+      {{3, 8, 10, 10}, 24, {3, 3}, {1, 1}, {2, 2}, {2, 2}, 1, false, true},   // dilated
+      {{2, 32, 6, 6}, 64, {1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, false, true},    // downsampling 1x1
+      {{1, 3, 17, 17}, 16, {7, 7}, {2, 2}, {3, 3}, {1, 1}, 1, false, false},  // stem, contiguous
   };
   for (const auto& c : cases) {
     check_conv(c, kF32);

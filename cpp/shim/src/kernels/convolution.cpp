@@ -1,5 +1,7 @@
-// aoti_torch_cpu_convolution: forward convolution of 1-3 spatial dims by
-// im2col + GEMM (OpenBLAS), in float32 (float64 for float64 tensors).
+// aoti_torch_cpu_convolution: forward convolution of 1-3 spatial dims. Float32
+// runs on oneDNN (convolution_onednn.cpp); other dtypes, and geometries
+// oneDNN has no implementation for, by im2col + GEMM (OpenBLAS) in float32
+// (float64 for float64 tensors).
 // Groups (depthwise included), stride, padding, dilation, optional bias; any
 // input/weight strides (channels-last included). A 2-d convolution's output
 // is channels-last when the input or the weight is, as PyTorch's CPU
@@ -177,6 +179,17 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
     expect_dim(*bias, 1, op, "bias");
     if (bias->sizes[0] != g.o) fail_arg(op, "bias", "must have one element per output channel");
   }
+  std::vector<int64_t> out_strides = contiguous_strides(out_sizes);
+  if (channels_last_like(input) || channels_last_like(weight)) {
+    std::vector<int64_t> order = {0};
+    for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
+    order.push_back(1);
+    out_strides = strides_in_order(out_sizes, order);
+  }
+  if (dt == kFloat32 && g.n > 0 && g.o > 0) {
+    Tensor out = empty_tensor(out_sizes, out_strides, dt);
+    if (convolution_onednn(input, weight, bias, p, out)) return out;
+  }
   const int32_t ct = dt == kFloat64 ? kFloat64 : kFloat32;
   Tensor x = empty_contiguous(input.sizes, ct);
   copy_elements(x, input);
@@ -189,13 +202,6 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
     } else {
       run<float>(x, w, bias, g, y);
     }
-  }
-  std::vector<int64_t> out_strides = contiguous_strides(out_sizes);
-  if (channels_last_like(input) || channels_last_like(weight)) {
-    std::vector<int64_t> order = {0};
-    for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
-    order.push_back(1);
-    out_strides = strides_in_order(out_sizes, order);
   }
   Tensor out = empty_tensor(out_sizes, out_strides, dt);
   y.sizes = out_sizes;

@@ -1,7 +1,10 @@
-// GEMM on OpenBLAS for 2-d strided views: operands whose rows or columns are
-// unit-stride go to BLAS as they are (transposed if need be); others are
-// packed first. Half-precision types go through float32.
+// GEMM for 2-d strided views: float32 (and half types, through float32) on
+// oneDNN's sgemm, which picks its kernels by the CPU's features (Debian's
+// OpenBLAS 0.3.21 falls back to SSE3 kernels on CPUs newer than it), float64
+// on OpenBLAS. Operands whose rows or columns are unit-stride go as they
+// are (transposed if need be); others are packed first.
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <string>
@@ -40,9 +43,8 @@ void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const
 template <>
 void blas_gemm<float>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
-              c, static_cast<int>(ldc));
+  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success) throw ShimError("oneDNN's sgemm failed with status " + std::to_string(static_cast<int>(st)));
 }
 
 template <>

@@ -30,6 +30,12 @@ struct ConvParams {
 // a new tensor, channels-last when the input or the weight is.
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op);
 
+// The float32 convolution on oneDNN, into `out` (allocated by the caller in
+// the output's layout). False when oneDNN has no implementation for this
+// geometry and layout (the caller falls back to im2col).
+bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
+                        const Tensor& out);
+
 // Scaled dot-product attention (no dropout). query [B, Hq, L, E], key
 // [B, Hk, S, E], value [B, Hk, S, E], Hq a multiple of Hk; a floating mask
 // broadcast to [B, Hq, L, S] is added to the scores. Returns output

@@ -1,0 +1,156 @@
+// Float32 forward convolution on oneDNN: the input and output are passed in
+// their own layouts (contiguous or channels-last, as the model allocated
+// them: no copies), the weight is reordered into the layout the chosen
+// implementation wants on each call (Inductor hands it over as an
+// intermediate it rewrote, so it cannot be kept packed across calls), and
+// the bias is applied by the primitive. One primitive per geometry, cached.
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "dtype.hpp"
+#include "error.hpp"
+#include "kernels.hpp"
+#include "kernels/onednn.hpp"
+
+namespace aotrun::shim::kernels {
+namespace {
+
+using dnnl::memory;
+
+struct ConvPrimitive {
+  bool implemented = false;  // false: oneDNN has nothing for this geometry
+  std::optional<dnnl::convolution_forward> conv;
+  std::optional<dnnl::reorder> weight_reorder;  // the caller's weight layout -> the primitive's
+  memory::desc src, weight_user, weight, bias, dst;
+};
+
+onednn::PrimitiveCache<ConvPrimitive>& cache() {
+  static auto* c = new onednn::PrimitiveCache<ConvPrimitive>(1024);
+  return *c;
+}
+
+void append(std::vector<int64_t>& key, const std::vector<int64_t>& v) {
+  key.push_back(static_cast<int64_t>(v.size()));
+  key.insert(key.end(), v.begin(), v.end());
+}
+
+// The weight [O, C/g, k...] with these strides viewed as [g, O/g, C/g, k...]
+// for groups > 1.
+void grouped(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t groups,
+             std::vector<int64_t>* gsizes, std::vector<int64_t>* gstrides) {
+  *gsizes = sizes;
+  *gstrides = strides;
+  if (groups == 1) return;
+  gsizes->front() = sizes[0] / groups;
+  gsizes->insert(gsizes->begin(), groups);
+  gstrides->insert(gstrides->begin(), strides[0] * (sizes[0] / groups));
+}
+
+// t's strides, with those of its size-1 dims (which address nothing) set as
+// a dense layout in `order` would have them when the other dims agree with
+// it: oneDNN's fast paths recognise a layout by all of its strides, and
+// PyTorch leaves size-1 dims' strides as they fall (a [N, C, 1, 1] channels-
+// last tensor reads as contiguous otherwise, and mixed layouts get oneDNN's
+// reference implementation).
+std::vector<int64_t> strides_as(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                const std::vector<int64_t>& order) {
+  const std::vector<int64_t> dense = strides_in_order(sizes, order);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1 && dense[d] != strides[d]) return strides;
+  }
+  return dense;
+}
+
+std::shared_ptr<ConvPrimitive> build(const Tensor& x, const Tensor& w, bool has_bias, const ConvParams& p,
+                                     const Tensor& y) {
+  auto e = std::make_shared<ConvPrimitive>();
+  // The layout the output was given (channels-last or contiguous) is the
+  // one the input and weight are read as where their strides allow.
+  std::vector<int64_t> order = {0, 1};
+  for (int64_t d = 2; d < y.dim(); ++d) order.push_back(d);
+  if (y.dim() > 2 && y.strides[1] == 1 && y.sizes[1] > 1) {
+    order.erase(order.begin() + 1);
+    order.push_back(1);
+  }
+  std::vector<int64_t> ws, wst;
+  grouped(w.sizes, strides_as(w.sizes, w.strides, order), p.groups, &ws, &wst);
+  e->src = onednn::f32_desc(x.sizes, strides_as(x.sizes, x.strides, order));
+  e->dst = onednn::f32_desc(y.sizes, strides_as(y.sizes, y.strides, order));
+  e->weight_user = onednn::f32_desc(ws, wst);
+  const memory::desc weight_any(memory::dims(ws.begin(), ws.end()), memory::data_type::f32, memory::format_tag::any);
+  e->bias = memory::desc({w.sizes[0]}, memory::data_type::f32, memory::format_tag::a);
+  memory::dims strides(p.stride.begin(), p.stride.end()), pad(p.padding.begin(), p.padding.end()), dil;
+  for (int64_t d : p.dilation) dil.push_back(d - 1);  // oneDNN counts the gaps
+  try {
+    using fwd = dnnl::convolution_forward;
+    const fwd::desc desc = has_bias ? fwd::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                e->src, weight_any, e->bias, e->dst, strides, dil, pad, pad)
+                                    : fwd::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                e->src, weight_any, e->dst, strides, dil, pad, pad);
+    const fwd::primitive_desc pd(desc, onednn::cpu_engine());
+    e->weight = pd.weights_desc();
+    e->conv.emplace(pd);
+    if (e->weight != e->weight_user) {
+      e->weight_reorder.emplace(
+          dnnl::reorder::primitive_desc(onednn::cpu_engine(), e->weight_user, onednn::cpu_engine(), e->weight));
+    }
+    e->implemented = true;
+  } catch (const dnnl::error& err) {
+    if (err.status != dnnl_unimplemented) throw ShimError(std::string("oneDNN: ") + err.what());
+  }
+  return e;
+}
+
+}  // namespace
+
+bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
+                        const Tensor& out) {
+  // Inputs in a layout oneDNN's fast paths do not read (overlapping or
+  // gapped views) are made contiguous first.
+  Tensor x = input;
+  if (!x.is_non_overlapping_and_dense()) {
+    x = empty_contiguous(input.sizes, kFloat32);
+    copy_elements(x, input);
+  }
+  Tensor b;
+  if (bias != nullptr) {
+    b = *bias;
+    if (b.dtype != kFloat32 || b.strides[0] != 1) {
+      b = empty_contiguous(bias->sizes, kFloat32);
+      copy_elements(b, *bias);
+    }
+  }
+  onednn::Key key;
+  key.v = {p.groups, bias != nullptr ? 1 : 0};
+  const std::vector<int64_t>* parts[] = {&x.sizes,     &x.strides, &weight.sizes, &weight.strides,
+                                         &out.strides, &p.stride,  &p.padding,    &p.dilation};
+  for (const std::vector<int64_t>* v : parts) append(key.v, *v);
+  const std::shared_ptr<ConvPrimitive> e = cache().get(key, [&] { return build(x, weight, bias != nullptr, p, out); });
+  if (!e->implemented) return false;
+  try {
+    const dnnl::engine& eng = onednn::cpu_engine();
+    dnnl::stream& s = onednn::thread_stream();
+    memory w_user(e->weight_user, eng, weight.data());
+    memory w = w_user;
+    thread_local std::vector<float> packed;  // this thread's reordered weight
+    if (e->weight_reorder) {
+      packed.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
+      w = memory(e->weight, eng, packed.data());
+      e->weight_reorder->execute(s, w_user, w);
+    }
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e->src, eng, x.data())},
+                                            {DNNL_ARG_WEIGHTS, w},
+                                            {DNNL_ARG_DST, memory(e->dst, eng, out.data())}};
+    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, b.data()));
+    e->conv->execute(s, args);
+    s.wait();
+  } catch (const dnnl::error& err) {
+    throw ShimError(std::string("oneDNN: ") + err.what());
+  }
+  return true;
+}
+
+}  // namespace aotrun::shim::kernels

@@ -1,0 +1,84 @@
+// oneDNN (Debian's libdnnl) for the shim's kernels: the CPU engine, a
+// stream per thread, memory descriptors of shim tensors, and a bounded cache
+// of built primitives. Building a primitive (choosing an implementation,
+// generating its code) costs tens of microseconds; a model calls the same
+// convolution with the same shapes on every run, so each shape is built once
+// per process and reused from every thread (oneDNN primitives are immutable
+// and may run concurrently).
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "tensor.hpp"
+
+namespace aotrun::shim::kernels::onednn {
+
+const dnnl::engine& cpu_engine();
+// This thread's stream on cpu_engine() (in-order, runs on the caller's thread
+// and its OpenMP team).
+dnnl::stream& thread_stream();
+
+// The descriptor of `t`'s view as it is: its sizes and strides, f32.
+dnnl::memory::desc f32_desc(const Tensor& t);
+// The same over other dims/strides (a grouped view of a weight, say).
+dnnl::memory::desc f32_desc(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+
+// A key of integers (shapes, strides, parameters) for PrimitiveCache.
+struct Key {
+  std::vector<int64_t> v;
+  bool operator==(const Key& o) const { return v == o.v; }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const noexcept;
+};
+
+// Least-recently-used map from Key to shared_ptr<V>, safe from any thread.
+// Entries handed out stay valid after eviction (shared ownership).
+template <typename V>
+class PrimitiveCache {
+ public:
+  explicit PrimitiveCache(size_t capacity) : capacity_(capacity) {}
+  // The entry for `key`, built by `make` (outside the lock) on a miss. Two
+  // threads missing at once may both build; the first one stored wins.
+  std::shared_ptr<V> get(const Key& key, const std::function<std::shared_ptr<V>()>& make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) {
+        order_.splice(order_.begin(), order_, it->second.pos);
+        return it->second.value;
+      }
+    }
+    std::shared_ptr<V> built = make();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) return it->second.value;
+    order_.push_front(key);
+    map_.emplace(key, Slot{built, order_.begin()});
+    if (map_.size() > capacity_) {
+      map_.erase(order_.back());
+      order_.pop_back();
+    }
+    return built;
+  }
+
+ private:
+  struct Slot {
+    std::shared_ptr<V> value;
+    typename std::list<Key>::iterator pos;
+  };
+  size_t capacity_;
+  std::mutex mu_;
+  std::list<Key> order_;  // most recent first
+  std::unordered_map<Key, Slot, KeyHash> map_;
+};
+
+}  // namespace aotrun::shim::kernels::onednn
