@@ -302,20 +302,27 @@ TEST(ShimKernels, ConvolutionMatchesNaive) {
 
 TEST(ShimKernels, AttentionMatchesNaive) {
   for (int32_t dt : {kF32, kF64}) {
-    for (int variant = 0; variant < 4; ++variant) {
-      const int64_t B = 2, Hq = variant == 3 ? 4 : 2, Hk = 2, L = variant == 2 ? 3 : 5, S = 6, E = 8;
+    // 0: mask; 1, 2: causal; 3: grouped-query heads, default scale; 4: one
+    // query over 37 keys (a vector tail), mask; 5: query elements 2 apart
+    // (float32 leaves its in-place path)
+    for (int variant = 0; variant < 6; ++variant) {
+      const int64_t B = 2, Hq = variant == 3 ? 4 : 2, Hk = 2,
+                    L = variant == 2   ? 3
+                        : variant == 4 ? 1
+                                       : 5,
+                    S = variant == 4 ? 37 : 6, E = 8, qe = variant == 5 ? 2 : 1;
       const bool causal = variant == 1 || variant == 2;
+      const bool masked = variant == 0 || variant == 4;
       // query stored [B, L, H, E] (as models pass it), key/value row-major
-      T q({B, Hq, L, E}, {L * Hq * E, E, Hq * E, 1}, dt, 21);
+      T q({B, Hq, L, E}, {L * Hq * E * qe, E * qe, Hq * E * qe, qe}, dt, 21);
       T k({B, Hk, S, E}, rowmajor({B, Hk, S, E}), dt, 22);
       T v({B, Hk, S, E}, rowmajor({B, Hk, S, E}), dt, 23);
       T mask({L, S}, {S, 1}, dt, 24);
       AtenTensorHandle mh = mask.h, out = nullptr, lse = nullptr;
       double scale = 0.35;
-      ASSERT_EQ(
-          aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
-              q.h, k.h, v.h, 0.0, causal, variant == 0 ? &mh : nullptr, variant == 3 ? nullptr : &scale, &out, &lse),
-          AOTI_TORCH_SUCCESS)
+      ASSERT_EQ(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+                    q.h, k.h, v.h, 0.0, causal, masked ? &mh : nullptr, variant == 3 ? nullptr : &scale, &out, &lse),
+                AOTI_TORCH_SUCCESS)
           << aotrun_shim_last_error();
       const double sc = variant == 3 ? 1.0 / std::sqrt(static_cast<double>(E)) : scale;
       std::vector<double> want, want_lse;
@@ -328,7 +335,7 @@ TEST(ShimKernels, AttentionMatchesNaive) {
             for (int64_t j = 0; j < S; ++j) {
               double acc = 0;
               for (int64_t e = 0; e < E; ++e) acc += q.at({b, h, i, e}) * k.at({b, hk, j, e});
-              s[j] = acc * sc + (variant == 0 ? mask.at({i, j}) : 0.0);
+              s[j] = acc * sc + (masked ? mask.at({i, j}) : 0.0);
               if (causal && j > i) s[j] = -INFINITY;
               mx = std::max(mx, s[j]);
             }

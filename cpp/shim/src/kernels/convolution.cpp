@@ -45,8 +45,7 @@ template <typename T>
 void gemm_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c);
 template <>
 void gemm_rows<float>(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+  sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
 }
 template <>
 void gemm_rows<double>(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {

@@ -43,8 +43,7 @@ void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const
 template <>
 void blas_gemm<float>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (st != dnnl_success) throw ShimError("oneDNN's sgemm failed with status " + std::to_string(static_cast<int>(st)));
+  sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <>
@@ -104,6 +103,12 @@ void run(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double
 }
 
 }  // namespace
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+           int64_t ldb, float beta, float* c, int64_t ldc) {
+  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success) throw ShimError("oneDNN's sgemm failed with status " + std::to_string(static_cast<int>(st)));
+}
 
 void gemm(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op) {
   expect_dim(a, 2, op, "mat1");

@@ -16,6 +16,11 @@ namespace aotrun::shim::kernels {
 // once). c must not overlap a or b. beta == 0 ignores c's old contents.
 void gemm(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
 
+// Row-major float32 GEMM on oneDNN's sgemm (BLAS conventions: ta/tb
+// transpose a/b, ld* the row strides): c = alpha * a @ b + beta * c.
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+           int64_t ldb, float beta, float* c, int64_t ldc);
+
 // out = beta * self + alpha * (mat1 @ mat2), self broadcast to out's shape.
 // `out` of other sizes is resized first (resize_output), as libtorch does.
 void addmm(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha);
@@ -43,6 +48,14 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
 // [B, Hq, L] (laid out as [B, L, Hq]).
 void sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale, Tensor* out,
           Tensor* logsumexp, const char* op);
+
+// The float32 attention over the tensors' own memory, for query, key, value
+// and output whose last dim is unit-stride and a float32 mask (already
+// broadcast to [B, Hq, L, S] by strides). False for other layouts.
+bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale,
+              const Tensor& out, const Tensor& logsumexp);
+// row[j] = exp(row[j] - max) for j < n; returns their sum.
+float exp_sum(float* row, int64_t n, float max);
 
 // Cumulative sum along dim into a new contiguous tensor of `dtype`.
 Tensor cumsum(const Tensor& self, int64_t dim, int32_t dtype, const char* op);

@@ -1,6 +1,7 @@
 // aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu: attention per
-// (batch, query head) as two GEMMs on OpenBLAS around a row softmax, in
-// float32 (float64 for float64 tensors). Floating masks are added to the
+// (batch, query head) as two GEMMs around a row softmax, in float32 (float64
+// for float64 tensors). Float32 tensors with a unit-stride last dim are read
+// and written in place (sdpa_f32.cpp); others are copied per head here. Floating masks are added to the
 // scores and broadcast to [B, Hq, L, S]; causal masking is
 // top-left aligned (key j > query i is masked); key/value heads are shared by
 // Hq / Hk query heads (grouped-query attention). Dropout, boolean masks and
@@ -51,8 +52,7 @@ template <typename T>
 void gemm_nt(int64_t m, int64_t n, int64_t k, T alpha, const T* a, const T* b, T* c);  // c = alpha a b^T
 template <>
 void gemm_nt<float>(int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              alpha, a, static_cast<int>(k), b, static_cast<int>(k), 0.0f, c, static_cast<int>(n));
+  sgemm(false, true, m, n, k, alpha, a, k, b, k, 0.0f, c, n);
 }
 template <>
 void gemm_nt<double>(int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b, double* c) {
@@ -63,8 +63,7 @@ template <typename T>
 void gemm_nn(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c);  // c = a b
 template <>
 void gemm_nn<float>(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+  sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
 }
 template <>
 void gemm_nn<double>(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
@@ -170,7 +169,13 @@ void sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
     if (!is_floating(mask->dtype)) {  // PyTorch converts bool masks before this op and refuses them here
       fail_arg(op, "attn_mask", std::string("has dtype ") + dtype_name(mask->dtype) + ", expected a floating mask");
     }
-    m = broadcast_mask(*mask, {B, Hq, L, S}, op);
+    if (dt == kFloat32 && mask->dtype != kFloat32) {  // read as float32 by the float32 path
+      Tensor f = empty_contiguous(mask->sizes, kFloat32);
+      copy_elements(f, *mask);
+      m = broadcast_mask(f, {B, Hq, L, S}, op);
+    } else {
+      m = broadcast_mask(*mask, {B, Hq, L, S}, op);
+    }
   }
   const int32_t ct = dt == kFloat64 ? kFloat64 : kFloat32;
   // The output's dims are laid out in the order of the query's (a query
@@ -182,6 +187,7 @@ void sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
   *logsumexp = empty_tensor({B, Hq, L}, strides_in_order({B, Hq, L}, {0, 2, 1}), ct);
   if (B == 0 || Hq == 0 || L == 0) return;
   if (S == 0) fail_arg(op, "key", "has no positions");
+  if (dt == kFloat32 && sdpa_f32(q, k, v, mask ? &m : nullptr, causal, scale, *out, *logsumexp)) return;
   if (ct == kFloat64) {
     run<double>(q, k, v, mask ? &m : nullptr, causal, scale, *out, *logsumexp, ct);
   } else {

@@ -1,0 +1,84 @@
+// Float32 attention read and written in place: per (batch, query head), the
+// scores Q·Kᵀ·scale by one sgemm on the tensors' own rows, the mask added
+// and the causal part cut off row by row, a vectorised softmax (exp_sum),
+// and P·V by a second sgemm straight into the output. No per-head copies:
+// models pass query, key and value as strided views ([B, L, H, E] storage
+// read as [B, H, L, E]) whose last dim is unit-stride.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "dtype.hpp"
+#include "kernels.hpp"
+
+namespace aotrun::shim::kernels {
+
+bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale,
+              const Tensor& out, const Tensor& logsumexp) {
+  for (const Tensor* t : {&q, &k, &v, &out}) {
+    if (t->sizes[3] > 1 && t->strides[3] != 1) return false;
+  }
+  if (mask != nullptr && mask->dtype != kFloat32) return false;
+  const int64_t B = q.sizes[0], Hq = q.sizes[1], L = q.sizes[2], E = q.sizes[3];
+  const int64_t Hk = k.sizes[1], S = k.sizes[2];
+  // Row strides as BLAS takes them: a single row's stride is free (any
+  // value addresses it), more rows must not overlap.
+  int64_t ld[4];
+  const Tensor* ts[] = {&q, &k, &v, &out};
+  for (int i = 0; i < 4; ++i) {
+    const Tensor& t = *ts[i];
+    ld[i] = t.sizes[2] <= 1 ? std::max<int64_t>(E, 1) : t.strides[2];
+    if (ld[i] < E) return false;
+  }
+  const int64_t group = Hq / Hk;
+  const float* qp = static_cast<const float*>(q.data());
+  const float* kp = static_cast<const float*>(k.data());
+  const float* vp = static_cast<const float*>(v.data());
+  float* op = static_cast<float*>(out.data());
+  float* lp = static_cast<float*>(logsumexp.data());
+  const float* mp = mask != nullptr ? static_cast<const float*>(mask->data()) : nullptr;
+  thread_local std::vector<float> scores;  // [L, S] of one head
+  scores.resize(static_cast<size_t>(L * S));
+  float* sp = scores.data();
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < Hq; ++h) {
+      const float* qh = qp + b * q.strides[0] + h * q.strides[1];
+      const float* kh = kp + b * k.strides[0] + (h / group) * k.strides[1];
+      const float* vh = vp + b * v.strides[0] + (h / group) * v.strides[1];
+      sgemm(false, true, L, S, E, static_cast<float>(scale), qh, ld[0], kh, ld[1], 0.0f, sp, S);
+      for (int64_t i = 0; i < L; ++i) {
+        float* row = sp + i * S;
+        if (mp != nullptr) {
+          const float* mr = mp + b * mask->strides[0] + h * mask->strides[1] + i * mask->strides[2];
+          const int64_t ms = mask->strides[3];
+          if (ms == 1) {
+            for (int64_t j = 0; j < S; ++j) row[j] += mr[j];
+          } else {
+            for (int64_t j = 0; j < S; ++j) row[j] += mr[j * ms];
+          }
+        }
+        if (causal) {
+          for (int64_t j = i + 1; j < S; ++j) row[j] = neg_inf;
+        }
+        float mx = neg_inf;
+        for (int64_t j = 0; j < S; ++j) mx = row[j] > mx ? row[j] : mx;
+        float* lse = lp + b * logsumexp.strides[0] + h * logsumexp.strides[1] + i * logsumexp.strides[2];
+        if (mx == neg_inf) {  // nothing to attend to: zero output and logsumexp 0, as PyTorch's CPU kernel gives
+          for (int64_t j = 0; j < S; ++j) row[j] = 0.0f;
+          *lse = 0.0f;
+          continue;
+        }
+        const float sum = exp_sum(row, S, mx);
+        const float inv = 1.0f / sum;
+        for (int64_t j = 0; j < S; ++j) row[j] *= inv;
+        *lse = mx + std::log(sum);
+      }
+      sgemm(false, false, L, E, S, 1.0f, sp, S, vh, ld[2], 0.0f, op + b * out.strides[0] + h * out.strides[1], ld[3]);
+    }
+  }
+  return true;
+}
+
+}  // namespace aotrun::shim::kernels
