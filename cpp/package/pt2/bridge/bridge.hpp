@@ -139,6 +139,9 @@ struct BridgeContainer {
   // is its own and returns to the device with the container (destroyed
   // last, in the destructor). Null for CPU.
   void* cuda_pool = nullptr;
+  // OpenMP threads each of this container's CPU runs uses (omp_threads.hpp:
+  // the CPUs shared among its model instances); 0: the thread's own setting.
+  int omp_threads = 0;
   BridgeContainer();
   ~BridgeContainer();
   BridgeContainer(const BridgeContainer&) = delete;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "package/pt2/binding/omp_threads.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/bridge/run_checks.hpp"
 
@@ -30,6 +31,7 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
     c->b = b;
     c->lib = b->lib;
     c->host = args->host;
+    if (!b->cuda) c->omp_threads = omp_threads_per_run(models);
     const AotiFunctions& f = b->lib->fn();
     const char* dir = b->dir->path().c_str();
     // A CUDA container's tensors, from its creation on, come from a pool of
@@ -39,6 +41,9 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
                        "create: creating the model's CUDA memory pool failed" + shim_error(*b->shim));
     }
     CudaPoolScope pool(b->cuda_shim, c->cuda_pool);
+    // Creation (constant folding) runs model code on the opening thread: on
+    // one thread, so that thread keeps no OpenMP team (omp_threads.hpp).
+    OmpThreadsScope one(b->cuda ? 0 : 1);
     const int32_t rc = f.create_with_device != nullptr
                            ? f.create_with_device(&c->h, models, b->cuda ? "cuda" : "cpu", dir)
                            : f.create(&c->h, models, true, dir);

@@ -7,6 +7,7 @@
 
 #include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
+#include "package/pt2/binding/omp_threads.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/bridge/run_checks.hpp"
 
@@ -311,6 +312,7 @@ int32_t run_work_impl(void* p) {
   const auto run = w->single_threaded ? f.run_single_threaded : f.run;
   // The model's intermediates and outputs, and their releases below.
   CudaPoolScope pool(b.cuda_shim, w->c->cuda_pool);
+  OmpThreadsScope threads(w->c->omp_threads);  // a CPU model's share of the cores
   // On failure the inputs may or may not have been stolen; leaking them is
   // the safe side of that uncertainty (they only view the caller's memory).
   if (!call_model(b, run, w->single_threaded ? AotiLibrary::kRunSingleThreaded : AotiLibrary::kRun, w->c->h, in,

@@ -7,6 +7,7 @@
 #include "base/dltensor.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
+#include "package/pt2/binding/omp_threads.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/specs/call_spec.hpp"
 #include "package/pt2/specs/input_layout.hpp"
@@ -80,6 +81,9 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   size_t n_out = 0;
   b.lib->fn().num_outputs(h, &n_out);
   std::vector<AtenTensorHandle> outs(n_out, nullptr);
+  // One thread: a probe runs on the thread that opens the package or asks
+  // for shapes, which then keeps no OpenMP team of its own (omp_threads.hpp).
+  OmpThreadsScope one(b.cuda ? 0 : 1);
   if (!call_model(b, b.lib->fn().run, AotiLibrary::kRun, h, in.data(), n_in, outs.data(), n_out, nullptr, why)) {
     *why += " (on zero inputs)";
     return false;  // the inputs were stolen by the model
