@@ -12,7 +12,9 @@ and the runs; nothing in them is typed by hand.
     python3 compat/aoti/matrix.py --libtorch 2.15.0 --libtorch 2.11.0
 
 --libtorch takes a release (fetched with scripts/fetch-libtorch.sh, cached)
-or a directory holding libtorch_cpu.so. Only the Python standard library is
+or a directory holding libtorch_cpu.so, each run with AOTRUN_PROVIDER=libtorch;
+--libtorch shim is the column of aotrun's own shim (AOTRUN_PROVIDER=shim, no
+libtorch). Only the Python standard library is
 needed. --json FILE also writes every cell.
 
 Cell results: ok; ok, but through the fallback (the release lacks
@@ -44,8 +46,13 @@ def vkey(v: str) -> tuple:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
 
+SHIM = "aotrun shim"
+
+
 def fetch_libtorch(spec: str) -> tuple[str, str]:
-    """(release label, lib dir)."""
+    """(release label, lib dir); "shim" is aotrun's own shim (no libtorch)."""
+    if spec == "shim":
+        return SHIM, "shim"
     p = Path(spec)
     if p.is_dir() or p.is_file():
         m = re.search(r"libtorch-(\d+\.\d+\.\d+)", str(p.resolve()))
@@ -76,7 +83,14 @@ def run_cell(driver: str, lib: str, case: dict, mode: str, timeout: float) -> di
         cmd += ["--in", f"{case['dir']}/{f}"]
     for f in case["outputs"]:
         cmd += ["--want", f"{case['dir']}/{f}"]
-    env = dict(os.environ, AOTRUN_LIBTORCH=lib, OMP_NUM_THREADS="1")
+    # The column's provider, whatever the caller's environment says
+    # (AOTRUN_PROVIDER is read before AOTRUN_LIBTORCH: docs/PT2.md).
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if lib == "shim":
+        env.pop("AOTRUN_LIBTORCH", None)
+        env["AOTRUN_PROVIDER"] = "shim"
+    else:
+        env.update(AOTRUN_LIBTORCH=lib, AOTRUN_PROVIDER="libtorch")
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -236,7 +250,8 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
         "```",
         "",
         "Each cell is one process (`build/tests/pt2/aoti_matrix_driver`): open the `.pt2` with aotrun's C API "
-        "(`AOTRUN_LIBTORCH` = the libtorch release of the column, from `scripts/fetch-libtorch.sh`), "
+        "(`AOTRUN_LIBTORCH` = the libtorch release of the column, from `scripts/fetch-libtorch.sh`, with "
+        "`AOTRUN_PROVIDER=libtorch`; the `aotrun shim` column: `AOTRUN_PROVIDER=shim` and no libtorch), "
         "create a runner in the mode, run the reference inputs 3 times (graph: warm-up, capture, replay) "
         "and compare each run with the eager PyTorch outputs saved at export, within the manifest's tolerance "
         "(float32: `rtol=1.3e-6, atol=1e-5`; int64 and bool: exact).",
@@ -266,7 +281,11 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
     models = sorted({c["model"] for c in cells})
     order = {"ok": 0, "fb": 1}
     for lt, lib in libs:
-        lines += [f"## libtorch {lt}", "", f"`AOTRUN_LIBTORCH={lib.replace(str(Path.home()), '~')}`", ""]
+        if lib == "shim":
+            lines += [f"## {SHIM}", "", "`AOTRUN_PROVIDER=shim`, no libtorch anywhere (docs/SHIM.md)", ""]
+        else:
+            lines += [f"## libtorch {lt}", "",
+                      f"`AOTRUN_PROVIDER=libtorch AOTRUN_LIBTORCH={lib.replace(str(Path.home()), '~')}`", ""]
         rows = []
         for rel in releases:
             row = [rel]
@@ -378,7 +397,7 @@ def main() -> int:
         args.json.write_text(json.dumps([dict(release=k[0], model=k[1], set=k[2], libtorch=k[3], mode=k[4], **v)
                                          for k, v in sorted(results.items())], indent=1) + "\n")
     if not args.release:
-        argv = [f"--libtorch {l}" for l, _ in libs]
+        argv = [f"--libtorch {'shim' if lib == 'shim' else l}" for l, lib in libs]
         write_matrix(args.out, libs, cells, results, argv)
         update_readme(args.readme)
         print(f"wrote {args.out}, updated {args.readme}", file=sys.stderr)
