@@ -47,7 +47,7 @@ TEST(OmpThreads, TheCpusAreSharedAmongTheInstances) {
   const int cpus = affinity_cpus();
   EXPECT_EQ(aotrun::pt2::omp_threads_per_run(1), cpus);
   EXPECT_EQ(aotrun::pt2::omp_threads_per_run(2), std::max(1, cpus / 2));
-  EXPECT_EQ(aotrun::pt2::omp_threads_per_run(0), cpus);  // no instances given: one
+  EXPECT_EQ(aotrun::pt2::omp_threads_per_run(0), cpus);   // no instances given: one
   EXPECT_EQ(aotrun::pt2::omp_threads_per_run(10000), 1);  // never below one thread
 }
 
