@@ -122,15 +122,17 @@ Input to_channels_last(const Input& x) {
   return y;
 }
 
-// torch.testing.assert_close's float32 defaults; "" when close, else where
-// and by how much.
-std::string close(const float* got, const float* want, int64_t n) {
+// Within rtol/atol (the manifest's per output: torch.testing.assert_close's
+// float32 defaults, or its bfloat16 rtol with the atol a compiled bfloat16
+// model keeps from eager, export_zoo.py); "" when close, else where and by
+// how much.
+std::string close(const float* got, const float* want, int64_t n, double rtol, double atol) {
   double worst = 0;
   int64_t bad = 0, first = -1;
   for (int64_t i = 0; i < n; ++i) {
     const double a = got[i], b = want[i];
     const double diff = std::fabs(a - b);
-    if (!(diff <= 1e-5 + 1.3e-6 * std::fabs(b))) {
+    if (!(diff <= atol + rtol * std::fabs(b))) {
       if (first < 0) first = i;
       ++bad;
     }
@@ -192,6 +194,9 @@ class Zoo : public ::testing::TestWithParam<std::tuple<std::string, aotrun_mode>
     }
     for (const auto& o : info_["outputs"]) {
       output_names_.push_back(o["name"]);
+      out_dtypes_.push_back(o.value("dtype", "float32") == "bfloat16" ? DLDataType{kDLBfloat, 16, 1}
+                                                                      : DLDataType{kDLFloat, 32, 1});
+      out_tol_.emplace_back(o.value("rtol", 1.3e-6), o.value("atol", 1e-5));
       const Npy n = read_npy(kDir + "/" + o["file"].get<std::string>());
       ASSERT_EQ(n.descr, "<f4") << o["file"];
       refs_.emplace_back(reinterpret_cast<const float*>(n.data.data()),
@@ -276,19 +281,31 @@ class Zoo : public ::testing::TestWithParam<std::tuple<std::string, aotrun_mode>
   }
 
   struct Outputs {
-    std::vector<std::vector<float>> data;
+    std::vector<std::vector<char>> data;
     std::vector<std::vector<int64_t>> shapes;
     std::vector<DLTensor> dl;
   };
-  static Outputs outputs_for(const Case& c, float fill) {
+  // Output buffers in each output's dtype, filled with NaN.
+  Outputs outputs_for(const Case& c) const {
     Outputs o;
     o.shapes = c.out_shapes;
-    for (const auto& s : o.shapes) o.data.emplace_back(static_cast<size_t>(numel(s)), fill);
     for (size_t j = 0; j < o.shapes.size(); ++j) {
+      const bool bf16 = out_dtypes_[j].code == kDLBfloat;
+      const size_t n = static_cast<size_t>(numel(o.shapes[j]));
+      o.data.emplace_back(n * (bf16 ? 2 : 4));
+      for (size_t i = 0; i < n; ++i) {
+        if (bf16) {
+          const uint16_t nan = 0x7fc0;
+          std::memcpy(o.data[j].data() + i * 2, &nan, 2);
+        } else {
+          const float nan = NAN;
+          std::memcpy(o.data[j].data() + i * 4, &nan, 4);
+        }
+      }
       o.dl.push_back(DLTensor{o.data[j].data(),
                               {kDLCPU, 0},
                               static_cast<int>(o.shapes[j].size()),
-                              DLDataType{kDLFloat, 32, 1},
+                              out_dtypes_[j],
                               o.shapes[j].data(),
                               nullptr,
                               0});
@@ -303,14 +320,28 @@ class Zoo : public ::testing::TestWithParam<std::tuple<std::string, aotrun_mode>
   }
 
   // Every output equals eager PyTorch's at this case's sizes.
-  void expect_eager(const Case& c, const std::vector<const float*>& got, const std::string& how) {
+  // (bfloat16 outputs are read as the float32 numbers they are.)
+  void expect_eager(const Case& c, const std::vector<const void*>& got, const std::string& how) {
     for (size_t j = 0; j < refs_.size(); ++j) {
-      EXPECT_EQ(close(got[j], refs_[j].data() + c.out_offsets[j], numel(c.out_shapes[j])), "")
+      const int64_t n = numel(c.out_shapes[j]);
+      std::vector<float> as_float(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        if (out_dtypes_[j].code == kDLBfloat) {
+          uint16_t b;
+          std::memcpy(&b, static_cast<const char*>(got[j]) + i * 2, 2);
+          const uint32_t bits = static_cast<uint32_t>(b) << 16;
+          std::memcpy(&as_float[static_cast<size_t>(i)], &bits, 4);
+        } else {
+          std::memcpy(&as_float[static_cast<size_t>(i)], static_cast<const char*>(got[j]) + i * 4, 4);
+        }
+      }
+      EXPECT_EQ(close(as_float.data(), refs_[j].data() + c.out_offsets[j], n, out_tol_[j].first, out_tol_[j].second),
+                "")
           << name_ << " " << c.label() << " (" << how << "), output " << j << " '" << output_names_[j] << "'";
     }
   }
   void expect_eager(const Case& c, const Outputs& o, const std::string& how) {
-    std::vector<const float*> got;
+    std::vector<const void*> got;
     for (const auto& d : o.data) got.push_back(d.data());
     expect_eager(c, got, how);
   }
@@ -332,7 +363,7 @@ class Zoo : public ::testing::TestWithParam<std::tuple<std::string, aotrun_mode>
     }
     std::vector<DLManagedTensor*> owned(c.out_shapes.size(), nullptr);
     AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.get(), dl.data(), dl.size(), owned.data(), owned.size()));
-    std::vector<const float*> got;
+    std::vector<const void*> got;
     for (size_t j = 0; j < owned.size(); ++j) {
       ASSERT_NE(owned[j], nullptr);
       const DLTensor& t = owned[j]->dl_tensor;
@@ -346,7 +377,9 @@ class Zoo : public ::testing::TestWithParam<std::tuple<std::string, aotrun_mode>
           s *= t.shape[d];
         }
       }
-      got.push_back(reinterpret_cast<const float*>(static_cast<const char*>(t.data) + t.byte_offset));
+      EXPECT_EQ(t.dtype.code, out_dtypes_[j].code) << "run_alloc output " << j;
+      EXPECT_EQ(t.dtype.bits, out_dtypes_[j].bits) << "run_alloc output " << j;
+      got.push_back(static_cast<const char*>(t.data) + t.byte_offset);
     }
     expect_eager(c, got, how + ", run_alloc");
     for (DLManagedTensor* t : owned)
@@ -381,6 +414,8 @@ class Zoo : public ::testing::TestWithParam<std::tuple<std::string, aotrun_mode>
   bool other_layout_ = false;  // an input compiled for a layout other than row-major
   std::vector<std::string> output_names_;
   std::vector<std::vector<float>> refs_;
+  std::vector<DLDataType> out_dtypes_;              // per output
+  std::vector<std::pair<double, double>> out_tol_;  // rtol, atol per output
   std::vector<Case> cases_;
   std::unique_ptr<Package> pkg_, padded_pkg_, above_pkg_;
   std::unique_ptr<Runner> runner_, padded_, above_;
@@ -430,13 +465,13 @@ TEST_P(Zoo, EverySizeInTheDeclaredRange) {
     if (!sampled(c, index)) continue;
     SCOPED_TRACE(name_ + " " + c.label());
     std::vector<Input> in = inputs_for(c, false);
-    Outputs out = outputs_for(c, NAN);
+    Outputs out = outputs_for(c);
     const Outcome o = run(*runner_, in, &out);
     if (c.expect == "run") {
       ASSERT_EQ(o.code, AOTRUN_OK) << c.label() << ": " << o.message;
       expect_eager(c, out, "row-major");
       for (int again = 1; again < runs(); ++again) {  // graph replay
-        Outputs out2 = outputs_for(c, NAN);
+        Outputs out2 = outputs_for(c);
         const Outcome o2 = run(*runner_, in, &out2);
         ASSERT_EQ(o2.code, AOTRUN_OK) << c.label() << " replay: " << o2.message;
         expect_eager(c, out2, "row-major, replay");
@@ -444,7 +479,7 @@ TEST_P(Zoo, EverySizeInTheDeclaredRange) {
       // An input compiled for channels_last, handed in that layout too.
       for (int again = 0; other_layout_ && again < runs(); ++again) {
         std::vector<Input> cl = inputs_for(c, true);
-        Outputs out2 = outputs_for(c, NAN);
+        Outputs out2 = outputs_for(c);
         const Outcome o2 = run(*runner_, cl, &out2);
         ASSERT_EQ(o2.code, AOTRUN_OK) << c.label() << " channels_last: " << o2.message;
         expect_eager(c, out2, again ? "channels_last, replay" : "channels_last");
@@ -462,7 +497,7 @@ TEST_P(Zoo, EverySizeInTheDeclaredRange) {
       for (bool model_layout : {false, true}) {
         for (int again = 0; (other_layout_ || !model_layout) && again < runs(); ++again) {
           std::vector<Input> in2 = inputs_for(c, model_layout);
-          Outputs out2 = outputs_for(c, NAN);
+          Outputs out2 = outputs_for(c);
           const Outcome p = run(*padded_, in2, &out2);
           ASSERT_EQ(p.code, AOTRUN_OK) << c.label() << " with pad_batch: " << p.message;
           expect_eager(
@@ -479,15 +514,14 @@ TEST_P(Zoo, EverySizeInTheDeclaredRange) {
       ASSERT_EQ(c.expect, "refused");
       expect_refusal_names_input(o, c, "outside the compiled range");
       // Nothing written to the outputs.
-      for (const auto& d : out.data)
-        for (float v : d) ASSERT_TRUE(std::isnan(v)) << "a refused run wrote its outputs";
+      ASSERT_EQ(out.data, outputs_for(c).data) << "a refused run wrote its outputs (they were NaN)";
       ++refused;
       // Above a maximum torch narrowed: the option says what to do, and
       // with it the model computes eager's numbers.
       if (only_above(c)) {
         EXPECT_NE(o.message.find("pt2_above_compiled_max"), std::string::npos) << o.message;
         for (int again = 0; again < runs(); ++again) {
-          Outputs out2 = outputs_for(c, NAN);
+          Outputs out2 = outputs_for(c);
           const Outcome a = run(*above_, in, &out2);
           ASSERT_EQ(a.code, AOTRUN_OK) << c.label() << " with pt2_above_compiled_max: " << a.message;
           expect_eager(c, out2, again ? "pt2_above_compiled_max, replay" : "pt2_above_compiled_max");
@@ -495,7 +529,7 @@ TEST_P(Zoo, EverySizeInTheDeclaredRange) {
         ++above;
       } else {
         // Below a minimum: the option changes nothing.
-        Outputs out2 = outputs_for(c, NAN);
+        Outputs out2 = outputs_for(c);
         expect_refusal_names_input(run(*above_, in, &out2), c, "below the compiled range, with the option");
       }
     }
