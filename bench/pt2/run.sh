@@ -62,7 +62,7 @@ for pt2 in "$fixtures"/*.pt2; do
     read -r p50 p90 < <("$cli" bench --json --mode "$mode" --duration "$seconds" "${inputs[@]}" "$pt2" 2>/dev/null | us)
     cells+=("$p50 (p90 $p90)")
   done
-  call="" run="" cpp=""
+  call="" run="" cpp="" line=""
   if [[ -n $cpp_bench ]]; then
     files=() i=0
     for n in $names; do files+=("$fixtures/$model.in$i.npy"); i=$((i + 1)); done
@@ -70,7 +70,9 @@ for pt2 in "$fixtures"/*.pt2; do
     cpp="$p50 (p90 $p90)"
   fi
   if [[ -n $py ]]; then
-    line=$("$py" "$root/bench/pt2/bench_torch_loader.py" --threads 1 "$pt2" 2>/dev/null | tail -1)
+    line=$("$py" "$root/bench/pt2/bench_torch_loader.py" --threads 1 "$pt2" 2>/dev/null | tail -1) || true
+  fi
+  if [[ -n ${line:-} ]]; then  # empty: PyTorch's loader failed on this model (the cells say n/a)
     call=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%.1f (p90 %.1f)" % (d["median_us"], d["p90_us"]))' "$line")
     run=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%.1f (p90 %.1f)" % (d["run_median_us"], d["run_p90_us"]))' "$line")
   fi
