@@ -185,10 +185,8 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
     order.push_back(1);
     out_strides = strides_in_order(out_sizes, order);
   }
-  if (dt == kFloat32 && g.n > 0 && g.o > 0) {
-    Tensor out = empty_tensor(out_sizes, out_strides, dt);
-    if (convolution_onednn(input, weight, bias, p, out)) return out;
-  }
+  Tensor out = empty_tensor(out_sizes, out_strides, dt);
+  if (dt == kFloat32 && g.n > 0 && g.o > 0 && convolution_onednn(input, weight, bias, p, out)) return out;
   const int32_t ct = dt == kFloat64 ? kFloat64 : kFloat32;
   Tensor x = empty_contiguous(input.sizes, ct);
   copy_elements(x, input);
@@ -202,7 +200,6 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
       run<float>(x, w, bias, g, y);
     }
   }
-  Tensor out = empty_tensor(out_sizes, out_strides, dt);
   y.sizes = out_sizes;
   y.strides = contiguous_strides(out_sizes);
   copy_elements(out, y);

@@ -17,8 +17,6 @@ dnnl::memory::desc f32_desc(const std::vector<int64_t>& sizes, const std::vector
   return dnnl::memory::desc(d, dnnl::memory::data_type::f32, s);
 }
 
-dnnl::memory::desc f32_desc(const Tensor& t) { return f32_desc(t.sizes, t.strides); }
-
 size_t KeyHash::operator()(const Key& k) const noexcept {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the integers
   for (int64_t x : k.v) {

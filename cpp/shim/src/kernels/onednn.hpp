@@ -17,8 +17,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tensor.hpp"
-
 namespace aotrun::shim::kernels::onednn {
 
 const dnnl::engine& cpu_engine();
@@ -26,9 +24,7 @@ const dnnl::engine& cpu_engine();
 // and its OpenMP team).
 dnnl::stream& thread_stream();
 
-// The descriptor of `t`'s view as it is: its sizes and strides, f32.
-dnnl::memory::desc f32_desc(const Tensor& t);
-// The same over other dims/strides (a grouped view of a weight, say).
+// The f32 descriptor of a view with these sizes and strides (in elements).
 dnnl::memory::desc f32_desc(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 
 // A key of integers (shapes, strides, parameters) for PrimitiveCache.

@@ -1,9 +1,9 @@
 // aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu: attention per
 // (batch, query head) as two GEMMs around a row softmax, in float32 (float64
 // for float64 tensors). Float32 tensors with a unit-stride last dim are read
-// and written in place (sdpa_f32.cpp); others are copied per head here. Floating masks are added to the
-// scores and broadcast to [B, Hq, L, S]; causal masking is
-// top-left aligned (key j > query i is masked); key/value heads are shared by
+// and written in place (sdpa_f32.cpp); others are copied per head here.
+// Floating masks are added to the scores and broadcast to [B, Hq, L, S];
+// causal masking is top-left aligned (key j > query i is masked); key/value heads are shared by
 // Hq / Hk query heads (grouped-query attention). Dropout, boolean masks and
 // a value head size other than the query's are refused, as by PyTorch's CPU
 // kernel.

@@ -16,18 +16,16 @@ namespace aotrun::shim::kernels {
 
 bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale,
               const Tensor& out, const Tensor& logsumexp) {
-  for (const Tensor* t : {&q, &k, &v, &out}) {
-    if (t->sizes[3] > 1 && t->strides[3] != 1) return false;
-  }
   if (mask != nullptr && mask->dtype != kFloat32) return false;
   const int64_t B = q.sizes[0], Hq = q.sizes[1], L = q.sizes[2], E = q.sizes[3];
   const int64_t Hk = k.sizes[1], S = k.sizes[2];
-  // Row strides as BLAS takes them: a single row's stride is free (any
-  // value addresses it), more rows must not overlap.
+  // Unit-stride rows, with row strides as BLAS takes them: a single row's
+  // stride is free (any value addresses it), more rows must not overlap.
   int64_t ld[4];
   const Tensor* ts[] = {&q, &k, &v, &out};
   for (int i = 0; i < 4; ++i) {
     const Tensor& t = *ts[i];
+    if (t.sizes[3] > 1 && t.strides[3] != 1) return false;
     ld[i] = t.sizes[2] <= 1 ? std::max<int64_t>(E, 1) : t.strides[2];
     if (ld[i] < E) return false;
   }
