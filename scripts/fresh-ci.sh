@@ -7,6 +7,10 @@
 # does, on its first run).
 #
 #   bash scripts/fresh-ci.sh [SCRATCH_PARENT]     (default: /tmp)
+#
+# The clone and its three build trees (~4.5 GB) are removed at the end, so
+# repeated runs do not fill the disk that the next CI run builds on; the log
+# stays. AOTRUN_FRESH_CI_KEEP=1 keeps the tree for a post-mortem.
 set -uo pipefail
 top=$(git -C "$(dirname "$0")" rev-parse --show-toplevel) || exit 2
 sha=$(git -C "$top" rev-parse --short HEAD)
@@ -17,6 +21,7 @@ start=$(date +%s)
 CI=true bash .ci/run </dev/null >"$work/ci.log" 2>&1
 rc=$?
 echo "rc=$rc wall=$(($(date +%s) - start))s commit=$sha log=$work/ci.log"
+[ "${AOTRUN_FRESH_CI_KEEP:-0}" = 1 ] || rm -rf "$work/aotrun"
 sed -n '/^=== summary ===$/,$p' "$work/ci.log"
 [ $rc -eq 0 ] || tail -40 "$work/ci.log"
 exit $rc

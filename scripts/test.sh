@@ -8,6 +8,19 @@
 # (CMakePresets.json, vendor.aotrun.minTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Disk first: the three build trees take ~4.5 GB and the compilers' temporary
+# files go to ${TMPDIR:-/tmp}. A full disk otherwise shows up minutes later as
+# "error writing to /tmp/cc*.s: No space left on device" in the middle of the
+# build (a CI run on a shared disk did exactly that).
+for d in . "${TMPDIR:-/tmp}"; do
+  free_mb=$(df -Pm "$d" | awk 'NR == 2 { print $4 }')
+  if [ "$free_mb" -lt 2048 ]; then
+    echo "test.sh: only ${free_mb} MB free on $(cd "$d" && pwd); the builds need ~4.5 GB. Free some space and rerun." >&2
+    exit 1
+  elif [ "$free_mb" -lt 6144 ]; then
+    echo "test.sh: warning: ${free_mb} MB free on $(cd "$d" && pwd); the builds need ~4.5 GB." >&2
+  fi
+done
 bash scripts/install-deps.sh
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 JOBS=$(nproc)
