@@ -10,13 +10,15 @@
 //    replayed between foreign allocations and a graph-memory trim;
 //  - run_alloc handing over device outputs;
 //  - graph mode's cache limit, frozen shapes, eviction;
-//  - each runner's memory in a pool of its own, returned with the runner.
+//  - each runner's memory in a pool of its own, returned with the runner;
+//  - constants updated and swapped while serving, in every mode.
 //
 //   AOTRUN_CUDA_PT2_DIR  NAME.pt2 and the cases NAME.s<k>.in<i>.npy /
 //                        NAME.s<k>.out<j>.npy (tests/gpu/pt2/run.sh)
 // Skips without a CUDA device or without the fixtures.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -352,6 +354,92 @@ TEST(CudaPt2Pools, EachRunnerKeepsItsMemoryInItsOwnPool) {
 }
 
 }  // namespace
+
+// A CUDA model's constants replaced while it serves (C API 1.2). The host
+// hands over host memory and every container gets device copies: a CUDA
+// model's kernels cannot read the host's memory (before, they were handed
+// host pointers). fc2's weight zeroed and its bias set to s make every
+// output element s, so an output names the set it came from; swapping back
+// to the package's own set gives eager's outputs again. Graph mode captures
+// each set's graphs anew. Replacements in device memory are refused.
+class CudaPt2Constants : public testing::TestWithParam<aotrun_mode> {};
+
+TEST_P(CudaPt2Constants, UpdatedSetsServeAndTheOwnSetComesBack) {
+  LOAD_FIXTURE("mlp", cases);
+  Package pkg(cases_pt2);
+  std::string weight, bias;
+  for (const aotrun_constant_info& k : pkg.constants()) {
+    if (std::string(k.original_name) == "fc2.weight") weight = k.name;
+    if (std::string(k.original_name) == "fc2.bias") bias = k.name;
+  }
+  ASSERT_FALSE(weight.empty() || bias.empty()) << "the mlp's constants do not list fc2.weight and fc2.bias";
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  const Pt2Case& c = cases[0];
+  const DLDataType f32{kDLFloat, 32, 1};
+  std::vector<int64_t> w_shape{64, 256}, b_shape{64};
+  // How many output elements differ from s (all of them when the run failed).
+  auto off_from = [&](float s) {
+    CaseBuffers b(c);
+    std::vector<DLTensor> in = b.inputs(), out = b.outputs();
+    aotrun_status* st = aotrun_runner_run(r.get(), in.data(), in.size(), out.data(), out.size());
+    EXPECT_EQ(st, nullptr) << describe(st);
+    const std::vector<float> y = b.out[0]->download();
+    return std::count_if(y.begin(), y.end(), [s](float v) { return v != s; });
+  };
+  // The buffers go when this returns: the update has copied them.
+  auto update = [&](float s) {
+    std::vector<float> w(64 * 256, 0.f), bv(64, s);
+    r.update_constants({{weight.c_str(), aotrun::cxx::tensor_view(w.data(), f32, w_shape.data(), 2)},
+                        {bias.c_str(), aotrun::cxx::tensor_view(bv.data(), f32, b_shape.data(), 1)}});
+  };
+  EXPECT_EQ(run_case(r.get(), c), "");  // the package's own constants
+  update(1.5f);
+  EXPECT_EQ(run_case(r.get(), c), "") << "an update changed the active set before the swap";
+  r.swap_constants();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(off_from(1.5f), 0) << "run " << i << " after the swap";
+  r.swap_constants();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run_case(r.get(), c), "") << "run " << i << " after swapping back";
+  r.swap_constants();
+  EXPECT_EQ(off_from(1.5f), 0);
+  update(-2.25f);  // built from the active set (1.5), replacing the package's own
+  r.swap_constants();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(off_from(-2.25f), 0) << "run " << i << " of the second update";
+  r.swap_constants();
+  EXPECT_EQ(off_from(1.5f), 0);
+  r.free_inactive_constants();
+  EXPECT_EQ(off_from(1.5f), 0);
+
+  // Device memory is not taken as a replacement (the API takes host
+  // memory): refused, naming the constant, and the runner goes on.
+  DeviceArray dev({64}, f32);
+  aotrun_named_tensor on_device{bias.c_str(), *dev.dl()};
+  aotrun_status* st = aotrun_runner_update_constants(r.get(), &on_device, 1, 0);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(aotrun_status_code(st), AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(aotrun_status_message(st)).find(bias), std::string::npos) << aotrun_status_message(st);
+  aotrun_status_free(st);
+  EXPECT_EQ(off_from(1.5f), 0);
+
+  const aotrun_constants_state state = r.constants_state();
+  EXPECT_EQ(state.updates, 2u);
+  EXPECT_EQ(state.swaps, 5u);
+  EXPECT_EQ(state.active_generation, 1u);
+  EXPECT_EQ(state.has_inactive, 0);
+  const aotrun_runner_stats stats = r.stats();
+  EXPECT_EQ(stats.failures, 0u);
+  if (GetParam() == AOTRUN_MODE_GRAPH) {
+    EXPECT_GE(state.graph_recaptures, 2u);
+  }
+  std::printf("[ constants] %s: %llu updates, %llu swaps, %llu graph recaptures\n", aotrun_mode_name(GetParam()),
+              (unsigned long long)state.updates, (unsigned long long)state.swaps,
+              (unsigned long long)state.graph_recaptures);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CudaPt2Constants,
+                         testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const testing::TestParamInfo<aotrun_mode>& i) {
+                           return std::string(aotrun_mode_name(i.param));
+                         });
 
 // Llama's sequence is exported as 8*k: 41 tokens would be cut to 40 by the
 // model without an error, so the run is refused, naming the step.

@@ -50,12 +50,12 @@ say "pt2_shim_cuda_tests: exit $rc, $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \]'
 grep -E '^\[  FAILED  \] [A-Z]' "$out/tests.log" >> "$out/summary.txt"
 [ $rc -eq 0 ] && ! grep -q "SKIPPED \]" "$out/tests.log" || status=1
 timeout 200 "$runner" > "$out/runner.log" 2>&1; rc=$?
-grep -E "^\[ (runner|async|caller|pools|timing) " "$out/runner.log" >> "$out/summary.txt"
+grep -E "^\[ (runner|async|caller|pools|constants|timing)" "$out/runner.log" >> "$out/summary.txt"
 say "pt2_runner_cuda_tests: exit $rc, $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \]' "$out/runner.log" | grep -v '\] [A-Z]' | tr '\n' ' ')"
 grep -E '^\[  FAILED  \] [A-Z]' "$out/runner.log" >> "$out/summary.txt"
 [ $rc -eq 0 ] && ! grep -q "SKIPPED \]" "$out/runner.log" || status=1
 LD_PRELOAD= ldd "$(ls $work/block/*.so)" | grep -E "torch|c10|aotrun|cudart|cublas" >> "$out/summary.txt"
-memcheck_runner='*CudaPt2Runner.*block_*:*CudaPt2Runner.*llama_graph:*CudaPt2CallerCapture.*:*CudaPt2RunAlloc.*:CudaPt2Pools.*:CudaPt2GraphCache.Evict*:*CudaPt2Async.*graph:CudaPt2Refusals.*:*CudaPt2IndexChecks.*'
+memcheck_runner='*CudaPt2Runner.*block_*:*CudaPt2Runner.*llama_graph:*CudaPt2CallerCapture.*:*CudaPt2RunAlloc.*:CudaPt2Pools.*:CudaPt2GraphCache.Evict*:*CudaPt2Async.*graph:CudaPt2Refusals.*:*CudaPt2IndexChecks.*:*CudaPt2Constants.*'
 { AOTRUN_PT2_TIMING_ITERS=2 timeout 150 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 "$bin" \
     --gtest_filter='*/1:*/3:CudaShimPools.*' && timeout 150 compute-sanitizer --tool memcheck --leak-check no \
     --error-exitcode 9 "$runner" --gtest_filter="$memcheck_runner"; } > "$out/memcheck.log" 2>&1; rc=$?

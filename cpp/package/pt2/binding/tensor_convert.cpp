@@ -212,4 +212,23 @@ void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n) 
   }
 }
 
+bool copy_to_cuda(const TorchShim& shim, AtenTensorHandle h, AtenTensorHandle* out, std::string* why) {
+  int64_t dim = 0, *sizes = nullptr, *strides = nullptr;
+  int32_t dtype = 0;
+  AtenTensorHandle dev = nullptr;
+  if (shim.empty_strided == nullptr || shim.copy == nullptr || shim.get_dim(h, &dim) != 0 ||
+      shim.get_sizes(h, &sizes) != 0 || shim.get_strides(h, &strides) != 0 || shim.get_dtype(h, &dtype) != 0 ||
+      shim.empty_strided(dim, sizes, strides, dtype, shim.device_type_cuda, 0, &dev) != 0) {
+    *why = "allocating device memory failed" + shim_error(shim);
+    return false;
+  }
+  if (shim.copy(dev, h, 0) != 0) {
+    *why = "copying to the device failed" + shim_error(shim);
+    (void)shim.delete_tensor_object(dev);
+    return false;
+  }
+  *out = dev;
+  return true;
+}
+
 }  // namespace aotrun::pt2

@@ -44,4 +44,10 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
 // Deletes every non-NULL handle and clears them.
 void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n);
 
+// A new CUDA tensor (device 0, from the pool the calling thread has in use)
+// of `h`'s shape, strides and dtype, holding a copy of its elements; the
+// copy from host memory has finished when this returns. false with *why set
+// when the shim cannot allocate or copy (nothing is left allocated then).
+bool copy_to_cuda(const TorchShim& shim, AtenTensorHandle h, AtenTensorHandle* out, std::string* why);
+
 }  // namespace aotrun::pt2

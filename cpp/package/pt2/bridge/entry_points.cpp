@@ -63,11 +63,11 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
       }
       // Before anything runs it: the model's own constants (with the
       // replacements, when they come from a mapped blob), then the rest.
-      const bool merged = b->constants->provide(*b->lib, c->h, *b->shim, b->constants_list, b->update_plan, entries,
-                                                &c->weights, &c->kept);
+      const bool merged = b->constants->provide(*b->lib, c->h, *b->shim, b->cuda, b->constants_list, b->update_plan,
+                                                entries, &c->weights, &c->kept);
       if (!entries.empty()) {
         apply_constant_updates(*b->lib, c->h, b->update_plan, merged ? std::vector<AotiConstantEntry>{} : entries,
-                               b->has_folded);
+                               b->has_folded, {b->shim, b->cuda, &c->kept});
         if (!b->update_plan.keeps_tensors()) release_kept(*b->shim, &c->kept);  // copied
       }
       settle_specs(*b, c->h);

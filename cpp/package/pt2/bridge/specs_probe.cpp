@@ -20,22 +20,12 @@ namespace aotrun::pt2::bridge {
 // A CUDA model probes on device memory: the zeros of host tensor *h copied
 // into a new CUDA tensor (the shim's, on the legacy stream), which replaces it.
 static bool to_device(const Bridge& b, AtenTensorHandle* h, std::string* why) {
-  const TorchShim& shim = *b.shim;
-  int64_t dim = 0, *sizes = nullptr, *strides = nullptr;
-  int32_t dtype = 0;
   AtenTensorHandle dev = nullptr;
-  if (shim.empty_strided == nullptr || shim.copy == nullptr || shim.get_dim(*h, &dim) != 0 ||
-      shim.get_sizes(*h, &sizes) != 0 || shim.get_strides(*h, &strides) != 0 || shim.get_dtype(*h, &dtype) != 0 ||
-      shim.empty_strided(dim, sizes, strides, dtype, shim.device_type_cuda, 0, &dev) != 0) {
-    *why = "allocating a CUDA probe input failed" + shim_error(shim);
+  if (!copy_to_cuda(*b.shim, *h, &dev, why)) {
+    *why = "a CUDA probe input: " + *why;
     return false;
   }
-  if (shim.copy(dev, *h, 0) != 0) {
-    *why = "copying a probe input to the device failed" + shim_error(shim);
-    (void)shim.delete_tensor_object(dev);
-    return false;
-  }
-  (void)shim.delete_tensor_object(*h);
+  (void)b.shim->delete_tensor_object(*h);
   *h = dev;
   return true;
 }

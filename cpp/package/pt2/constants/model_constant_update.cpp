@@ -163,12 +163,38 @@ UpdatePlan plan_constant_updates(const AotiLibrary& lib, const std::string& so) 
   return p;
 }
 
+namespace {
+
+// A copy of each host constant in device memory, same shape, strides and
+// dtype (a view's storage offset is not kept: the model reads from the data
+// pointer). The shim's copy from host memory returns once the copy is done,
+// so the host's tensor may go as soon as this returns.
+std::vector<AotiConstantEntry> on_device(const ConstantPlacement& p, const std::vector<AotiConstantEntry>& entries) {
+  std::vector<AotiConstantEntry> out;
+  out.reserve(entries.size());
+  p.kept->reserve(p.kept->size() + entries.size());  // no throw between making a handle and keeping it
+  for (const auto& e : entries) {
+    AtenTensorHandle dev = nullptr;
+    std::string why;
+    if (!copy_to_cuda(*p.shim, e.handle, &dev, &why)) {
+      fail(Code::Device, "placing constant '" + std::string(e.name) + "' on the device: " + why);
+    }
+    p.kept->push_back(dev);
+    out.push_back({e.name, dev});
+  }
+  return out;
+}
+
+}  // namespace
+
 void apply_constant_updates(const AotiLibrary& lib, AotiContainerHandle h, const UpdatePlan& plan,
-                            const std::vector<AotiConstantEntry>& entries, bool refold) {
+                            const std::vector<AotiConstantEntry>& given, bool refold,
+                            const ConstantPlacement& placement) {
   const AotiFunctions& f = lib.fn();
   if (plan.form == UpdateForm::None) {
     fail(Code::Unsupported, "replacing the constants of this model is not possible: " + plan.why_none);
   }
+  const std::vector<AotiConstantEntry> entries = placement.cuda ? on_device(placement, given) : given;
   if (!entries.empty()) {
     // Active buffer (the container is new and idle), partial update: the
     // constants not named keep their values.

@@ -50,11 +50,27 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
 // Chooses the newest usable form of `lib` (read from its file at `so`).
 UpdatePlan plan_constant_updates(const AotiLibrary& lib, const std::string& so);
 
+// Where the model's kernels read its constants. Every tensor handed to a
+// model as a constant (the host's replacements, views of an external weights
+// file) is host memory; a CUDA model's kernels cannot read that, so its
+// constants are copied to the device first.
+struct ConstantPlacement {
+  const TorchShim* shim = nullptr;
+  bool cuda = false;
+  // Receives the device tensors made for a CUDA model; the caller deletes
+  // them with the host's once the container no longer uses them.
+  std::vector<AtenTensorHandle>* kept = nullptr;
+};
 // Replaces the named constants of the active buffer of `h` with `entries`
 // (others keep their values), then re-runs constant folding when
-// `refold`. Throws Error UNSUPPORTED (plan.form None) or PACKAGE (the model
-// refused: AOTInductor's message).
+// `refold`. For a CUDA model (placement.cuda) each entry is first copied
+// into a device tensor of its shape, strides and dtype, allocated from the
+// memory pool the calling thread has in use (the container's), and the model
+// gets those. Throws Error UNSUPPORTED (plan.form None), DEVICE (allocating
+// or copying a constant to the device failed: the constant named) or PACKAGE
+// (the model refused: AOTInductor's message).
 void apply_constant_updates(const AotiLibrary& lib, AotiContainerHandle h, const UpdatePlan& plan,
-                            const std::vector<AotiConstantEntry>& entries, bool refold);
+                            const std::vector<AotiConstantEntry>& entries, bool refold,
+                            const ConstantPlacement& placement);
 
 }  // namespace aotrun::pt2

@@ -139,7 +139,7 @@ std::string ModelConstants::describe() const {
   return "in the library";
 }
 
-bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim, bool cuda,
                              const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
                              const std::vector<AotiConstantEntry>& replacements, std::unique_ptr<BlobMapping>* mapping,
                              std::vector<AtenTensorHandle>* kept) const {
@@ -153,7 +153,7 @@ bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
   // exported without its constants keeps a size stub under those symbols.)
   if (linked < 0 && !pickled_ && !blob_) return false;
   const std::string lacks = "the model's constants (" + std::to_string(need) + " bytes) are not in its library";
-  if (pickled_) return provide_pickled(lib, h, shim, list, plan, replacements, mapping, kept, lacks);
+  if (pickled_) return provide_pickled(lib, h, shim, cuda, list, plan, replacements, mapping, kept, lacks);
   if (blob_) {
     // The model reads need bytes from the pointer it is given: never less.
     if (blob_->size() < static_cast<uint64_t>(need)) {
@@ -193,7 +193,7 @@ bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
         entries.push_back({c.info.name.c_str(), t});
         at += c.info.nbytes;
       }
-      apply_constant_updates(lib, h, plan, entries, false);
+      apply_constant_updates(lib, h, plan, entries, false, {&shim, cuda, kept});
       *mapping = std::move(view);
       return true;
     }
@@ -218,7 +218,7 @@ bool ModelConstants::provide(const AotiLibrary& lib, AotiContainerHandle h, cons
                              "package_constants_on_disk=True (2.8, 2.9)");
 }
 
-bool ModelConstants::provide_pickled(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+bool ModelConstants::provide_pickled(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim, bool cuda,
                                      const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
                                      const std::vector<AotiConstantEntry>& replacements,
                                      std::unique_ptr<BlobMapping>* mapping, std::vector<AtenTensorHandle>* kept,
@@ -266,7 +266,7 @@ bool ModelConstants::provide_pickled(const AotiLibrary& lib, AotiContainerHandle
     kept->push_back(t);
     entries.push_back({c.info.name.c_str(), t});
   }
-  apply_constant_updates(lib, h, plan, entries, false);
+  apply_constant_updates(lib, h, plan, entries, false, {&shim, cuda, kept});
   // A copying release has taken the values; the view is kept either way.
   *mapping = std::move(view);
   return true;

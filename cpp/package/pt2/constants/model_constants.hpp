@@ -75,8 +75,10 @@ class ModelConstants {
   // report (no GetConstantDataSize) are trusted to be in the library.
   // `replacements` (the host's, already wrapped) are handed over in the same
   // update as the mapped constants, which they take the place of; returns
-  // true when it did so (else the caller applies them itself).
-  bool provide(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+  // true when it did so (else the caller applies them itself). For a CUDA
+  // model (`cuda`) what is handed over is copied to the device first
+  // (apply_constant_updates); the device tensors go to *kept too.
+  bool provide(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim, bool cuda,
                const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
                const std::vector<AotiConstantEntry>& replacements, std::unique_ptr<BlobMapping>* mapping,
                std::vector<AtenTensorHandle>* kept) const;
@@ -94,7 +96,7 @@ class ModelConstants {
   std::string describe() const;
 
  private:
-  bool provide_pickled(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+  bool provide_pickled(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim, bool cuda,
                        const std::vector<Pt2Constant>& list, const UpdatePlan& plan,
                        const std::vector<AotiConstantEntry>& replacements, std::unique_ptr<BlobMapping>* mapping,
                        std::vector<AtenTensorHandle>* kept, const std::string& lacks) const;
