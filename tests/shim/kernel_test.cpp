@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -457,6 +458,30 @@ TEST(ShimBadInput, UnsupportedKernelArgumentsNameTheOpAndArgument) {
   m = fails(
       aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.h, q.h, q.h, 0.1, 0, nullptr, nullptr, &r0, &r1));
   EXPECT_NE(m.find("'dropout_p'"), std::string::npos) << m;
+}
+
+// Float64 GEMM needs OpenBLAS, which the shim loads only when a float64 GEMM
+// first runs (float32 models never map it). A library that cannot be loaded
+// is a clear error naming it, every time it is asked for, and the real one
+// still serves afterwards.
+TEST(ShimBadInput, Float64GemmNamesAnOpenBlasItCannotLoad) {
+  T a({2, 3}, {3, 1}, kF64, 11), b({3, 2}, {2, 1}, kF64, 12), out({2, 2}, {2, 1}, kF64, 13);
+  const char* missing = "/nonexistent/libopenblas.so.0";
+  ASSERT_EQ(::setenv("AOTRUN_SHIM_OPENBLAS", missing, 1), 0);
+  for (int i = 0; i < 2; ++i) {
+    const std::string m = fails(aoti_torch_cpu_mm_out(out.h, a.h, b.h));
+    EXPECT_NE(m.find("float64 matrix multiplication needs OpenBLAS"), std::string::npos) << m;
+    EXPECT_NE(m.find(missing), std::string::npos) << m;
+    EXPECT_NE(m.find("AOTRUN_SHIM_OPENBLAS"), std::string::npos) << m;
+  }
+  ASSERT_EQ(::unsetenv("AOTRUN_SHIM_OPENBLAS"), 0);
+  ASSERT_EQ(aoti_torch_cpu_mm_out(out.h, a.h, b.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j) {
+      double want = 0;
+      for (int64_t p = 0; p < 3; ++p) want += a.at({i, p}) * b.at({p, j});
+      EXPECT_DOUBLE_EQ(out.at({i, j}), want) << i << ", " << j;
+    }
 }
 
 TEST(ShimBadInput, HandlesAndDevices) {

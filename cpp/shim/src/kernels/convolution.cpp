@@ -7,7 +7,6 @@
 // is channels-last when the input or the weight is, as PyTorch's CPU
 // convolution decides; other outputs are contiguous. Transposed convolution
 // and a non-zero output_padding are refused.
-#include <cblas.h>
 
 #include <algorithm>
 #include <string>
@@ -49,8 +48,7 @@ void gemm_rows<float>(int64_t m, int64_t n, int64_t k, const float* a, const flo
 }
 template <>
 void gemm_rows<double>(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              1.0, a, static_cast<int>(k), b, static_cast<int>(n), 0.0, c, static_cast<int>(n));
+  dgemm(false, false, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
 }
 
 // Geometry with the spatial dims padded to three (leading size-1 dims).

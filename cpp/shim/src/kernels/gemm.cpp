@@ -1,9 +1,8 @@
 // GEMM for 2-d strided views: float32 (and half types, through float32) on
 // oneDNN's sgemm, which picks its kernels by the CPU's features (Debian's
 // OpenBLAS 0.3.21 falls back to SSE3 kernels on CPUs newer than it), float64
-// on OpenBLAS. Operands whose rows or columns are unit-stride go as they
+// on OpenBLAS (loaded when first used). Operands whose rows or columns are unit-stride go as they
 // are (transposed if need be); others are packed first.
-#include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -49,9 +48,7 @@ void blas_gemm<float>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
 template <>
 void blas_gemm<double>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
                        const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
-              c, static_cast<int>(ldc));
+  dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // A view BLAS can read: the tensor itself, or a packed row-major copy of it

@@ -21,6 +21,12 @@ void gemm(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, doubl
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
            int64_t ldb, float beta, float* c, int64_t ldc);
 
+// The same in float64, on OpenBLAS's cblas_dgemm, loaded when first used
+// (dgemm_openblas.cpp; AOTRUN_SHIM_OPENBLAS names another library). Throws
+// ShimError naming the library when it cannot be loaded.
+void dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
 // out = beta * self + alpha * (mat1 @ mat2), self broadcast to out's shape.
 // `out` of other sizes is resized first (resize_output), as libtorch does.
 void addmm(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha);

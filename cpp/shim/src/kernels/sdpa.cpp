@@ -7,7 +7,6 @@
 // Hq / Hk query heads (grouped-query attention). Dropout, boolean masks and
 // a value head size other than the query's are refused, as by PyTorch's CPU
 // kernel.
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -56,8 +55,7 @@ void gemm_nt<float>(int64_t m, int64_t n, int64_t k, float alpha, const float* a
 }
 template <>
 void gemm_nt<double>(int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              alpha, a, static_cast<int>(k), b, static_cast<int>(k), 0.0, c, static_cast<int>(n));
+  dgemm(false, true, m, n, k, alpha, a, k, b, k, 0.0, c, n);
 }
 template <typename T>
 void gemm_nn(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c);  // c = a b
@@ -67,8 +65,7 @@ void gemm_nn<float>(int64_t m, int64_t n, int64_t k, const float* a, const float
 }
 template <>
 void gemm_nn<double>(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              1.0, a, static_cast<int>(k), b, static_cast<int>(n), 0.0, c, static_cast<int>(n));
+  dgemm(false, false, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
 }
 
 // Half-precision inputs: the unnormalised softmax weights are rounded to the
