@@ -1,11 +1,11 @@
 """aotrun (on its own shim, no libtorch) against ONNX Runtime on the model zoo
 of tests/pt2/zoo (issue #26, "Measure").
 
-What it measures, for resnet, mobilenet (channels_last), vit, clip and
-bert_named at one size each (SIZES below, inside the compiled ranges of
-tests/pt2/zoo/README.md), with the same weights (the ONNX models are built
-by tests/pt2/zoo/export_zoo.py's own builders and seeds) and the same inputs
-(the zoo's stored inputs, sliced to the size):
+What it measures, for resnet, mobilenet (channels_last), vit, clip,
+bert_named, gpt2 and llama at one size each (SIZES below, inside the
+compiled ranges of tests/pt2/zoo/README.md), with the same weights (the
+ONNX models are built by tests/pt2/zoo/export_zoo.py's own builders and
+seeds) and the same inputs (the zoo's stored inputs, sliced to the size):
 
   * correctness first: ONNX Runtime's outputs against the zoo's stored eager
     PyTorch references for that case and against `aotrun run --output-dir`
@@ -55,7 +55,8 @@ Options of `bench`: --aotrun PATH (default build/tools/aotrun) and
 rebuild of the tree during the run changes nothing), --zoo DIR (default
 tests/pt2/zoo; `export` takes it too: export from the zoo you measure),
 --models, --threads 1 2, --rounds 5, --duration 2 (seconds per latency
-round), --cold-rounds 5, --models-dir /tmp/ort_models; references, run in
+round), --cold-rounds 5, --models-dir /tmp/ort_models, --verify-only (the
+correctness check alone, nothing measured); references, run in
 each round after the pair: --libtorch DIR (the same .pt2 on libtorch) and
 --openblas-coretype CORE (the shim with OpenBLAS's kernels forced). The
 results file is written line by line as the run goes.
@@ -84,6 +85,8 @@ SIZES = {
     "vit": {"batch": 8},
     "clip": {"texts": 4, "images": 4},
     "bert_named": {"batch": 2, "seq": 64},
+    "gpt2": {"batch": 2, "seq": 16},
+    "llama": {"batch": 2, "seq": 16},
 }
 
 
@@ -386,6 +389,12 @@ def bench(args):
             models.append(name)
         else:
             log("%s: outputs differ, not benchmarked" % name)
+    if args.verify_only:
+        log()
+        log("verified %d of %d models (--verify-only: nothing measured)" % (len(models), len(args.models)))
+        if results:
+            results.close()
+        return
 
     def aot_cmd_inputs(name):
         r = []
@@ -536,6 +545,8 @@ def main():
     b.add_argument("--cold-rounds", type=int, default=5)
     b.add_argument("--duration", type=float, default=2.0)
     b.add_argument("--results")
+    b.add_argument("--verify-only", action="store_true", help="the correctness check only: no latency or cold-open "
+                   "rounds")
     b.add_argument("--zoo", default=ZOO, help="the zoo's directory (default tests/pt2/zoo)")
     b.add_argument("--openblas-coretype", help="also run the .pt2 on the shim with OPENBLAS_CORETYPE set to this "
                    "(a reference: Debian's OpenBLAS 0.3.21 may pick its Prescott kernels on a CPU it does not know)")

@@ -9,6 +9,10 @@
 //                              independent dims (texts x images)
 //   bert_named                 transformers' BertModel: keyword inputs, its
 //                              own ModelOutput, batch x seq
+//   bert_bf16                  bert_named in bfloat16
+//   gpt2, llama                transformers' GPT2LMHeadModel and
+//                              LlamaForCausalLM (grouped-query attention):
+//                              keyword inputs, logits, batch x seq
 // What the manifest (tests/pt2/zoo/manifest.json) says of each case is what
 // is asserted: "run" (in the compiled range: equals eager), "pad_batch" (a
 // batch of independent rows below the compiled minimum: refused naming the

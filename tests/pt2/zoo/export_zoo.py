@@ -30,6 +30,19 @@ size of every dynamic dim in its declared range:
                   ModelOutput (last_hidden_state, pooler_output): the
                   archive's call spec carries the model's names. Swept over
                   batch 1..8 at seq 16 and seq 2..128 at batch 2.
+  gpt2.pt2        transformers' GPT2LMHeadModel (vocabulary 256, 64
+                  positions, 2 layers of width 32, 4 heads, inner 64),
+                  use_cache=False, keyword inputs input_ids and
+                  attention_mask [batch 1..4, seq 2..32] and its own
+                  ModelOutput (logits [batch, seq, 256]). Swept over batch
+                  1..4 at seq 16 and seqs 2, 3, 7, 8, 9, 24, 31, 32 at
+                  batch 2 (LM_CASES).
+  llama.pt2       transformers' LlamaForCausalLM (vocabulary 256, 64
+                  positions, 2 layers of width 32, 4 query heads and 2
+                  key/value heads: grouped-query attention, intermediate
+                  64), use_cache=False, inputs, output and cases as gpt2.
+                  The wrapper binds seq as itself, not as a multiple of 8:
+                  every seq in the range is accepted.
 
     # a venv with torch 2.15.0 (these files: /opt/venvs/torch-2.15.0 with
     # torchvision 0.29.2, timm 1.0.31 and pillow added, transformers 5.24.0)
@@ -256,11 +269,51 @@ def bert_bf16(gen):
     return spec
 
 
+# The decoder language models: batch 1..4 at seq 16 and a spread of seqs
+# 2..32 at batch 2 (float32 logits over the vocabulary are 1 KB a token:
+# every seq would be 1 MB of references per model).
+LM_CASES = [{"batch": b, "seq": 16} for b in range(1, 5)]
+LM_CASES += [{"batch": 2, "seq": s} for s in (2, 3, 7, 8, 9, 24, 31, 32)]
+
+
+def gpt2(gen):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=256, n_embd=32, n_layer=2, n_head=4, n_inner=64, n_positions=64,
+                                       bos_token_id=1, eos_token_id=2, use_cache=False))
+    ids, mask = token_batch(gen, 4, 32, 256)
+    return dict(model=model, source="transformers.GPT2LMHeadModel(GPT2Config(vocab_size=256, n_embd=32, n_layer=2, "
+                "n_head=4, n_inner=64, n_positions=64, bos_token_id=1, eos_token_id=2, use_cache=False)), called "
+                "with keywords; returns its own ModelOutput (logits; no cache)",
+                inputs={"input_ids": ids, "attention_mask": mask},
+                axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+                dims={"batch": (Dim("batch", min=1, max=4), 3), "seq": (Dim("seq", min=2, max=32), 11)},
+                cases=list(LM_CASES), keywords=True, batch_rows=True)
+
+
+def llama(gen):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    # 2 key/value heads for 4 query heads: grouped-query attention.
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                         bos_token_id=1, eos_token_id=2, use_cache=False))
+    ids, mask = token_batch(gen, 4, 32, 256)
+    return dict(model=model, source="transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, "
+                "intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, "
+                "max_position_embeddings=64, bos_token_id=1, eos_token_id=2, use_cache=False)), called with "
+                "keywords; returns its own ModelOutput (logits; no cache)",
+                inputs={"input_ids": ids, "attention_mask": mask},
+                axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+                dims={"batch": (Dim("batch", min=1, max=4), 3), "seq": (Dim("seq", min=2, max=32), 11)},
+                cases=list(LM_CASES), keywords=True, batch_rows=True)
+
+
 BUILDERS = {"resnet": resnet, "resnet_full_range": resnet_full_range, "mobilenet": mobilenet, "vit": vit, "clip": clip,
-            "bert_named": bert_named, "bert_bf16": bert_bf16}
+            "bert_named": bert_named, "bert_bf16": bert_bf16, "gpt2": gpt2, "llama": llama}
 # What is committed (resnet_full_range is made on request only: it shows the
 # narrowed range's cause, and the files stay small; README.md).
-DEFAULT = ["resnet", "mobilenet", "vit", "clip", "bert_named", "bert_bf16"]
+DEFAULT = ["resnet", "mobilenet", "vit", "clip", "bert_named", "bert_bf16", "gpt2", "llama"]
 
 
 def take(t, axes, sizes, channels_last):
