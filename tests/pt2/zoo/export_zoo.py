@@ -276,19 +276,24 @@ LM_CASES = [{"batch": b, "seq": 16} for b in range(1, 5)]
 LM_CASES += [{"batch": 2, "seq": s} for s in (2, 3, 7, 8, 9, 24, 31, 32)]
 
 
+def causal_lm(model, source, gen):
+    """A decoder language model's spec: ids and mask [batch 1..4, seq 2..32]
+    as keywords, its own ModelOutput (logits), LM_CASES."""
+    ids, mask = token_batch(gen, 4, 32, 256)
+    return dict(model=model, source=source + ", called with keywords; returns its own ModelOutput (logits; no cache)",
+                inputs={"input_ids": ids, "attention_mask": mask},
+                axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+                dims={"batch": (Dim("batch", min=1, max=4), 3), "seq": (Dim("seq", min=2, max=32), 11)},
+                cases=list(LM_CASES), keywords=True, batch_rows=True)
+
+
 def gpt2(gen):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     model = GPT2LMHeadModel(GPT2Config(vocab_size=256, n_embd=32, n_layer=2, n_head=4, n_inner=64, n_positions=64,
                                        bos_token_id=1, eos_token_id=2, use_cache=False))
-    ids, mask = token_batch(gen, 4, 32, 256)
-    return dict(model=model, source="transformers.GPT2LMHeadModel(GPT2Config(vocab_size=256, n_embd=32, n_layer=2, "
-                "n_head=4, n_inner=64, n_positions=64, bos_token_id=1, eos_token_id=2, use_cache=False)), called "
-                "with keywords; returns its own ModelOutput (logits; no cache)",
-                inputs={"input_ids": ids, "attention_mask": mask},
-                axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
-                dims={"batch": (Dim("batch", min=1, max=4), 3), "seq": (Dim("seq", min=2, max=32), 11)},
-                cases=list(LM_CASES), keywords=True, batch_rows=True)
+    return causal_lm(model, "transformers.GPT2LMHeadModel(GPT2Config(vocab_size=256, n_embd=32, n_layer=2, n_head=4, "
+                     "n_inner=64, n_positions=64, bos_token_id=1, eos_token_id=2, use_cache=False))", gen)
 
 
 def llama(gen):
@@ -298,15 +303,9 @@ def llama(gen):
     model = LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                          bos_token_id=1, eos_token_id=2, use_cache=False))
-    ids, mask = token_batch(gen, 4, 32, 256)
-    return dict(model=model, source="transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, "
-                "intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, "
-                "max_position_embeddings=64, bos_token_id=1, eos_token_id=2, use_cache=False)), called with "
-                "keywords; returns its own ModelOutput (logits; no cache)",
-                inputs={"input_ids": ids, "attention_mask": mask},
-                axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
-                dims={"batch": (Dim("batch", min=1, max=4), 3), "seq": (Dim("seq", min=2, max=32), 11)},
-                cases=list(LM_CASES), keywords=True, batch_rows=True)
+    return causal_lm(model, "transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, "
+                     "intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, "
+                     "max_position_embeddings=64, bos_token_id=1, eos_token_id=2, use_cache=False))", gen)
 
 
 BUILDERS = {"resnet": resnet, "resnet_full_range": resnet_full_range, "mobilenet": mobilenet, "vit": vit, "clip": clip,
