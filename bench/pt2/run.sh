@@ -66,8 +66,8 @@ for pt2 in "$fixtures"/*.pt2; do
   if [[ -n $cpp_bench ]]; then
     files=() i=0
     for n in $names; do files+=("$fixtures/$model.in$i.npy"); i=$((i + 1)); done
-    read -r p50 p90 < <("$cpp_bench" "$pt2" "${files[@]}" 2>/dev/null)
-    cpp="$p50 (p90 $p90)"
+    # Empty when the C++ loader fails on this model (the cell says n/a).
+    if read -r p50 p90 < <("$cpp_bench" "$pt2" "${files[@]}" 2>/dev/null); then cpp="$p50 (p90 $p90)"; fi
   fi
   if [[ -n $py ]]; then
     line=$("$py" "$root/bench/pt2/bench_torch_loader.py" --threads 1 "$pt2" 2>/dev/null | tail -1) || true

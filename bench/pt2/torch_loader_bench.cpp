@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -17,22 +18,32 @@
 
 namespace {
 
-// A little-endian float32 .npy array, C order.
+// A little-endian .npy array in C order, of a dtype the corpus's inputs
+// use (float32/64, int64/32, bool).
 at::Tensor read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (all.size() < 10 || all.compare(0, 6, "\x93NUMPY") != 0) throw std::runtime_error(path + ": not .npy");
   const size_t hlen = static_cast<unsigned char>(all[8]) | (static_cast<unsigned char>(all[9]) << 8);
   const std::string header = all.substr(10, hlen);
-  if (header.find("'<f4'") == std::string::npos) throw std::runtime_error(path + ": not float32");
+  if (header.find("'fortran_order': False") == std::string::npos) throw std::runtime_error(path + ": not C order");
+  const std::pair<const char*, at::ScalarType> kinds[] = {{"'<f4'", torch::kFloat32}, {"'<f8'", torch::kFloat64},
+                                                          {"'<i8'", torch::kInt64},   {"'<i4'", torch::kInt32},
+                                                          {"'|b1'", torch::kBool}};
+  at::ScalarType type = at::ScalarType::Undefined;
+  for (const auto& [descr, t] : kinds) {
+    if (header.find(descr) != std::string::npos) type = t;
+  }
+  if (type == at::ScalarType::Undefined) throw std::runtime_error(path + ": a dtype this baseline does not read");
   std::vector<int64_t> shape;
   std::stringstream dims(header.substr(header.find('(') + 1, header.find(')') - header.find('(') - 1));
   std::string d;
   while (std::getline(dims, d, ',')) {
     if (d.find_first_of("0123456789") != std::string::npos) shape.push_back(std::stoll(d));
   }
-  auto t = torch::empty(shape, torch::kFloat32);
-  std::memcpy(t.data_ptr(), all.data() + 10 + hlen, t.numel() * sizeof(float));
+  auto t = torch::empty(shape, type);
+  if (all.size() < 10 + hlen + t.nbytes()) throw std::runtime_error(path + ": shorter than its header says");
+  std::memcpy(t.data_ptr(), all.data() + 10 + hlen, t.nbytes());
   return t;
 }
 
