@@ -1,8 +1,8 @@
 // GEMM for 2-d strided views: float32 (and half types, through float32) on
 // oneDNN's sgemm, which picks its kernels by the CPU's features (Debian's
 // OpenBLAS 0.3.21 falls back to SSE3 kernels on CPUs newer than it), float64
-// on OpenBLAS (loaded when first used). Operands whose rows or columns are unit-stride go as they
-// are (transposed if need be); others are packed first.
+// on OpenBLAS (loaded when first used). Operands whose rows or columns are
+// unit-stride go as they are (transposed if need be); others are packed first.
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
