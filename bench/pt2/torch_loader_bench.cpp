@@ -27,8 +27,10 @@ at::Tensor read_npy(const std::string& path) {
   const size_t hlen = static_cast<unsigned char>(all[8]) | (static_cast<unsigned char>(all[9]) << 8);
   const std::string header = all.substr(10, hlen);
   if (header.find("'fortran_order': False") == std::string::npos) throw std::runtime_error(path + ": not C order");
-  const std::pair<const char*, at::ScalarType> kinds[] = {{"'<f4'", torch::kFloat32}, {"'<f8'", torch::kFloat64},
-                                                          {"'<i8'", torch::kInt64},   {"'<i4'", torch::kInt32},
+  const std::pair<const char*, at::ScalarType> kinds[] = {{"'<f4'", torch::kFloat32},
+                                                          {"'<f8'", torch::kFloat64},
+                                                          {"'<i8'", torch::kInt64},
+                                                          {"'<i4'", torch::kInt32},
                                                           {"'|b1'", torch::kBool}};
   at::ScalarType type = at::ScalarType::Undefined;
   for (const auto& [descr, t] : kinds) {

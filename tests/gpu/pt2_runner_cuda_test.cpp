@@ -357,8 +357,9 @@ TEST(CudaPt2Pools, EachRunnerKeepsItsMemoryInItsOwnPool) {
 
 // A CUDA model's constants replaced while it serves (C API 1.2). The host
 // hands over host memory and every container gets device copies: a CUDA
-// model's kernels cannot read the host's memory (before, they were handed
-// host pointers). fc2's weight zeroed and its bias set to s make every
+// model's kernels cannot read the host's memory (before, the model was
+// handed host tensors and refused each update: "mixed device constants").
+// fc2's weight zeroed and its bias set to s make every
 // output element s, so an output names the set it came from; swapping back
 // to the package's own set gives eager's outputs again. Graph mode captures
 // each set's graphs anew. Replacements in device memory are refused.
