@@ -40,17 +40,6 @@ bool channels_last_like(const Tensor& t) {
   return true;
 }
 
-template <typename T>
-void gemm_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c);
-template <>
-void gemm_rows<float>(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-}
-template <>
-void gemm_rows<double>(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
-  dgemm(false, false, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
-}
-
 // Geometry with the spatial dims padded to three (leading size-1 dims).
 struct Geometry {
   int64_t n, c, o, groups, cg, og;
@@ -107,7 +96,8 @@ void run(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry& g
         im2col(xg, g, cols.data());
         src = cols.data();
       }
-      gemm_rows<T>(g.og, ovol, kk, wp + grp * g.og * kk, src, yp + (b * g.o + grp * g.og) * ovol);
+      blas_gemm(false, false, g.og, ovol, kk, T(1), wp + grp * g.og * kk, kk, src, ovol, T(0),
+                yp + (b * g.o + grp * g.og) * ovol, ovol);
     }
   }
   if (bias != nullptr) {

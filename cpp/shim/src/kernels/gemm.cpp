@@ -35,22 +35,6 @@ bool blas_view(int64_t rows, int64_t cols, int64_t s0, int64_t s1, bool* trans, 
   return false;
 }
 
-template <typename T>
-void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
-               int64_t ldb, T beta, T* c, int64_t ldc);
-
-template <>
-void blas_gemm<float>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-template <>
-void blas_gemm<double>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-                       const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
 // A view BLAS can read: the tensor itself, or a packed row-major copy of it
 // (in dtype `as`).
 struct Operand {
@@ -90,11 +74,10 @@ void run(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double
   const T* bp = static_cast<const T*>(pb.t.data());
   T* cp = static_cast<T*>(out.data());
   if (!ct) {
-    blas_gemm<T>(pa.trans, pb.trans, m, n, k, static_cast<T>(alpha), ap, pa.ld, bp, pb.ld, static_cast<T>(beta), cp,
-                 ldc);
+    blas_gemm(pa.trans, pb.trans, m, n, k, static_cast<T>(alpha), ap, pa.ld, bp, pb.ld, static_cast<T>(beta), cp, ldc);
   } else {  // c is column-major: compute c^T = b^T a^T in row-major terms
-    blas_gemm<T>(!pb.trans, !pa.trans, n, m, k, static_cast<T>(alpha), bp, pb.ld, ap, pa.ld, static_cast<T>(beta), cp,
-                 ldc);
+    blas_gemm(!pb.trans, !pa.trans, n, m, k, static_cast<T>(alpha), bp, pb.ld, ap, pa.ld, static_cast<T>(beta), cp,
+              ldc);
   }
   if (!direct) copy_elements(c, out);
 }

@@ -27,6 +27,16 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 void dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
            const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
+// sgemm or dgemm by element type, for kernels templated on it.
+inline void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+inline void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                      const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 // out = beta * self + alpha * (mat1 @ mat2), self broadcast to out's shape.
 // `out` of other sizes is resized first (resize_output), as libtorch does.
 void addmm(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta, double alpha);

@@ -3,10 +3,10 @@
 // for float64 tensors). Float32 tensors with a unit-stride last dim are read
 // and written in place (sdpa_f32.cpp); others are copied per head here.
 // Floating masks are added to the scores and broadcast to [B, Hq, L, S];
-// causal masking is top-left aligned (key j > query i is masked); key/value heads are shared by
-// Hq / Hk query heads (grouped-query attention). Dropout, boolean masks and
-// a value head size other than the query's are refused, as by PyTorch's CPU
-// kernel.
+// causal masking is top-left aligned (key j > query i is masked); key/value
+// heads are shared by Hq / Hk query heads (grouped-query attention).
+// Dropout, boolean masks and a value head size other than the query's are
+// refused, as by PyTorch's CPU kernel.
 
 #include <algorithm>
 #include <cmath>
@@ -47,27 +47,6 @@ Tensor broadcast_mask(const Tensor& m, const std::vector<int64_t>& shape, const 
   return v;
 }
 
-template <typename T>
-void gemm_nt(int64_t m, int64_t n, int64_t k, T alpha, const T* a, const T* b, T* c);  // c = alpha a b^T
-template <>
-void gemm_nt<float>(int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b, float* c) {
-  sgemm(false, true, m, n, k, alpha, a, k, b, k, 0.0f, c, n);
-}
-template <>
-void gemm_nt<double>(int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b, double* c) {
-  dgemm(false, true, m, n, k, alpha, a, k, b, k, 0.0, c, n);
-}
-template <typename T>
-void gemm_nn(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c);  // c = a b
-template <>
-void gemm_nn<float>(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-}
-template <>
-void gemm_nn<double>(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
-  dgemm(false, false, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
-}
-
 // Half-precision inputs: the unnormalised softmax weights are rounded to the
 // input type before the second GEMM (PyTorch's CPU kernel multiplies them in
 // that type, accumulating in float32), the row sums are not.
@@ -93,8 +72,9 @@ void run(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, 
         copy_elements(ks, slice2d(k, b, h / group));
         copy_elements(vs, slice2d(v, b, h / group));
       }
-      gemm_nt<T>(L, S, E, static_cast<T>(scale), static_cast<const T*>(qs.data()), static_cast<const T*>(ks.data()),
-                 sp);
+      // scores = scale * q k^T
+      blas_gemm(false, true, L, S, E, static_cast<T>(scale), static_cast<const T*>(qs.data()), E,
+                static_cast<const T*>(ks.data()), E, T(0), sp, S);
       for (int64_t i = 0; i < L; ++i) {
         T* row = sp + i * S;
         if (mask != nullptr) {
@@ -130,7 +110,9 @@ void run(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, 
         for (int64_t j = 0; j < S; ++j) row[j] /= sum;
         lp[i] = mx + std::log(sum);
       }
-      gemm_nn<T>(L, Ev, S, sp, static_cast<const T*>(vs.data()), static_cast<T*>(o.data()));
+      blas_gemm(false, false, L, Ev, S, T(1), sp, S, static_cast<const T*>(vs.data()), Ev, T(0),
+                static_cast<T*>(o.data()),
+                Ev);  // o = p v
       copy_elements(slice2d(out, b, h), o);
       Tensor lv = lse;  // lse[b, h, :]
       lv.sizes = {L};
