@@ -1,6 +1,6 @@
 // aoti_torch_cpu_convolution: forward convolution of 1-3 spatial dims. Float32
 // runs on oneDNN (convolution_onednn.cpp); other dtypes, and geometries
-// oneDNN has no implementation for, by im2col + GEMM (OpenBLAS) in float32
+// oneDNN has no implementation for, by im2col + GEMM (blas_gemm) in float32
 // (float64 for float64 tensors).
 // Groups (depthwise included), stride, padding, dilation, optional bias; any
 // input/weight strides (channels-last included). A 2-d convolution's output
