@@ -10,7 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <omp.h>
 
 #include "aotrun_shim/shim.h"
 #include "shim_api.hpp"
@@ -296,6 +299,80 @@ TEST(ShimKernels, ConvolutionMatchesNaive) {
   for (const auto& c : cases) {
     check_conv(c, kF32);
     check_conv(c, kBF16);
+  }
+}
+
+// Issue #40: oneDNN's GEMM-based convolution (every Conv1d of a speech stem,
+// large dilations) crashed when it ran on a thread other than the one that
+// first ran its shape, and primitives built for one OpenMP team size were
+// reused at another. Each geometry here runs on this thread, then on new
+// threads at team sizes 1-3, then on two threads at once; every result
+// against the naive reference.
+void conv_on_threads(const Conv& c, int32_t dt) {
+  check_conv(c, dt);
+  for (int team : {1, 2, 3}) {
+    std::thread t([&] {
+      omp_set_num_threads(team);
+      check_conv(c, dt);
+    });
+    t.join();
+  }
+  std::thread a([&] { check_conv(c, dt); }), b([&] {
+    omp_set_num_threads(2);
+    check_conv(c, dt);
+  });
+  a.join();
+  b.join();
+}
+
+TEST(ShimKernels, ConvolutionFromAnyThreadAtAnyTeamSize) {
+  const std::vector<Conv> cases = {
+      {{2, 40, 200}, 64, {3}, {1}, {1}, {1}, 1, true, false},                   // speech stem (gemm:jit)
+      {{1, 64, 8, 8}, 32, {3, 3}, {1, 1}, {12, 12}, {12, 12}, 1, true, false},  // ASPP branch
+      {{2, 4, 64}, 8, {4}, {4}, {0}, {1}, 1, true, false},                      // strided conv1d
+      {{1, 16, 9, 9}, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false, true},      // direct, channels-last
+  };
+  for (const auto& c : cases) conv_on_threads(c, kF32);
+}
+
+// Random geometries (1d/2d/3d; stride, padding, dilation, groups including
+// depthwise; channels-last or not; bias or not; float32 and bfloat16), each
+// on three threads as above. A fixed seed; AOTRUN_CONV_FUZZ_CASES sets how
+// many (default 24; more by hand).
+TEST(ShimKernels, ConvolutionFuzzAcrossThreads) {
+  const char* env = std::getenv("AOTRUN_CONV_FUZZ_CASES");
+  const int n = env != nullptr ? std::atoi(env) : 24;
+  uint32_t s = 20261128u;
+  auto next = [&](int lo, int hi) {  // uniform in [lo, hi]
+    s = s * 1664525u + 1013904223u;
+    return lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
+  };
+  for (int i = 0; i < n; ++i) {
+    Conv c;
+    const int nd = next(1, 3);
+    const int64_t groups = std::vector<int64_t>{1, 1, 2, 3}[next(0, 3)];
+    const bool depthwise = next(0, 4) == 0;
+    const int64_t cg = next(1, 4);
+    const int64_t in_c = groups * cg;
+    c.groups = depthwise ? in_c : groups;
+    c.oc = c.groups * next(1, 3);
+    c.in = {next(1, 3), in_c};
+    for (int d = 0; d < nd; ++d) {
+      const int64_t k = next(1, nd == 3 ? 3 : 5), dil = next(1, 3), pad = next(0, 3), stride = next(1, 3);
+      // An input at least as large as the dilated kernel less the padding.
+      const int64_t span = dil * (k - 1) + 1;
+      const int64_t size = std::max<int64_t>(span - 2 * pad, 1) + next(0, nd == 3 ? 4 : 9);
+      c.k.push_back(k);
+      c.dil.push_back(dil);
+      c.pad.push_back(pad);
+      c.stride.push_back(stride);
+      c.in.push_back(size);
+    }
+    c.bias = next(0, 1) == 1;
+    c.cl = nd >= 2 && next(0, 1) == 1;
+    const int32_t dt = next(0, 3) == 0 ? kBF16 : kF32;
+    SCOPED_TRACE("fuzz case " + std::to_string(i));
+    conv_on_threads(c, dt);
   }
 }
 

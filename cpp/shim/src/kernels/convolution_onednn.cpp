@@ -3,7 +3,9 @@
 // them: no copies), the weight is reordered into the layout the chosen
 // implementation wants on each call (Inductor hands it over as an
 // intermediate it rewrote, so it cannot be kept packed across calls), and
-// the bias is applied by the primitive. One primitive per geometry, cached.
+// the bias is applied by the primitive. One primitive per geometry and
+// OpenMP team size, cached; each takes the calling thread's scratchpad
+// (onednn.hpp says why).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -25,6 +27,7 @@ struct ConvPrimitive {
   std::optional<dnnl::convolution_forward> conv;
   std::optional<dnnl::reorder> weight_reorder;  // the caller's weight layout -> the primitive's
   memory::desc src, weight_user, weight, bias, dst;
+  memory::desc conv_scratch, reorder_scratch;
 };
 
 onednn::PrimitiveCache<ConvPrimitive>& cache() {
@@ -90,12 +93,16 @@ std::shared_ptr<ConvPrimitive> build(const Tensor& x, const Tensor& w, bool has_
                                                 e->src, weight_any, e->bias, e->dst, strides, dil, pad, pad)
                                     : fwd::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                 e->src, weight_any, e->dst, strides, dil, pad, pad);
-    const fwd::primitive_desc pd(desc, onednn::cpu_engine());
+    const dnnl::primitive_attr attr = onednn::user_scratchpad();
+    const fwd::primitive_desc pd(desc, attr, onednn::cpu_engine());
     e->weight = pd.weights_desc();
+    e->conv_scratch = pd.scratchpad_desc();
     e->conv.emplace(pd);
     if (e->weight != e->weight_user) {
-      e->weight_reorder.emplace(
-          dnnl::reorder::primitive_desc(onednn::cpu_engine(), e->weight_user, onednn::cpu_engine(), e->weight));
+      const dnnl::reorder::primitive_desc rpd(onednn::cpu_engine(), e->weight_user, onednn::cpu_engine(), e->weight,
+                                              attr);
+      e->reorder_scratch = rpd.scratchpad_desc();
+      e->weight_reorder.emplace(rpd);
     }
     e->implemented = true;
   } catch (const dnnl::error& err) {
@@ -124,7 +131,7 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     }
   }
   onednn::Key key;
-  key.v = {p.groups, bias != nullptr ? 1 : 0};
+  key.v = {onednn::team_size(), p.groups, bias != nullptr ? 1 : 0};
   const std::vector<int64_t>* parts[] = {&x.sizes,     &x.strides, &weight.sizes, &weight.strides,
                                          &out.strides, &p.stride,  &p.padding,    &p.dilation};
   for (const std::vector<int64_t>* v : parts) append(key.v, *v);
@@ -139,11 +146,14 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     if (e->weight_reorder) {
       packed.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
       w = memory(e->weight, eng, packed.data());
-      e->weight_reorder->execute(s, w_user, w);
+      e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
+                                     {DNNL_ARG_TO, w},
+                                     {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->reorder_scratch)}});
     }
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e->src, eng, x.data())},
                                             {DNNL_ARG_WEIGHTS, w},
-                                            {DNNL_ARG_DST, memory(e->dst, eng, out.data())}};
+                                            {DNNL_ARG_DST, memory(e->dst, eng, out.data())},
+                                            {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->conv_scratch)}};
     if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, b.data()));
     e->conv->execute(s, args);
     s.wait();

@@ -1,5 +1,7 @@
 #include "kernels/onednn.hpp"
 
+#include <omp.h>
+
 namespace aotrun::shim::kernels::onednn {
 
 const dnnl::engine& cpu_engine() {
@@ -11,6 +13,25 @@ dnnl::stream& thread_stream() {
   thread_local dnnl::stream s(cpu_engine());
   return s;
 }
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
+  // Page-aligned, as oneDNN's own scratchpad is.
+  constexpr size_t kAlign = 4096;
+  thread_local std::vector<unsigned char> buffer;
+  const size_t bytes = desc.get_size();
+  if (bytes == 0) return dnnl::memory(desc, cpu_engine(), nullptr);
+  if (buffer.size() < bytes + kAlign) buffer.resize(bytes + kAlign);
+  const uintptr_t at = (reinterpret_cast<uintptr_t>(buffer.data()) + kAlign - 1) & ~uintptr_t(kAlign - 1);
+  return dnnl::memory(desc, cpu_engine(), reinterpret_cast<void*>(at));
+}
+
+int64_t team_size() { return omp_get_max_threads(); }
 
 dnnl::memory::desc f32_desc(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
   dnnl::memory::dims d(sizes.begin(), sizes.end()), s(strides.begin(), strides.end());

@@ -3,8 +3,20 @@
 // of built primitives. Building a primitive (choosing an implementation,
 // generating its code) costs tens of microseconds; a model calls the same
 // convolution with the same shapes on every run, so each shape is built once
-// per process and reused from every thread (oneDNN primitives are immutable
-// and may run concurrently).
+// per process and reused from every thread.
+//
+// What makes that reuse valid (issue #40): a primitive is immutable and may
+// run concurrently only when it owns no hidden state, and oneDNN 2.x's
+// default ("library") scratchpad is hidden state: implementations marked as
+// using the global scratchpad (the GEMM-based convolution, x64:gemm:jit)
+// take their temporary buffer from a thread-local one that oneDNN grows
+// while *creating* the primitive on the creating thread. Run on another
+// thread, the same primitive reads that thread's buffer, which is smaller or
+// absent: a segfault inside dnnl_primitive_execute. So every primitive of
+// the shim is built with user_scratchpad() and executed with the calling
+// thread's own buffer (scratchpad_for), and a primitive is keyed by the
+// OpenMP team size it was built for (team_size()): oneDNN sizes its
+// per-thread work at creation.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -23,6 +35,20 @@ const dnnl::engine& cpu_engine();
 // This thread's stream on cpu_engine() (in-order, runs on the caller's thread
 // and its OpenMP team).
 dnnl::stream& thread_stream();
+
+// Attributes that make a primitive take its scratchpad from the caller
+// (DNNL_ARG_SCRATCHPAD) instead of oneDNN's thread-local global one.
+dnnl::primitive_attr user_scratchpad();
+
+// A scratchpad for `desc` (a primitive descriptor's scratchpad_desc()) in
+// this thread's buffer, grown as needed and kept for the thread's life. Valid
+// until the next call on this thread; a zero-sized desc gives an empty
+// memory that oneDNN accepts.
+dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
+
+// The OpenMP team a primitive built now is sized for (omp_get_max_threads()
+// on this thread): part of every cache key.
+int64_t team_size();
 
 // The f32 descriptor of a view with these sizes and strides (in elements).
 dnnl::memory::desc f32_desc(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
