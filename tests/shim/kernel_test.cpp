@@ -501,9 +501,20 @@ TEST(ShimBadInput, UnsupportedKernelArgumentsNameTheOpAndArgument) {
   T x({1, 2, 5, 5}, rowmajor({1, 2, 5, 5}), kF32, 1), w({2, 2, 3, 3}, rowmajor({2, 2, 3, 3}), kF32, 2);
   const int64_t one[] = {1, 1}, zero[] = {0, 0}, opad[] = {1, 0};
   AtenTensorHandle out = nullptr;
-  std::string m = fails(aoti_torch_cpu_convolution(x.h, w.h, nullptr, one, 2, zero, 2, one, 2, 1, zero, 2, 1, &out));
+  // An integer dtype (transposed convolution is supported since aotrun-shim 1.3).
+  std::vector<int64_t> xi(50, 1), wi(36, 1);
+  const int64_t xs[] = {1, 2, 5, 5}, xst[] = {50, 25, 5, 1}, ws[] = {2, 2, 3, 3}, wst[] = {18, 9, 3, 1};
+  AtenTensorHandle xh = nullptr, wh = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(xi.data(), 4, xs, xst, 0, aoti_torch_dtype_int64(), 0, 0, &xh),
+            AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(wi.data(), 4, ws, wst, 0, aoti_torch_dtype_int64(), 0, 0, &wh),
+            AOTI_TORCH_SUCCESS);
+  std::string m = fails(aoti_torch_cpu_convolution(xh, wh, nullptr, one, 2, zero, 2, one, 2, 1, zero, 2, 1, &out));
   EXPECT_NE(m.find("aoti_torch_cpu_convolution"), std::string::npos) << m;
-  EXPECT_NE(m.find("'transposed'"), std::string::npos) << m;
+  EXPECT_NE(m.find("'input'"), std::string::npos) << m;
+  EXPECT_NE(m.find("int64"), std::string::npos) << m;
+  aoti_torch_delete_tensor_object(xh);
+  aoti_torch_delete_tensor_object(wh);
   m = fails(aoti_torch_cpu_convolution(x.h, w.h, nullptr, one, 2, zero, 2, one, 2, 0, opad, 2, 1, &out));
   EXPECT_NE(m.find("'output_padding'"), std::string::npos) << m;
   m = fails(aoti_torch_cpu_convolution(x.h, w.h, nullptr, one, 2, zero, 2, one, 2, 0, zero, 2, 3, &out));

@@ -33,7 +33,12 @@ extern "C" {
 
 const char* aotrun_shim_last_error(void) { return aotrun::shim::last_error(); }
 
-const char* aotrun_shim_version(void) { return "aotrun-shim 1.1.0"; }
+#define AOTRUN_SHIM_STR_(x) #x
+#define AOTRUN_SHIM_STR(x) AOTRUN_SHIM_STR_(x)
+const char* aotrun_shim_version(void) {
+  return "aotrun-shim " AOTRUN_SHIM_STR(AOTRUN_SHIM_VERSION_MAJOR) "." AOTRUN_SHIM_STR(
+      AOTRUN_SHIM_VERSION_MINOR) "." AOTRUN_SHIM_STR(AOTRUN_SHIM_VERSION_PATCH);
+}
 
 void aotrun_shim_set_last_error(const char* message) {
   if (message == nullptr || *message == '\0') {

@@ -1,11 +1,15 @@
-/* aotrun's implementation of AOTInductor's C shim for CPU (libaotrun_shim.so.1).
+/* aotrun's implementation of AOTInductor's C shim (libaotrun_shim.so.1): the
+ * device-neutral functions and the CPU kernels.
  *
  * Declarations written for aotrun from PyTorch's documented behaviour of the
- * `aoti_torch_*` functions that AOTInductor-generated CPU code calls (torch
+ * `aoti_torch_*` functions that AOTInductor-generated code calls (torch
  * 2.6-2.15). The ABI (names, argument types, integer codes) is PyTorch's, so
  * that a model library built against libtorch binds to this library instead.
  * Every function returning AOTITorchError returns AOTI_TORCH_SUCCESS (0) or
  * AOTI_TORCH_FAILURE (1); on failure aotrun_shim_last_error() says why.
+ * Tensors of another device get their memory through a device layer
+ * (device_layer.h); the CUDA one, with the CUDA-only functions, is
+ * libaotrun_shim_cuda.so.1 (cpp/shim/cuda/include/aotrun_shim/cuda.h).
  * See docs/SHIM.md. */
 #ifndef AOTRUN_SHIM_SHIM_H_
 #define AOTRUN_SHIM_SHIM_H_
@@ -20,6 +24,14 @@ extern "C" {
 
 #define AOTRUN_SHIM_API __attribute__((visibility("default")))
 
+/* The shim's version, that of libaotrun_shim.so.1 and libaotrun_shim_cuda.so.1
+ * (their CMake VERSION) and of aotrun_shim_version()'s string. A minor adds
+ * functions; "since aotrun-shim x.y" in these headers names the minor that
+ * added one. tests/docs/check_docs.py checks that they agree. */
+#define AOTRUN_SHIM_VERSION_MAJOR 1
+#define AOTRUN_SHIM_VERSION_MINOR 3
+#define AOTRUN_SHIM_VERSION_PATCH 0
+
 typedef int32_t AOTITorchError;
 #define AOTI_TORCH_SUCCESS 0
 #define AOTI_TORCH_FAILURE 1
@@ -33,7 +45,7 @@ typedef struct AtenTensorOpaque* AtenTensorHandle;
 /* The message of this thread's last failure ("" if none). Valid until the next
  * failing call on this thread. */
 AOTRUN_SHIM_API const char* aotrun_shim_last_error(void);
-/* "aotrun-shim <version>". */
+/* "aotrun-shim <major>.<minor>.<patch>" (AOTRUN_SHIM_VERSION_*). */
 AOTRUN_SHIM_API const char* aotrun_shim_version(void);
 
 /* --- constants ------------------------------------------------------------ */
@@ -183,7 +195,9 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenT
                                                      AtenTensorHandle mat2);
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
                                                       AtenTensorHandle mat2);
-/* bias may be NULL or point to NULL (no bias). */
+/* bias may be NULL or point to NULL (no bias). transposed != 0: weight
+ * [C_in, C_out / groups, k...] and output_padding applies (since aotrun-shim
+ * 1.3; before, refused). */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_convolution(
     AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
     const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
@@ -195,6 +209,83 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attentio
 /* dtype may be NULL (then: self's dtype, integers and bool promoted to int64). */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                      AtenTensorHandle* ret0);
+
+/* --- sorting, searching, data-dependent sizes and scatter (CPU; since
+ * aotrun-shim 1.3) ----------------------------------------------------- */
+/* dtype may be NULL (then: self's dtype, integers and bool promoted to int64). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_cumprod(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                      AtenTensorHandle* ret0);
+/* ret0: sorted values, ret1: int64 indices; NaN sorts above every number.
+ * stable may be NULL (not stable). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_sort_stable(AtenTensorHandle self, int32_t* stable, int64_t dim,
+                                                          int32_t descending, AtenTensorHandle* ret0,
+                                                          AtenTensorHandle* ret1);
+/* ret0: the k largest (largest != 0) or smallest values along dim, ret1: their int64 indices. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_topk(AtenTensorHandle self, int64_t k, int64_t dim, int32_t largest,
+                                                   int32_t sorted, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* side may be NULL or point to "left"/"right"; sorter may be NULL or point to
+ * NULL. ret0: int64 (int32 when out_int32) of self's shape. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_searchsorted_Tensor(AtenTensorHandle sorted_sequence,
+                                                                  AtenTensorHandle self, int32_t out_int32,
+                                                                  int32_t right, const char** side,
+                                                                  AtenTensorHandle* sorter, AtenTensorHandle* ret0);
+/* boundaries: 1-d, sorted. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_bucketize_Tensor(AtenTensorHandle self, AtenTensorHandle boundaries,
+                                                               int32_t out_int32, int32_t right,
+                                                               AtenTensorHandle* ret0);
+/* ret0: [n, self's ndim] int64 coordinates of the non-zero elements. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* ret0: 1-d, self's elements where the bool mask (broadcast with self) is true. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_masked_select(AtenTensorHandle self, AtenTensorHandle mask,
+                                                            AtenTensorHandle* ret0);
+/* repeats: 1-d int64 or int32; output_size may be NULL (else must equal the sum). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_repeat_interleave_Tensor(AtenTensorHandle repeats, int64_t* output_size,
+                                                                       AtenTensorHandle* ret0);
+/* out = self, then out[index along dim] = src / value. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_scatter_src_out(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                                                              AtenTensorHandle index, AtenTensorHandle src);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_scatter_value_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                int64_t dim, AtenTensorHandle index, double value);
+/* reduce: "sum", "prod", "mean", "amax" or "amin"; include_self: whether
+ * self's values take part. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_scatter_reduce_two_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                     int64_t dim, AtenTensorHandle index,
+                                                                     AtenTensorHandle src, const char* reduce,
+                                                                     int32_t include_self);
+
+/* --- quantized linear, batched products, distances, selection and bags
+ * (CPU; since aotrun-shim 1.3) ---------------------------------------- */
+/* int8 weight-only linear: self [M, K] float32, bfloat16 or float16 (rows
+ * unit-stride), mat2 [N, K] int8 (contiguous), scales [N] of self's dtype.
+ * ret0 [M, N] = self @ (mat2 * scales[:, None])^T, self's dtype. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
+                                                                  AtenTensorHandle scales, AtenTensorHandle* ret0);
+/* out = beta * self + alpha * (batch1 @ batch2) for each batch; self
+ * broadcast to [b, n, p], not read when beta == 0. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                          AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
+                                                          double alpha);
+/* p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]:
+ * ret0 [..., P, R]. compute_mode may be NULL (0: the matrix method for p = 2
+ * when P or R exceeds 25; 1: always for p = 2; 2: never). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__cdist_forward(AtenTensorHandle x1, AtenTensorHandle x2, double p,
+                                                             int64_t* compute_mode, AtenTensorHandle* ret0);
+/* ret0: the k-th smallest value along dim (k counted from 1, NaN above every
+ * number), ret1: its int64 index; dim kept as size 1 when keepdim. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_kthvalue(AtenTensorHandle self, int64_t k, int64_t dim, int32_t keepdim,
+                                                       AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* Bags of weight rows: mode 0 sum, 1 mean, 2 max; bag j starts at offsets[j]
+ * (include_last_offset: the last offset ends the last bag); per_sample_weights
+ * may be NULL or point to NULL (mode sum only); indices equal to padding_idx
+ * (>= 0) are skipped; scale_grad_by_freq and sparse only concern gradients.
+ * ret0 output [bags, D], ret1 offset2bag, ret2 bag_size, ret3 max_indices. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices,
+                                                             AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+                                                             int64_t mode, int32_t sparse,
+                                                             AtenTensorHandle* per_sample_weights,
+                                                             int32_t include_last_offset, int64_t padding_idx,
+                                                             AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                                                             AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
 #ifdef __cplusplus
 }

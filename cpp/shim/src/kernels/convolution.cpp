@@ -5,8 +5,9 @@
 // Groups (depthwise included), stride, padding, dilation, optional bias; any
 // input/weight strides (channels-last included). A 2-d convolution's output
 // is channels-last when the input or the weight is, as PyTorch's CPU
-// convolution decides; other outputs are contiguous. Transposed convolution
-// and a non-zero output_padding are refused.
+// convolution decides; other outputs are contiguous. A non-zero
+// output_padding is refused. Transposed convolution (transposed=1) runs in
+// convolution_transpose.cpp.
 
 #include <algorithm>
 #include <string>
@@ -216,14 +217,15 @@ AOTITorchError conv_entry(const char* op, AtenTensorHandle input, AtenTensorHand
   return guard(op, [&] {
     const Tensor& in = as_tensor(input, "input");
     const Tensor& w = as_tensor(weight, "weight");
-    if (transposed != 0) kernels::fail_arg(op, "transposed", "is set: transposed convolution is not supported");
-    for (int64_t i = 0; i < output_padding_len; ++i) {
-      if (output_padding != nullptr && output_padding[i] != 0) {
-        kernels::fail_arg(op, "output_padding", "is non-zero, which is not supported");
-      }
-    }
     const int64_t nd = in.dim() - 2;
     if (nd < 1) kernels::fail_arg(op, "input", "must have at least 3 dims");
+    if (transposed == 0) {
+      for (int64_t i = 0; i < output_padding_len; ++i) {
+        if (output_padding != nullptr && output_padding[i] != 0) {
+          kernels::fail_arg(op, "output_padding", "is non-zero, which is not supported");
+        }
+      }
+    }
     kernels::ConvParams p;
     p.stride = expand(stride, stride_len, nd, op, "stride");
     p.padding = expand(padding, padding_len, nd, op, "padding");
@@ -234,7 +236,10 @@ AOTITorchError conv_entry(const char* op, AtenTensorHandle input, AtenTensorHand
       b = &as_tensor(*bias, "bias");
       if (!b->defined()) b = nullptr;
     }
-    Tensor out = kernels::convolution(in, w, b, p, op);
+    Tensor out = transposed != 0
+                     ? kernels::convolution_transpose(
+                           in, w, b, p, expand(output_padding, output_padding_len, nd, op, "output_padding"), op)
+                     : kernels::convolution(in, w, b, p, op);
     *out_arg(ret0, "ret0") = new_handle(std::move(out));
   });
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tensor.hpp"
@@ -51,6 +52,12 @@ struct ConvParams {
 // a new tensor, channels-last when the input or the weight is.
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op);
 
+// Transposed convolution (convolution_transpose.cpp): weight
+// [C_in, C_out / groups, k...], one output_padding per spatial dim (each
+// smaller than the stride or the dilation there).
+Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
+                             const std::vector<int64_t>& output_padding, const char* op);
+
 // The float32 convolution on oneDNN, into `out` (allocated by the caller in
 // the output's layout). False when oneDNN has no implementation for this
 // geometry and layout (the caller falls back to im2col).
@@ -75,6 +82,61 @@ float exp_sum(float* row, int64_t n, float max);
 
 // Cumulative sum along dim into a new contiguous tensor of `dtype`.
 Tensor cumsum(const Tensor& self, int64_t dim, int32_t dtype, const char* op);
+// Cumulative product, the same way (cumprod.cpp).
+Tensor cumprod(const Tensor& self, int64_t dim, int32_t dtype, const char* op);
+
+// Sorts along dim (sort.cpp): values laid out like self (densely when self
+// is not dense) and int64 indices; NaN above every number.
+void sort(const Tensor& self, bool stable, int64_t dim, bool descending, Tensor* values, Tensor* indices,
+          const char* op);
+// The k largest (or smallest) along dim, contiguous results.
+void topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted, Tensor* values, Tensor* indices,
+          const char* op);
+
+// Insertion points of self's elements in `seq` (search.cpp): `seq` 1-d or
+// one row per leading index of self; side (may be null) "left"/"right";
+// sorter (may be null) an int64 permutation of each row. `seq_arg` names
+// the sequence in errors ("sorted_sequence", "boundaries").
+Tensor searchsorted(const Tensor& seq, const Tensor& self, bool out_int32, bool right, const char* side,
+                    const Tensor* sorter, const char* op, const char* seq_arg);
+
+// Data-dependent sizes (select.cpp).
+Tensor nonzero(const Tensor& self, const char* op);
+Tensor masked_select(const Tensor& self, const Tensor& mask, const char* op);
+Tensor repeat_interleave(const Tensor& repeats, const int64_t* output_size, const char* op);
+
+// scatter / scatter_reduce into `out` (resized to self's shape, then
+// self's values unless it is self), scatter.cpp. src null: `value`.
+enum class ScatterReduce { kNone, kSum, kProd, kMean, kAmax, kAmin };
+void scatter(Tensor& out, const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, double value,
+             ScatterReduce mode, bool include_self, const char* op);
+// "sum", "prod", "mean", "amax", "amin"; fails naming `op` otherwise.
+ScatterReduce scatter_reduce_mode(const char* reduce, const char* op);
+
+// int8 weight-only linear (int8pack_mm.cpp): self [M, K] float32, bfloat16
+// or float16, mat2 [N, K] int8, scales [N] of self's dtype; returns
+// [M, N] = self @ (mat2 * scales[:, None])ᵀ in self's dtype.
+Tensor weight_int8pack_mm(const Tensor& self, const Tensor& mat2, const Tensor& scales, const char* op);
+
+// out = beta * self + alpha * (batch1 @ batch2) per batch (baddbmm.cpp);
+// `out` resized as libtorch does.
+void baddbmm(Tensor& out, const Tensor& self, const Tensor& batch1, const Tensor& batch2, double beta, double alpha);
+
+// p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]
+// (cdist.cpp); compute_mode may be null (0).
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p, const int64_t* compute_mode, const char* op);
+
+// The k-th smallest along dim (kthvalue.cpp, k from 1): values and int64
+// indices, contiguous, dim squeezed unless keepdim.
+void kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim, Tensor* values, Tensor* indices,
+              const char* op);
+
+// embedding_bag's four results into *out[0..3] (embedding_bag.cpp): output,
+// offset2bag, bag_size, max_indices. mode 0 sum, 1 mean, 2 max;
+// per_sample_weights may be null; padding_idx < 0: none.
+void embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets, int64_t mode,
+                   const Tensor* per_sample_weights, bool include_last_offset, int64_t padding_idx, Tensor* out[4],
+                   const char* op);
 
 // Shared argument checks: throw "<op>: argument '<name>' ..." errors.
 [[noreturn]] void fail_arg(const char* op, const char* arg, const std::string& why);
