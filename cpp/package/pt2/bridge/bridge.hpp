@@ -26,6 +26,7 @@
 #include "package/pt2/constants/model_constant_update.hpp"
 #include "package/pt2/constants/model_constants.hpp"
 #include "package/pt2/specs/index_bounds.hpp"
+#include "package/pt2/specs/output_dims.hpp"
 #include "package/pt2/specs/symbolic_shapes.hpp"
 #include "package/pt2/specs/wrapper_specs.hpp"
 #include "package/tensor_spec.hpp"
@@ -95,6 +96,11 @@ struct Bridge {
   // the checks; never changed once specs_ready is set.
   SymbolicShapes symbolic;
   IndexChecks index_checks;
+  // Per output: its size depends on the values of the inputs (issue #40: an
+  // unbacked size such as x[:, :lengths.max()]), so a probe on zeros cannot
+  // tell it: output-shape queries run the model on the request's values.
+  std::vector<bool> data_dependent;
+  bool any_data_dependent = false;
   // Batch padding (Pt2Options::pad_batch): asked for at open; settled by
   // settle_specs (settle_batch). Every input's dim 0 belongs to one batch:
   // the inputs whose dim 0 share a size symbol (CLIP's texts and images are

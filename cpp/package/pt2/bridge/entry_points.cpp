@@ -149,6 +149,17 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
     return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED,
                      "the model's output shapes are unknown ahead of a run (" + b.no_checks_reason + ")");
   }
+  if (b.any_data_dependent) {
+    // A probe on zeros would give the sizes of zeros, not of this request
+    // (issue #40): a clear refusal instead of a wrong shape.
+    size_t i = 0;
+    while (i + 1 < b.data_dependent.size() && !b.data_dependent[i]) ++i;
+    return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED,
+                     "output " + std::to_string(i) + " ('" + b.outputs[i].name +
+                         "') has a size that depends on the values of the inputs (the model reads it from a "
+                         "tensor during the run), so it is known only after the run; aotrun cannot yet allocate "
+                         "such outputs for a run (docs/PT2.md, \"Data-dependent sizes\")");
+  }
   std::vector<int64_t> key;
   std::vector<DLDataType> dtypes;
   std::vector<std::vector<int64_t>> shapes;

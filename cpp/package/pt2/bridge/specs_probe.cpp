@@ -249,9 +249,33 @@ void name_from_call_spec(const Bridge& b, AotiContainerHandle h, std::vector<Ten
 
 }  // namespace
 
-// Fills b.inputs / b.outputs once, from the checks and two probes (the
-// second with every dynamic input dim one larger, to tell which output dims
-// follow the inputs).
+// Which dims of output `i` (as the probe on zeros gave them, in *shape) are
+// fixed, from what the wrapper states (output_dims.hpp): a dim is fixed
+// only where the wrapper writes it as an integer literal, or, where the
+// wrapper does not state the output, where every input dim is static and no
+// size is read from values. Everything else is -1: a dim wrongly declared
+// fixed refuses every request that moves it, one wrongly declared dynamic
+// only says less. Data-dependent outputs are marked in *data_dependent.
+static void settle_output_dims(const OutputDims& stated, size_t i, bool dynamic, std::vector<int64_t>* shape,
+                               bool* data_dependent) {
+  if (stated.stated[i] && stated.dims[i].size() == shape->size()) {
+    for (size_t d = 0; d < shape->size(); ++d) {
+      const OutputDim& od = stated.dims[i][d];
+      if (od.kind == OutputDim::Fixed && od.value == (*shape)[d]) continue;
+      (*shape)[d] = -1;
+      if (od.kind == OutputDim::DataDependent) *data_dependent = true;
+    }
+    return;
+  }
+  if (!dynamic && !stated.has_unbacked) return;  // a static model: the probe's shape is its shape
+  for (int64_t& d : *shape) d = -1;
+  *data_dependent = stated.has_unbacked;
+}
+
+// Fills b.inputs / b.outputs once, from the checks, what the wrapper states
+// of the outputs (settle_output_dims) and a probe run for their dtypes and
+// ranks (a second one, every dynamic input dim one step larger, where the
+// wrapper does not state every output).
 void settle_specs(Bridge& b, AotiContainerHandle h) {
   std::lock_guard<std::mutex> lock(b.mu);
   if (b.specs_ready) return;
@@ -276,6 +300,7 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
   if (b.sources.empty()) why = "the archive holds no C++ sources of the model";
   b.symbolic = SymbolicShapes::parse(b.sources, n_in);
   b.index_checks = parse_index_checks(b.sources);
+  const OutputDims stated = parse_output_dims(b.sources, n_out);
   std::string().swap(b.sources);  // parsed once; can be megabytes
   report_index_checks(b);
   for (size_t i = 0; known && i < n_in; ++i) {
@@ -325,22 +350,27 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
       lo.push_back(std::move(a));
       hi.push_back(std::move(z));
     }
+    // The second probe checks that no output's rank moves with the sizes;
+    // where the wrapper states every output's dims (output_dims.hpp) their
+    // count is the rank, and the model runs once at open, not twice.
+    const bool all_stated = std::all_of(stated.stated.begin(), stated.stated.end(), [](bool v) { return v; });
+    const bool second = dynamic && !all_stated;
     std::vector<OutputMeta> m1, m2;
-    if (!probe(b, h, dtypes, lo, &m1, &why) || (dynamic && !probe(b, h, dtypes, hi, &m2, &why))) {
+    if (!probe(b, h, dtypes, lo, &m1, &why) || (second && !probe(b, h, dtypes, hi, &m2, &why))) {
       fail(Code::Package, "package '" + b.name + "': reading its output specs failed: " + why);
     }
+    b.data_dependent.assign(n_out, false);
     for (size_t i = 0; i < n_out; ++i) {
       outputs[i].dtype = m1[i].dtype;
       outputs[i].shape = m1[i].shape;
-      if (dynamic) {
-        if (m2[i].shape.size() != m1[i].shape.size()) {
-          fail(Code::Package,
-               "package '" + b.name + "': the rank of output " + std::to_string(i) + " changes with the input sizes");
-        }
-        for (size_t d = 0; d < m1[i].shape.size(); ++d) {
-          if (m1[i].shape[d] != m2[i].shape[d]) outputs[i].shape[d] = -1;
-        }
+      if (second && m2[i].shape.size() != m1[i].shape.size()) {
+        fail(Code::Package,
+             "package '" + b.name + "': the rank of output " + std::to_string(i) + " changes with the input sizes");
       }
+      bool depends = false;
+      settle_output_dims(stated, i, dynamic, &outputs[i].shape, &depends);
+      b.data_dependent[i] = depends;
+      b.any_data_dependent = b.any_data_dependent || depends;
     }
     if (b.pad_batch) settle_batch(b, h, dtypes, lo, m1, inputs);
   } else {

@@ -1,0 +1,126 @@
+"""Exports the models of the edge-case tests (issue #40: crashes and false
+refusals on the models users have) with the torch of the venv that runs it,
+random weights (fixed seed), and eager references:
+
+  conv1d_stem.pt2   gelu(Conv1d(40, 64, 3, padding=1)) on x [batch 2..16 (2..15 compiled),
+                    40, 200]: the stem of a speech encoder; oneDNN runs it on
+                    its GEMM path (x64:gemm:jit), which crashed from a second
+                    thread.
+  dilated.pt2       Conv2d(64, 32, 3, padding=12, dilation=12) on x [batch
+                    2..8, 64, 8, 8]: an ASPP branch (also GEMM-based).
+  strided_len.pt2   Conv1d(4, 8, 4, stride=4) over x [2, 4, length 16..1024]:
+                    the output's length is (length - 4) // 4 + 1, a floor
+                    division of a size symbol.
+  data_len.pt2      x[:, :lengths.max()] for x [2, 24] float32 and lengths
+                    [2] int64: the output's dim 1 is known only after the
+                    run (an unbacked size).
+
+Each MODEL.pt2 comes with MODEL.in<i>.npy and MODEL.out0.npy (eager outputs
+for the example inputs) and, for the dynamic ones, MODEL.<size>.in<i>.npy /
+.out0.npy at the sizes the tests sweep; manifest.json records the torch
+version and what each file holds.
+
+    /path/to/venv/bin/python tests/pt2/edge/export_edge.py [--out DIR]
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+import torch
+from torch.export import Dim
+
+CONFIGS = {"aot_inductor.package_constants_in_so": True, "cpp.simdlen": 256, "cpp.march": "x86-64-v3",
+           "aot_inductor.enable_line_tables": False}
+
+
+class Conv1dStem(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(40, 64, 3, padding=1)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.conv(x))
+
+
+class Dilated(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(64, 32, 3, padding=12, dilation=12)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class StridedLen(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(4, 8, 4, stride=4)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class DataLen(torch.nn.Module):
+    def forward(self, x, lengths):
+        n = lengths.max().item()
+        torch._check(n >= 0)
+        torch._check(n <= x.shape[1])
+        return x[:, :n] * 2.0
+
+
+def export(out, name, model, example, dynamic_shapes, sweeps, manifest):
+    model = model.eval()
+    ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes)
+    torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(out, name + ".pt2"),
+                                             inductor_configs=CONFIGS)
+    entry = {"inputs": [list(t.shape) for t in example], "cases": []}
+    with torch.no_grad():
+        for i, inputs in enumerate([example] + sweeps):
+            tag = "" if i == 0 else f"s{i}"
+            outs = model(*inputs)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            prefix = name if i == 0 else f"{name}.{tag}"
+            for k, t in enumerate(inputs):
+                np.save(os.path.join(out, f"{prefix}.in{k}.npy"), t.numpy())
+            for k, t in enumerate(outs):
+                np.save(os.path.join(out, f"{prefix}.out{k}.npy"), t.numpy())
+            entry["cases"].append({"prefix": prefix, "inputs": [list(t.shape) for t in inputs],
+                                   "outputs": [list(t.shape) for t in outs]})
+    manifest[name] = entry
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    out = ap.parse_args().out
+    torch.manual_seed(20261128)
+    manifest = {"torch": torch.__version__}
+
+    batch = Dim("batch", min=2, max=16)
+    # torch narrows a convolution's batch to [2, 15] (docs/PT2.md, "Upper
+    # bounds"): the sweep stays inside.
+    export(out, "conv1d_stem", Conv1dStem(), (torch.randn(4, 40, 200),), {"x": {0: batch}},
+           [(torch.randn(2, 40, 200),), (torch.randn(15, 40, 200),)], manifest)
+
+    batch8 = Dim("batch", min=2, max=8)
+    export(out, "dilated", Dilated(), (torch.randn(2, 64, 8, 8),), {"x": {0: batch8}},
+           [(torch.randn(5, 64, 8, 8),)], manifest)
+
+    length = Dim("length", min=16, max=1024)
+    sweeps = [(torch.randn(2, 4, n),) for n in (16, 17, 19, 20, 21, 37, 100, 1023, 1024)]
+    export(out, "strided_len", StridedLen(), (torch.randn(2, 4, 64),), {"x": {2: length}}, sweeps, manifest)
+
+    lengths = torch.tensor([5, 9], dtype=torch.int64)
+    export(out, "data_len", DataLen(), (torch.randn(2, 24), lengths), None,
+           [(torch.randn(2, 24), torch.tensor([0, 0], dtype=torch.int64)),
+            (torch.randn(2, 24), torch.tensor([24, 3], dtype=torch.int64)),
+            (torch.randn(2, 24), torch.tensor([1, 17], dtype=torch.int64))], manifest)
+
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

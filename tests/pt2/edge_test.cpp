@@ -1,0 +1,172 @@
+// Models at the edges users reach (issue #40), exported by
+// tests/pt2/edge/export_edge.py (torch 2.15), through libaotrun's C API in
+// every mode, each request from a thread other than the one that opened the
+// package, against eager PyTorch:
+//  - conv1d_stem, dilated: convolutions oneDNN runs on its GEMM path, which
+//    crashed (SIGSEGV) when run on a thread other than the one that first ran
+//    the shape;
+//  - strided_len: an output length (length - 4) // 4 + 1 that neighbouring
+//    probe sizes do not move, declared fixed and every request refused;
+//  - data_len: an output whose size is read from the input's values during
+//    the run; declared [2, 0] before, now dynamic, and queries for its shape
+//    refused saying why.
+// Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
+// variant, aotrun's own shim.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../core/test_util.hpp"
+#include "../shim/npy.hpp"
+
+using namespace aotrun_test;
+
+namespace {
+
+const std::string kDir = AOTRUN_PT2_EDGE;
+
+struct Array {
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+  DLDataType dtype{kDLFloat, 32, 1};
+  DLTensor dl{};
+  static Array load(const std::string& file) {
+    const Npy n = read_npy(kDir + "/" + file);
+    Array a;
+    a.shape = n.shape;
+    a.bytes = n.data;
+    a.dtype = n.descr == "<i8" ? DLDataType{kDLInt, 64, 1} : DLDataType{kDLFloat, 32, 1};
+    a.bind();
+    return a;
+  }
+  static Array zeros(std::vector<int64_t> shape) {
+    Array a;
+    a.shape = std::move(shape);
+    int64_t n = 1;
+    for (int64_t d : a.shape) n *= d;
+    a.bytes.assign(static_cast<size_t>(n) * 4, 0);
+    a.bind();
+    return a;
+  }
+  void bind() {
+    dl = DLTensor{bytes.data(), {kDLCPU, 0}, static_cast<int>(shape.size()), dtype, shape.data(), nullptr, 0};
+  }
+  const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
+};
+
+// torch.testing.assert_close's float32 defaults.
+std::string close(const Array& got, const Array& want) {
+  if (got.shape != want.shape) return "shape differs";
+  for (size_t i = 0; i < want.bytes.size() / 4; ++i) {
+    const double a = got.f()[i], b = want.f()[i];
+    if (!(std::fabs(a - b) <= 1e-5 + 1.3e-6 * std::fabs(b))) {
+      return "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
+    }
+  }
+  return "";
+}
+
+nlohmann::json manifest() {
+  std::ifstream f(kDir + "/manifest.json");
+  return nlohmann::json::parse(f);
+}
+
+class Edge : public ::testing::TestWithParam<aotrun_mode> {
+ protected:
+  void SetUp() override {
+    const char* lt = std::getenv("AOTRUN_LIBTORCH");
+    if (lt == nullptr || *lt == '\0') GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH (or 'shim')";
+  }
+  // Every case of `model` in the manifest, run on `r` and compared with eager.
+  static void run_case(Runner& r, const nlohmann::json& c, size_t n_in) {
+    const std::string prefix = c["prefix"];
+    std::vector<Array> in;
+    for (size_t i = 0; i < n_in; ++i) in.push_back(Array::load(prefix + ".in" + std::to_string(i) + ".npy"));
+    const Array want = Array::load(prefix + ".out0.npy");
+    Array got = Array::zeros(want.shape);
+    std::vector<DLTensor> dl;
+    for (auto& a : in) dl.push_back(a.dl);
+    const Outcome o = outcome(aotrun_runner_run(r.get(), dl.data(), dl.size(), &got.dl, 1));
+    ASSERT_EQ(o.code, AOTRUN_OK) << prefix << ": " << o.message;
+    EXPECT_EQ(close(got, want), "") << prefix;
+  }
+  // Opens `model` here, runs its first case here, then every case on a new
+  // thread, then every case on two threads at once.
+  void sweep(const std::string& model) {
+    const nlohmann::json m = manifest()[model];
+    const size_t n_in = m["inputs"].size();
+    Package pkg(kDir + "/" + model + ".pt2");
+    Runner r(pkg, RunnerOptions().mode(GetParam()));
+    run_case(r, m["cases"][0], n_in);
+    std::thread t([&] {
+      for (const auto& c : m["cases"]) run_case(r, c, n_in);
+    });
+    t.join();
+    std::thread a([&] {
+      for (const auto& c : m["cases"]) run_case(r, c, n_in);
+    });
+    std::thread b([&] {
+      for (const auto& c : m["cases"]) run_case(r, c, n_in);
+    });
+    a.join();
+    b.join();
+  }
+};
+
+TEST_P(Edge, SpeechStemConvolutionFromAnyThread) { sweep("conv1d_stem"); }
+
+TEST_P(Edge, DilatedConvolutionFromAnyThread) { sweep("dilated"); }
+
+// The output's length is a floor division of the input's: dynamic, and every
+// length from the minimum to the maximum runs.
+TEST_P(Edge, StridedDynamicLengthRunsAtEveryLength) {
+  Package pkg(kDir + "/strided_len.pt2");
+  const aotrun_tensor_info out = pkg.output(0);
+  ASSERT_EQ(out.ndim, 3);
+  EXPECT_EQ(out.shape[0], 2);
+  EXPECT_EQ(out.shape[1], 8);
+  EXPECT_EQ(out.shape[2], -1);
+  sweep("strided_len");
+}
+
+// x[:, :lengths.max()]: the output's dim 1 is known only after the run. Not
+// [2, 0] from a probe on zeros; the shape query and run_alloc say why they
+// cannot answer, and a caller-allocated run is refused the same way, never
+// computed into a wrong shape.
+TEST_P(Edge, DataDependentOutputSizeIsDeclaredAndRefusedClearly) {
+  Package pkg(kDir + "/data_len.pt2");
+  const aotrun_tensor_info out = pkg.output(0);
+  ASSERT_EQ(out.ndim, 2);
+  EXPECT_EQ(out.shape[1], -1);
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  Array x = Array::load("data_len.in0.npy"), lengths = Array::load("data_len.in1.npy");
+  const DLTensor in[2] = {x.dl, lengths.dl};
+  int64_t shapes[2] = {};
+  const Outcome q = outcome(aotrun_runner_get_output_shapes(r.get(), in, 2, shapes, 2));
+  EXPECT_EQ(q.code, AOTRUN_ERR_PACKAGE) << q.message;
+  EXPECT_NE(q.message.find("depends on the values of the inputs"), std::string::npos) << q.message;
+  DLManagedTensor* owned = nullptr;
+  const Outcome a = outcome(aotrun_runner_run_alloc(r.get(), in, 2, &owned, 1));
+  EXPECT_EQ(a.code, AOTRUN_ERR_PACKAGE) << a.message;
+  EXPECT_EQ(owned, nullptr);
+  const Array want = Array::load("data_len.out0.npy");
+  Array got = Array::zeros(want.shape);
+  const Outcome o = outcome(aotrun_runner_run(r.get(), in, 2, &got.dl, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_PACKAGE) << o.message;
+  EXPECT_NE(o.message.find("known only after the run"), std::string::npos) << o.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Edge,
+                         ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const auto& info) {
+                           return std::string(info.param == AOTRUN_MODE_THREADED          ? "threaded"
+                                              : info.param == AOTRUN_MODE_SINGLE_THREADED ? "single_threaded"
+                                                                                          : "graph");
+                         });
+
+}  // namespace
