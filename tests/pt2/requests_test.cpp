@@ -202,6 +202,39 @@ TEST_P(Requests, OverlongSequenceIsRefusedOnEveryPath) {
   expect_good("after");
 }
 
+// The same with pt2_above_compiled_max (issue #40): the position index is
+// computed from the sequence, so the option would remove the only guard in
+// front of a check inside parallel code (which ends the process). Refused on
+// every path, naming the check; the refusal without the option does not
+// recommend it.
+TEST_P(Requests, OverlongSequenceIsRefusedEvenAboveCompiledMax) {
+  Array ids = Array::filled({2, 65}, DLDataType{kDLInt, 64, 1}, 3);
+  Array mask = Array::filled({2, 65}, DLDataType{kDLFloat, 32, 1}, 1);
+  const DLTensor in[2] = {ids.dl, mask.dl};
+  Array out = Array::filled({2, 64}, DLDataType{kDLFloat, 32, 1}, 0);
+  const Outcome plain = run(ids.dl, mask.dl, &out);
+  EXPECT_EQ(plain.code, AOTRUN_ERR_INVALID_ARGUMENT) << plain.message;
+  EXPECT_NE(plain.message.find("refused even with pt2_above_compiled_max"), std::string::npos) << plain.message;
+  EXPECT_EQ(plain.message.find("open the package with pt2_above_compiled_max"), std::string::npos) << plain.message;
+
+  Package above(kModel, PackageOptions().pt2_above_compiled_max(true));
+  Runner r(above, RunnerOptions().mode(GetParam()));
+  const Outcome o = outcome(aotrun_runner_run(r.get(), in, 2, &out.dl, 1));
+  EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
+  EXPECT_NE(o.message.find("index out of bounds"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("[2, 64]"), std::string::npos) << o.message;
+  int64_t shapes[8] = {};
+  EXPECT_EQ(outcome(aotrun_runner_get_output_shapes(r.get(), in, 2, shapes, 8)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  DLManagedTensor* owned = nullptr;
+  EXPECT_EQ(outcome(aotrun_runner_run_alloc(r.get(), in, 2, &owned, 1)).code, AOTRUN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(owned, nullptr);
+  // The runner with the option still runs what is inside the range.
+  Array good = Array::filled(want_.shape, want_.dtype, 0);
+  const DLTensor gin[2] = {ids_.dl, mask_.dl};
+  AOTRUN_ASSERT_OK(aotrun_runner_run(r.get(), gin, 2, &good.dl, 1));
+  EXPECT_EQ(close(good, want_), "");
+}
+
 // Real architectures (transformers' GPT-2 and BERT, vocabulary 1000, 128
 // positions, exported by export_models.py): ids outside the vocabulary and
 // 129 tokens refused naming the input, BERT's mask checked against its ids,
@@ -238,6 +271,7 @@ class Architectures : public ::testing::TestWithParam<std::tuple<Arch, aotrun_mo
     ASSERT_EQ(o.code, AOTRUN_OK) << when << ": " << o.message;
     EXPECT_EQ(close(out, want_), "") << when;
   }
+  std::string a_name() const { return std::get<0>(GetParam()).model; }
   std::vector<Array> in_;
   Array want_;
   std::unique_ptr<Package> pkg_;
@@ -265,6 +299,17 @@ TEST_P(Architectures, BadIdsAndOverlongSequencesAreRefused) {
   EXPECT_EQ(o.code, AOTRUN_ERR_INVALID_ARGUMENT) << o.message;
   EXPECT_NE(o.message.find("dim 1 is 129, outside the range the model was compiled for [2, 128]"), std::string::npos)
       << o.message;
+  {
+    // With pt2_above_compiled_max too: the position table would be read
+    // past its end (issue #40).
+    Package above(kDir + "/" + a_name() + ".pt2", PackageOptions().pt2_above_compiled_max(true));
+    Runner r(above, RunnerOptions().mode(std::get<1>(GetParam())));
+    std::vector<DLTensor> dl;
+    for (auto& x : longer) dl.push_back(x.dl);
+    const Outcome w = outcome(aotrun_runner_run(r.get(), dl.data(), dl.size(), &out.dl, 1));
+    EXPECT_EQ(w.code, AOTRUN_ERR_INVALID_ARGUMENT) << w.message;
+    EXPECT_NE(w.message.find("refused even with pt2_above_compiled_max"), std::string::npos) << w.message;
+  }
   if (in_.size() == 2) {  // BERT: a mask one token short
     std::vector<Array> in = in_;
     in[1] = Array::filled({in_[1].shape[0], in_[1].shape[1] - 1}, in_[1].dtype, 1);

@@ -41,6 +41,40 @@ inline bool padded(const Bridge& b, const std::vector<int64_t>& rows, int g) {
          rows[static_cast<size_t>(g)] < b.batch_min[static_cast<size_t>(g)];
 }
 
+inline std::string below_minimum_advice() {
+  return "; the compiled code assumes every dynamic size is 2 or more (torch's 0/1 specialisation, whatever minimum "
+         "the export declared): open the package with pad_batch when dim 0 is a batch of independent rows, or pad "
+         "this dim to 2 yourself";
+}
+
+// The model's check that rules out running above a compiled maximum, or
+// null (issue #40). Checks on indices from the dims (position tables) or
+// from constants read at places the dims give hold only inside the compiled
+// ranges; an unguarded check in parallel code may depend on the dims in
+// ways aotrun cannot read, and its failure ends the process.
+inline const UnguardedCheck* above_maximum_blocker(const Bridge& b) {
+  if (!b.index_checks.dim_fed.empty()) return &b.index_checks.dim_fed.front();
+  for (const UnguardedCheck& u : b.index_checks.unguarded) {
+    if (u.parallel) return &u;
+  }
+  return nullptr;
+}
+
+// What to say of a dim above its compiled maximum: the option that runs it
+// only where the option is safe for this model.
+inline std::string above_maximum_advice(const Bridge& b) {
+  if (const UnguardedCheck* c = above_maximum_blocker(b)) {
+    return "; the model checks an index inside its kernels that may depend on this dim (" + c->kernel + ": \"" +
+           c->message + "\"), which holds only inside the compiled ranges" +
+           (c->parallel ? " and ends the process when it fails" : std::string()) +
+           ", so this is refused even with pt2_above_compiled_max (docs/PT2.md, \"Upper bounds\")";
+  }
+  if (b.above_compiled_max) return "";
+  return "; torch narrows upper bounds for heuristics the compiled code need not depend on (a convolution's oneDNN "
+         "choice at batch 16): if the model computes right above it, open the package with pt2_above_compiled_max "
+         "(docs/PT2.md, \"Upper bounds\")";
+}
+
 // The input shapes against what the model was compiled for: dynamic dims in
 // their range, dims that share a symbol equal. Every path into the model
 // runs it (run, output shape query, capture): a probe that skipped it ran
@@ -74,7 +108,9 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
       const int64_t v = t.shape[d];
       if (d == 0 && i < b.batch_of.size() && padded(b, rows, b.batch_of[i])) continue;  // run at the minimum
       const bool above = k.max_dims[d] >= 0 && v > k.max_dims[d];
-      if (v < k.min_dims[d] || (above && !b.above_compiled_max)) {
+      // Above the compiled maximum only where the option allows it and no
+      // index check of the model may depend on the dims.
+      if (v < k.min_dims[d] || (above && (!b.above_compiled_max || above_maximum_blocker(b) != nullptr))) {
         return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
                          "input " + std::to_string(i) + " ('" + b.inputs[i].name + "'): dim " + std::to_string(d) +
                              " is " + std::to_string(v) + ", outside the range the model was compiled for [" +
@@ -82,16 +118,9 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
                              (k.max_dims[d] >= 0 ? std::to_string(k.max_dims[d]) : std::string("inf")) + "]" +
                              // Refused, not run: the generated code may rely on the bound
                              // (PyTorch's loader checks it too with AOTI_RUNTIME_CHECK_INPUTS=1).
-                             (v >= 1 && v < k.min_dims[d] && k.min_dims[d] == 2
-                                  ? std::string("; the compiled code assumes every dynamic size is 2 or more "
-                                                "(torch's 0/1 specialisation, whatever minimum the export declared): "
-                                                "open the package with pad_batch when dim 0 is a batch of "
-                                                "independent rows, or pad this dim to 2 yourself")
-                              : above ? std::string("; torch narrows upper bounds for heuristics the compiled code "
-                                                    "need not depend on (a convolution's oneDNN choice at batch 16): "
-                                                    "if the model computes right above it, open the package with "
-                                                    "pt2_above_compiled_max (docs/PT2.md, \"Upper bounds\")")
-                                      : std::string()));
+                             (v >= 1 && v < k.min_dims[d] && k.min_dims[d] == 2 ? below_minimum_advice()
+                              : above                                           ? above_maximum_advice(b)
+                                                                                : std::string()));
       }
     }
   }

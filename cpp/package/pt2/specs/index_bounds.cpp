@@ -269,6 +269,7 @@ IndexChecks parse_index_checks(const std::string& s) {
       const Origin o = index ? tracer.trace(name, at, 0) : Origin{};
       if (o.kind == Origin::Loop) {
         ++out.from_dims;
+        out.dim_fed.push_back(UnguardedCheck{k.name, message, parallel});
         continue;
       }
       CheckTie tie = CheckTie::Unguarded;
@@ -284,6 +285,7 @@ IndexChecks parse_index_checks(const std::string& s) {
       }
       if (tie == CheckTie::Constants) {
         ++out.from_constants;
+        out.dim_fed.push_back(UnguardedCheck{k.name, message, parallel});
         continue;
       }
       if (tie == CheckTie::Unguarded) out.unguarded.push_back(UnguardedCheck{k.name, message, parallel});

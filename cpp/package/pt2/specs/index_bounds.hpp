@@ -42,6 +42,11 @@ struct IndexChecks {
   std::vector<IndexBound> bounds;  // at most one per input: the intersection of its checks
   size_t from_dims = 0;            // checks on loop-derived indices
   size_t from_constants = 0;       // checks on indices the model's constants hold
+  // The from_dims and from_constants checks themselves: they hold only
+  // while every input dim is within the range the model was compiled for,
+  // so a dim above its compiled maximum (pt2_above_compiled_max) is refused
+  // while the model has any (issue #40: GPT-2's position table).
+  std::vector<UnguardedCheck> dim_fed;
   std::vector<UnguardedCheck> unguarded;
 };
 

@@ -142,7 +142,10 @@ void add_triton_index_checks(const std::string& s, IndexChecks* out) {
         if (k.params[p] == o.ptr) args = launch_arguments(s, k.name, p);
       }
       const CheckTie tie = tie_check(args, inputs, constants, lo, hi, o.wrap, k.name + ": " + range, &merged);
-      if (tie == CheckTie::Constants) ++out->from_constants;
+      if (tie == CheckTie::Constants) {
+        ++out->from_constants;
+        out->dim_fed.push_back(UnguardedCheck{k.name, message, true});
+      }
       if (tie == CheckTie::Unguarded) out->unguarded.push_back(UnguardedCheck{k.name, message, true});
     }
   }
