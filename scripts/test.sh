@@ -22,6 +22,10 @@ for d in . "${TMPDIR:-/tmp}"; do
   fi
 done
 bash scripts/install-deps.sh
+# Which CPU this run is on: kernels are chosen by its vector extensions, and
+# a result that differs between hosts shows up here first (issue #41).
+echo "=== host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs;" \
+  "vector extensions: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx|fma|amx)' | sort -u | tr '\n' ' ')==="
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 JOBS=$(nproc)
 # One line per stage at the end, whatever happened: what each stage ran,

@@ -770,7 +770,12 @@ void sdpa_agrees(const SdpaCase& c) {
           sd.keep(lse);
           return which == 0 ? out : lse;
         },
-        c.bf16 && which == 0,
+        // A bfloat16 attention's logsumexp is float32 but no more precise
+        // than the bfloat16 scores it comes from, and libtorch computes it
+        // differently per CPU: within float32 tolerance of the shim's on
+        // AVX-512 hosts, 0.432957 against 0.433010 on an AVX2 one (issue
+        // #41). bfloat16's tolerance for both results.
+        c.bf16,
         std::string("sdpa ") + (which ? "logsumexp" : "output") + " b=" + std::to_string(c.b) +
             " hq=" + std::to_string(c.hq) + " hk=" + std::to_string(c.hk) + " l=" + std::to_string(c.l) +
             " s=" + std::to_string(c.s) + (c.causal ? " causal" : "") + " mask=" + std::to_string(c.mask) +
