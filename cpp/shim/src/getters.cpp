@@ -96,8 +96,9 @@ AOTITorchError aoti_torch_get_device_index(AtenTensorHandle tensor, int32_t* ret
 
 AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret_layout) {
   return guard(__func__, [&] {
-    defined_tensor(tensor);
-    *out_arg(ret_layout, "ret_layout") = 0;  // strided: the only layout here
+    // strided, or mkldnn for a frozen constant created in that layout (held
+    // unpacked: mkldnn_blob.hpp)
+    *out_arg(ret_layout, "ret_layout") = defined_tensor(tensor).layout;
   });
 }
 

@@ -6,6 +6,7 @@
 #include "device_layers.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "mkldnn_blob.hpp"
 #include "tensor.hpp"
 
 using namespace aotrun::shim;
@@ -81,11 +82,17 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
                                                      int32_t layout, const uint8_t* opaque_metadata,
                                                      int64_t opaque_metadata_size) {
   return guard(__func__, [&] {
-    if (layout != kStrided) {
-      throw ShimError("layout " + std::to_string(layout) + " is not supported (only strided tensors)");
+    if (layout == kMkldnn) {
+      // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
+      auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+      check_sizes(sizes);
+      *out_arg(ret, "ret") = new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type,
+                                                                opaque_metadata, opaque_metadata_size));
+      return;
     }
-    (void)opaque_metadata;  // only meaningful for the mkldnn layout
-    (void)opaque_metadata_size;
+    if (layout != kStrided) {
+      throw ShimError("layout " + std::to_string(layout) + " is not supported (only strided and mkldnn tensors)");
+    }
     *out_arg(ret, "ret") =
         from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
   });

@@ -52,6 +52,7 @@ Storage::~Storage() {
 
 void Storage::grow(size_t nbytes) {
   if (nbytes <= nbytes_) return;
+  if (read_only_) throw ShimError("cannot grow a frozen constant's memory to " + std::to_string(nbytes) + " bytes");
   if (!owned_)
     throw ShimError("cannot grow borrowed memory (create_tensor_from_blob) to " + std::to_string(nbytes) + " bytes");
   if (layer_ != nullptr) {
@@ -75,6 +76,18 @@ void Storage::grow(size_t nbytes) {
   std::free(data_);
   data_ = p;
   nbytes_ = nbytes;
+}
+
+std::shared_ptr<void> Storage::derived(const std::vector<int64_t>& key,
+                                       const std::function<std::shared_ptr<void>()>& make) {
+  if (!read_only_) throw ShimError("derived copies are kept only for read-only (frozen constant) storage");
+  std::lock_guard<std::mutex> lock(derived_mu_);
+  for (const auto& [k, v] : derived_) {
+    if (k == key) return v;
+  }
+  std::shared_ptr<void> made = make();
+  derived_.emplace_back(key, made);
+  return made;
 }
 
 void resize_output(Tensor& out, const std::vector<int64_t>& sizes, const char* op) {

@@ -7,7 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "aotrun_shim/device_layer.h"
@@ -37,6 +40,16 @@ class Storage {
   // the new memory. Throws for borrowed memory, or when allocation fails.
   void grow(size_t nbytes);
 
+  // Read-only memory: a frozen constant the shim unpacked from oneDNN's
+  // blocked (mkldnn) layout when the model loaded it (mkldnn_blob.hpp).
+  // Nothing writes it, so kernels may keep copies derived from it (the weight
+  // in a primitive's own layout) for as long as the storage lives: derived()
+  // returns the copy kept under `key`, made once by `make` (under this
+  // storage's lock) on first use. Not for other storages: throws.
+  void mark_read_only() { read_only_ = true; }
+  bool read_only() const { return read_only_; }
+  std::shared_ptr<void> derived(const std::vector<int64_t>& key, const std::function<std::shared_ptr<void>()>& make);
+
  private:
   Storage(void* data, size_t nbytes, bool owned) : data_(data), nbytes_(nbytes), owned_(owned) {}
   void* data_;
@@ -46,6 +59,9 @@ class Storage {
   const aotrun_shim_device_layer* layer_ = nullptr;
   int32_t device_index_ = -1;
   void* record_ = nullptr;
+  bool read_only_ = false;
+  std::mutex derived_mu_;
+  std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<void>>> derived_;
 };
 
 struct Tensor {
@@ -56,6 +72,11 @@ struct Tensor {
   int32_t dtype = 6;           // float32
   int32_t device_type = 0;     // cpu
   int32_t device_index = -1;
+  // c10::Layout as reported (aoti_torch_get_layout): kMkldnn for a constant
+  // created in the mkldnn layout, whose data the shim holds unpacked, plain
+  // and contiguous, in oneDNN's logical order of dims (mkldnn_blob.hpp);
+  // strided (0) for everything else.
+  int32_t layout = 0;
 
   bool defined() const { return storage != nullptr; }
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }

@@ -73,6 +73,7 @@ std::vector<Pt2Constant> read_constants(const AotiLibrary& lib, AotiContainerHan
     // extent fits the bytes the library reports (or the source's own size,
     // where the library cannot say).
     info.shape_known = false;
+    c.packed = i < src.size() && src[i].name == info.name && src[i].packed;
     if (i < src.size() && src[i].valid && src[i].name == info.name && c.torch_dtype >= 0) {
       const SourceConstant& e = src[i];
       uint64_t extent = 0;

@@ -24,6 +24,7 @@ struct Pt2Constant {
   std::vector<int64_t> stride;
   int64_t storage_offset = 0;
   bool size_known = false;  // info.nbytes came from the library (2.8+) or the agreeing source
+  bool packed = false;      // oneDNN's blocked layout (a frozen export): not replaceable as an array
 };
 
 // Reads every constant of container `h`. `sources` is the model's C++ source

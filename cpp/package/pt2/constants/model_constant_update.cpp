@@ -81,6 +81,15 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
     if (c.info.folded) {
       fail(Code::InvalidArgument, what + " is computed by constant folding from other constants; replace those");
     }
+    if (c.packed) {
+      // The model reads its bytes as oneDNN's blocked layout (a frozen
+      // export), which a row-major replacement is not: refused, never read
+      // as the wrong layout (issue #38).
+      fail(Code::Unsupported, what +
+                                  ": the model keeps it packed in oneDNN's blocked layout (exported with "
+                                  "freezing), and aotrun does not pack replacements; export the model with the new "
+                                  "weights instead");
+    }
     const DLTensor& t = g.tensor;
     if (t.device.device_type != kDLCPU) fail(Code::InvalidArgument, what + " is not in CPU memory");
     if (t.dtype.code != c.info.dtype.code || t.dtype.bits != c.info.dtype.bits || t.dtype.lanes != c.info.dtype.lanes) {

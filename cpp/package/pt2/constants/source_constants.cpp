@@ -1,6 +1,7 @@
 #include "package/pt2/constants/source_constants.hpp"
 
 #include <cctype>
+#include <string>
 
 #include "base/checked_math.hpp"
 
@@ -110,6 +111,9 @@ std::vector<SourceConstant> parse_source_constants(const std::string& source, si
       ok = c.integer(&s.offset) && c.finish() && s.offset >= 0;
     } else if (name == "data_size") {
       ok = c.integer(&s.data_size) && c.finish() && s.data_size >= 0;
+    } else if (name == "layout") {
+      // static_cast<int32_t>(cached_torch_layout__mkldnn): the name says it.
+      s.packed = std::string(c.p, c.end).find("layout__mkldnn") != std::string::npos;
     }
     if (!ok) malformed[i] = true;
   }

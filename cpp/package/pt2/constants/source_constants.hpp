@@ -26,6 +26,9 @@ struct SourceConstant {
   std::vector<int64_t> shape, stride;
   int64_t offset = 0;      // storage offset in elements (0 when the line is absent)
   int64_t data_size = -1;  // bytes; -1 when absent
+  // Laid out in oneDNN's blocked format (`.layout = ...layout__mkldnn`): a
+  // frozen export's packed weight, whose bytes are not the shape's elements.
+  bool packed = false;
 };
 
 // Entries by index (constants_info_[i] -> result[i]); at most `max_constants`

@@ -287,6 +287,54 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__embedding_bag(AtenTensorHandle we
                                                              AtenTensorHandle* ret0, AtenTensorHandle* ret1,
                                                              AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
+/* --- the fused ops of frozen exports (torch._inductor.config.freezing; CPU,
+ * float32; since aotrun-shim 1.3) ------------------------------------------
+ * W: a plain strided weight, or a frozen constant created in the mkldnn
+ * layout (aoti_torch_create_tensor_from_blob_v2 with layout
+ * aoti_torch_layout__mkldnn() and its 772 bytes of oneDNN metadata), which
+ * the shim unpacked once at load. B: NULL, a pointer to NULL, or [out].
+ * attr: "none", "relu", "sigmoid", "tanh", "hardswish", "hardsigmoid",
+ * "swish"/"silu", "gelu" (algorithm NULL/"none" or "tanh"), "leaky_relu"
+ * (scalars[0]: slope), "hardtanh" (scalars[0], scalars[1]: min, max);
+ * scalars is an array of scalars_len_ pointers, each may be NULL (read only
+ * by leaky_relu and hardtanh). binary_attr / attr of the binary forms:
+ * "add", "sub", "mul", "div"; alpha NULL or 1; unary_attr NULL or "relu".
+ * Convolution outputs are channels-last when X (or a plain W) is. */
+/* ret0 [..., out] = attr(X [..., in] @ W[out, in]^T + B), contiguous. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__linear_pointwise(AtenTensorHandle X, AtenTensorHandle W,
+                                                                AtenTensorHandle* B, const char* attr,
+                                                                const double** scalars, int64_t scalars_len_,
+                                                                const char** algorithm, AtenTensorHandle* ret0);
+/* ret0 = (X @ W^T + B) <attr> other. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__linear_pointwise_binary(AtenTensorHandle X, AtenTensorHandle other,
+                                                                       AtenTensorHandle W, AtenTensorHandle* B,
+                                                                       const char* attr, AtenTensorHandle* ret0);
+/* ret0 = attr(conv(X, W) + B); W [O, I/groups, k...]. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(
+    AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_,
+    const int64_t* stride, int64_t stride_len_, const int64_t* dilation, int64_t dilation_len_, int64_t groups,
+    const char* attr, const double** scalars, int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0);
+/* ret0 = unary_attr((conv(X, W) + B) <binary_attr> other). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary(
+    AtenTensorHandle X, AtenTensorHandle other, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding,
+    int64_t padding_len_, const int64_t* stride, int64_t stride_len_, const int64_t* dilation, int64_t dilation_len_,
+    int64_t groups, const char* binary_attr, double* alpha, const char** unary_attr, const double** unary_scalars,
+    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0);
+/* In place (note: other first): other = unary_attr(conv(X, W) + B + other),
+ * binary_attr "add" only; ret0 is a new handle to other's tensor. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(
+    AtenTensorHandle other, AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding,
+    int64_t padding_len_, const int64_t* stride, int64_t stride_len_, const int64_t* dilation, int64_t dilation_len_,
+    int64_t groups, const char* binary_attr, double* alpha, const char** unary_attr, const double** unary_scalars,
+    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0);
+/* ret0 = attr(conv_transpose(X, W) + B); a plain W is PyTorch's
+ * [I, O/groups, k...], an mkldnn constant oneDNN's [O, I/groups, k...]. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn__convolution_transpose_pointwise(
+    AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_,
+    const int64_t* output_padding, int64_t output_padding_len_, const int64_t* stride, int64_t stride_len_,
+    const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* attr, const double** scalars,
+    int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0);
+
 #ifdef __cplusplus
 }
 #endif

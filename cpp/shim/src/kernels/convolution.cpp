@@ -115,7 +115,8 @@ void run(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry& g
 
 }  // namespace
 
-Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op) {
+Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op,
+                   bool channels_last) {
   expect_cpu_defined(input, op, "input");
   expect_cpu_defined(weight, op, "weight");
   const int64_t nd = input.dim() - 2;
@@ -168,7 +169,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
     if (bias->sizes[0] != g.o) fail_arg(op, "bias", "must have one element per output channel");
   }
   std::vector<int64_t> out_strides = contiguous_strides(out_sizes);
-  if (channels_last_like(input) || channels_last_like(weight)) {
+  if ((channels_last && nd >= 2) || channels_last_like(input) || channels_last_like(weight)) {
     std::vector<int64_t> order = {0};
     for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
     order.push_back(1);

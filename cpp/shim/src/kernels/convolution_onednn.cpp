@@ -2,7 +2,9 @@
 // their own layouts (contiguous or channels-last, as the model allocated
 // them: no copies), the weight is reordered into the layout the chosen
 // implementation wants on each call (Inductor hands it over as an
-// intermediate it rewrote, so it cannot be kept packed across calls), and
+// intermediate it rewrote, so it cannot be kept packed across calls) unless
+// it is a frozen constant (read-only storage: mkldnn_blob.hpp), whose
+// reordered copy is made once and kept with it, and
 // the bias is applied by the primitive. One primitive per geometry and
 // OpenMP team size, cached; each takes the calling thread's scratchpad
 // (onednn.hpp says why).
@@ -39,6 +41,36 @@ void append(std::vector<int64_t>& key, const std::vector<int64_t>& v) {
   key.push_back(static_cast<int64_t>(v.size()));
   key.insert(key.end(), v.begin(), v.end());
 }
+
+// The fields that identify a oneDNN 2.6 memory layout, as a key.
+void append_desc(std::vector<int64_t>& key, const memory::desc& d) {
+  const dnnl_memory_desc_t& m = d.data;
+  key.push_back(m.ndims);
+  key.push_back(m.data_type);
+  key.push_back(m.format_kind);
+  key.push_back(m.offset0);
+  for (int i = 0; i < m.ndims; ++i) {
+    key.push_back(m.dims[i]);
+    key.push_back(m.padded_dims[i]);
+    key.push_back(m.padded_offsets[i]);
+  }
+  if (m.format_kind == dnnl_blocked) {
+    const dnnl_blocking_desc_t& b = m.format_desc.blocking;
+    for (int i = 0; i < m.ndims; ++i) key.push_back(b.strides[i]);
+    key.push_back(b.inner_nblks);
+    for (int i = 0; i < b.inner_nblks; ++i) {
+      key.push_back(b.inner_blks[i]);
+      key.push_back(b.inner_idxs[i]);
+    }
+  }
+  key.push_back(static_cast<int64_t>(m.extra.flags));
+}
+
+// A frozen weight in the primitive's layout: reordered once per layout and
+// kept with the weight's storage.
+struct PackedWeight {
+  std::vector<float> data;
+};
 
 // The weight [O, C/g, k...] with these strides viewed as [g, O/g, C/g, k...]
 // for groups > 1.
@@ -143,7 +175,22 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     memory w_user(e->weight_user, eng, weight.data());
     memory w = w_user;
     thread_local std::vector<float> packed;  // this thread's reordered weight
-    if (e->weight_reorder) {
+    if (e->weight_reorder && weight.storage->read_only()) {
+      std::vector<int64_t> wkey = {weight.storage_offset};
+      append_desc(wkey, e->weight_user);
+      append_desc(wkey, e->weight);
+      const auto kept = std::static_pointer_cast<PackedWeight>(weight.storage->derived(wkey, [&] {
+        auto p = std::make_shared<PackedWeight>();
+        p->data.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
+        memory to(e->weight, eng, p->data.data());
+        e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
+                                       {DNNL_ARG_TO, to},
+                                       {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->reorder_scratch)}});
+        s.wait();
+        return std::shared_ptr<void>(p);
+      }));
+      w = memory(e->weight, eng, kept->data.data());
+    } else if (e->weight_reorder) {
       packed.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
       w = memory(e->weight, eng, packed.data());
       e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},

@@ -117,7 +117,7 @@ void run(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry& g
 }  // namespace
 
 Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
-                             const std::vector<int64_t>& output_padding, const char* op) {
+                             const std::vector<int64_t>& output_padding, const char* op, bool channels_last) {
   expect_cpu_defined(input, op, "input");
   expect_cpu_defined(weight, op, "weight");
   const int64_t nd = input.dim() - 2;
@@ -182,9 +182,9 @@ Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Te
   // test is taken as passed, as it is with more than one thread).
   const bool onednn_3d = nd == 3 && (g.groups > 1 || (weight.sizes[4] > 3 && weight.sizes[3] > 3) || g.n > 1 ||
                                      g.n * g.c * input.sizes[2] * input.sizes[3] > 20480);
-  const bool cl = nd == 2
-                      ? (channels_last_2d(input) || channels_last_2d(weight))
-                      : nd == 3 && dt == kFloat32 && onednn_3d && (channels_last_3d(input) || channels_last_3d(weight));
+  const bool cl = (channels_last && nd >= 2) || (nd == 2 ? (channels_last_2d(input) || channels_last_2d(weight))
+                                                         : nd == 3 && dt == kFloat32 && onednn_3d &&
+                                                               (channels_last_3d(input) || channels_last_3d(weight)));
   if (cl) {
     std::vector<int64_t> order = {0};
     for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);

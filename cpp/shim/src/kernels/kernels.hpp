@@ -49,14 +49,18 @@ struct ConvParams {
   int64_t groups = 1;
 };
 // Forward convolution (not transposed) of an N, C, spatial... input; returns
-// a new tensor, channels-last when the input or the weight is.
-Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op);
+// a new tensor, channels-last when the input or the weight is, or when
+// `channels_last` asks for it (2-d and 3-d: what libtorch's mkldnn ops return
+// for an mkldnn-layout weight).
+Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op,
+                   bool channels_last = false);
 
 // Transposed convolution (convolution_transpose.cpp): weight
 // [C_in, C_out / groups, k...], one output_padding per spatial dim (each
-// smaller than the stride or the dilation there).
+// smaller than the stride or the dilation there); `channels_last` as for
+// convolution.
 Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
-                             const std::vector<int64_t>& output_padding, const char* op);
+                             const std::vector<int64_t>& output_padding, const char* op, bool channels_last = false);
 
 // The float32 convolution on oneDNN, into `out` (allocated by the caller in
 // the output's layout). False when oneDNN has no implementation for this
@@ -137,6 +141,41 @@ void kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim, Tensor* 
 void embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets, int64_t mode,
                    const Tensor* per_sample_weights, bool include_last_offset, int64_t padding_idx, Tensor* out[4],
                    const char* op);
+
+// The fused ops of frozen exports (mkldnn_ops.cpp, pointwise_fusion.cpp).
+// A unary post-op ("attr"): none, relu, sigmoid, tanh, hardswish,
+// hardsigmoid, swish/silu, gelu (algorithm none or tanh), leaky_relu
+// (a: slope), hardtanh (a: min, b: max).
+struct Unary {
+  enum Kind {
+    kNone,
+    kRelu,
+    kSigmoid,
+    kTanh,
+    kHardswish,
+    kHardsigmoid,
+    kSwish,
+    kGeluErf,
+    kGeluTanh,
+    kLeakyRelu,
+    kHardtanh
+  };
+  Kind kind = kNone;
+  float a = 0.0f, b = 0.0f;
+};
+// Parses attr (naming `arg` of `op` when unknown); scalars is a Scalar?[]
+// list, read only by leaky_relu and hardtanh; algorithm may be null.
+Unary parse_unary(const char* op, const char* arg, const char* attr, const double** scalars, int64_t scalars_len,
+                  const char* algorithm);
+float apply_unary(const Unary& u, float x);
+// t = u(t) elementwise, float32, any strides.
+void apply_unary(const Tensor& t, const Unary& u);
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+BinaryOp parse_binary(const char* op, const char* arg, const char* attr);
+// dst = u(y <bop> other) elementwise, float32, each in its own strides (dst
+// may be y or other); other must have dst's shape.
+void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, BinaryOp bop, const Unary& u,
+                  const char* op);
 
 // Shared argument checks: throw "<op>: argument '<name>' ..." errors.
 [[noreturn]] void fail_arg(const char* op, const char* arg, const std::string& why);

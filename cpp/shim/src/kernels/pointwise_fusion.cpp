@@ -1,0 +1,168 @@
+// The elementwise post-ops of the fused mkldnn ops a frozen export calls
+// (mkldnn_ops.cpp): the unary "attr" vocabulary of Inductor's mkldnn fusion
+// passes and the binary ones, applied in float32 after the convolution or
+// GEMM has written its result.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dtype.hpp"
+#include "error.hpp"
+#include "kernels.hpp"
+
+namespace aotrun::shim::kernels {
+namespace {
+
+// scalars[i] when given (a Scalar?[] list: each pointer may be null).
+double scalar_at(const char* op, const char* arg, const double** scalars, int64_t n, int64_t i, const char* attr) {
+  if (scalars == nullptr || n <= i || scalars[i] == nullptr) {
+    fail_arg(op, arg, std::string("must hold ") + std::to_string(i + 1) + " value(s) for attr '" + attr + "'");
+  }
+  return *scalars[i];
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// Calls f(i0, i1, i2) with the element offsets of three views of `sizes`
+// (strides per view), innermost dim fastest.
+template <typename F>
+void each3(const std::vector<int64_t>& sizes, const std::vector<int64_t>& s0, const std::vector<int64_t>& s1,
+           const std::vector<int64_t>& s2, F f) {
+  const size_t nd = sizes.size();
+  for (int64_t n : sizes) {
+    if (n == 0) return;
+  }
+  if (nd == 0) {
+    f(0, 0, 0);
+    return;
+  }
+  std::vector<int64_t> idx(nd, 0);
+  const int64_t inner = sizes[nd - 1], a = s0[nd - 1], b = s1[nd - 1], c = s2[nd - 1];
+  int64_t o0 = 0, o1 = 0, o2 = 0;
+  while (true) {
+    for (int64_t i = 0; i < inner; ++i) f(o0 + i * a, o1 + i * b, o2 + i * c);
+    size_t d = nd - 1;
+    while (true) {
+      if (d == 0) return;
+      --d;
+      ++idx[d];
+      o0 += s0[d];
+      o1 += s1[d];
+      o2 += s2[d];
+      if (idx[d] < sizes[d]) break;
+      o0 -= s0[d] * sizes[d];
+      o1 -= s1[d] * sizes[d];
+      o2 -= s2[d] * sizes[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+Unary parse_unary(const char* op, const char* arg, const char* attr, const double** scalars, int64_t scalars_len,
+                  const char* algorithm) {
+  if (attr == nullptr) fail_arg(op, arg, "is null");
+  const std::string a = attr;
+  Unary u;
+  if (a == "none") {
+    u.kind = Unary::kNone;
+  } else if (a == "relu") {
+    u.kind = Unary::kRelu;
+  } else if (a == "sigmoid") {
+    u.kind = Unary::kSigmoid;
+  } else if (a == "tanh") {
+    u.kind = Unary::kTanh;
+  } else if (a == "hardswish") {
+    u.kind = Unary::kHardswish;
+  } else if (a == "hardsigmoid") {
+    u.kind = Unary::kHardsigmoid;
+  } else if (a == "swish" || a == "silu") {
+    u.kind = Unary::kSwish;
+  } else if (a == "gelu") {
+    const std::string alg = algorithm == nullptr ? "none" : algorithm;
+    if (alg == "none" || alg.empty()) {
+      u.kind = Unary::kGeluErf;
+    } else if (alg == "tanh") {
+      u.kind = Unary::kGeluTanh;
+    } else {
+      fail_arg(op, "algorithm", "'" + alg + "' is not supported for attr 'gelu' (only 'none' and 'tanh')");
+    }
+  } else if (a == "leaky_relu") {
+    u.kind = Unary::kLeakyRelu;
+    u.a = static_cast<float>(scalar_at(op, "scalars", scalars, scalars_len, 0, attr));
+  } else if (a == "hardtanh") {
+    u.kind = Unary::kHardtanh;
+    u.a = static_cast<float>(scalar_at(op, "scalars", scalars, scalars_len, 0, attr));
+    u.b = static_cast<float>(scalar_at(op, "scalars", scalars, scalars_len, 1, attr));
+  } else {
+    fail_arg(op, arg,
+             "'" + a +
+                 "' is not supported (supported: none, relu, sigmoid, tanh, hardswish, hardsigmoid, swish, silu, "
+                 "gelu, leaky_relu, hardtanh)");
+  }
+  return u;
+}
+
+float apply_unary(const Unary& u, float x) {
+  switch (u.kind) {
+    case Unary::kNone: return x;
+    case Unary::kRelu: return x < 0.0f ? 0.0f : x;
+    case Unary::kSigmoid: return sigmoid(x);
+    case Unary::kTanh: return std::tanh(x);
+    case Unary::kHardswish: return x * std::fmin(std::fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case Unary::kHardsigmoid: return std::fmin(std::fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case Unary::kSwish: return x * sigmoid(x);
+    case Unary::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case Unary::kGeluTanh: {
+      const float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+      return 0.5f * x * (1.0f + std::tanh(inner));
+    }
+    case Unary::kLeakyRelu: return x < 0.0f ? x * u.a : x;
+    case Unary::kHardtanh: return x < u.a ? u.a : (x > u.b ? u.b : x);
+  }
+  return x;
+}
+
+BinaryOp parse_binary(const char* op, const char* arg, const char* attr) {
+  if (attr == nullptr) fail_arg(op, arg, "is null");
+  const std::string a = attr;
+  if (a == "add") return BinaryOp::kAdd;
+  if (a == "sub") return BinaryOp::kSub;
+  if (a == "mul") return BinaryOp::kMul;
+  if (a == "div") return BinaryOp::kDiv;
+  fail_arg(op, arg, "'" + a + "' is not supported (supported: add, sub, mul, div)");
+}
+
+void apply_unary(const Tensor& t, const Unary& u) {
+  if (u.kind == Unary::kNone) return;
+  float* p = static_cast<float*>(t.data());
+  each3(t.sizes, t.strides, t.strides, t.strides, [&](int64_t i, int64_t, int64_t) { p[i] = apply_unary(u, p[i]); });
+}
+
+void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, BinaryOp bop, const Unary& u,
+                  const char* op) {
+  if (other.sizes != dst.sizes) {
+    std::string want, got;
+    for (int64_t s : dst.sizes) want += (want.empty() ? "" : ", ") + std::to_string(s);
+    for (int64_t s : other.sizes) got += (got.empty() ? "" : ", ") + std::to_string(s);
+    fail_arg(op, "other", "has shape [" + got + "], expected the result's [" + want + "]");
+  }
+  float* d = static_cast<float*>(dst.data());
+  const float* a = static_cast<const float*>(y.data());
+  const float* b = static_cast<const float*>(other.data());
+  each3(dst.sizes, dst.strides, y.strides, other.strides, [&](int64_t i, int64_t j, int64_t k) {
+    const float x = a[j], o = b[k];
+    float r = x;
+    switch (bop) {
+      case BinaryOp::kAdd: r = x + o; break;
+      case BinaryOp::kSub: r = x - o; break;
+      case BinaryOp::kMul: r = x * o; break;
+      case BinaryOp::kDiv: r = x / o; break;
+    }
+    d[i] = apply_unary(u, r);
+  });
+}
+
+}  // namespace aotrun::shim::kernels

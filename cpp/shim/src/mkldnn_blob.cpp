@@ -1,0 +1,184 @@
+// Reading frozen constants stored in the mkldnn layout (mkldnn_blob.hpp).
+#include "mkldnn_blob.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dtype.hpp"
+#include "error.hpp"
+#include "kernels/onednn.hpp"
+
+namespace aotrun::shim {
+namespace {
+
+// Offsets in the metadata (docs/FROZEN_EXPORTS.md, section 2).
+constexpr size_t kNdims = 4, kDims = 8, kDataType = 104, kPaddedDims = 112, kPaddedOffsets = 208, kOffset0 = 304,
+                 kFormatKind = 312, kStrides = 320, kInnerNblks = 416, kInnerBlks = 424, kInnerIdxs = 520,
+                 kExtraFlags = 640, kGroups = 768;
+constexpr int32_t kDnnlF32 = 3, kDnnlBlocked = 2;
+
+template <typename T>
+T read_at(const uint8_t* p, size_t offset) {
+  T v;
+  std::memcpy(&v, p + offset, sizeof v);
+  return v;
+}
+
+std::string shape_of(const std::vector<int64_t>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+std::string list_of(const int64_t* v, int64_t n) { return shape_of(std::vector<int64_t>(v, v + n)); }
+
+[[noreturn]] void refuse(const std::vector<int64_t>& sizes, const std::string& why) {
+  throw ShimError("mkldnn constant of shape " + shape_of(sizes) + ": " + why);
+}
+
+// Whether the blocked layout `b` is one the shim reads: in range, agreeing
+// with the constant's sizes, and addressing only inside its own size.
+void validate(const MkldnnBlobDesc& b, const std::vector<int64_t>& sizes) {
+  const int64_t ndim = static_cast<int64_t>(sizes.size());
+  if (b.data_type != kDnnlF32) {
+    refuse(sizes, "oneDNN data type " + std::to_string(b.data_type) + " is not supported (only f32, 3)");
+  }
+  if (b.format_kind != kDnnlBlocked) {
+    refuse(sizes, "oneDNN format kind " + std::to_string(b.format_kind) + " is not supported (only blocked, 2)");
+  }
+  if (b.extra_flags != 0) {
+    refuse(sizes, "oneDNN extra flags " + std::to_string(b.extra_flags) +
+                      " (compensation, scale adjustment) are not supported (int8 weights)");
+  }
+  if (b.ndims < 1 || b.ndims > MkldnnBlobDesc::kMaxDims) {
+    refuse(sizes, "ndims " + std::to_string(b.ndims) + " is out of range");
+  }
+  if (b.groups < 1) refuse(sizes, "groups " + std::to_string(b.groups) + " is not positive");
+  // dims: the sizes themselves, or for a grouped weight [g, O/g, rest...]
+  // where the sizes are [O, rest...].
+  bool agree = false;
+  if (b.ndims == ndim) {
+    agree = std::vector<int64_t>(b.dims, b.dims + b.ndims) == sizes;
+  } else if (b.groups > 1 && b.ndims == ndim + 1 && ndim >= 1) {
+    agree = b.dims[0] == b.groups && b.dims[0] * b.dims[1] == sizes[0];
+    for (int64_t d = 1; d < ndim; ++d) agree = agree && b.dims[d + 1] == sizes[d];
+  }
+  if (!agree) {
+    refuse(sizes, "the layout's dims " + list_of(b.dims, b.ndims) + " (groups " + std::to_string(b.groups) +
+                      ") do not match the constant's sizes");
+  }
+  if (b.offset0 != 0) refuse(sizes, "a non-zero offset0 " + std::to_string(b.offset0) + " is not supported");
+  if (b.inner_nblks < 0 || b.inner_nblks > MkldnnBlobDesc::kMaxDims) {
+    refuse(sizes, "inner_nblks " + std::to_string(b.inner_nblks) + " is out of range");
+  }
+  int64_t block[MkldnnBlobDesc::kMaxDims];
+  for (int d = 0; d < b.ndims; ++d) block[d] = 1;
+  for (int k = 0; k < b.inner_nblks; ++k) {
+    if (b.inner_idxs[k] < 0 || b.inner_idxs[k] >= b.ndims || b.inner_blks[k] < 1 || b.inner_blks[k] > 1024) {
+      refuse(sizes, "inner block " + std::to_string(k) + " (" + std::to_string(b.inner_blks[k]) + " on dim " +
+                        std::to_string(b.inner_idxs[k]) + ") is out of range");
+    }
+    block[b.inner_idxs[k]] *= b.inner_blks[k];
+  }
+  for (int d = 0; d < b.ndims; ++d) {
+    if (b.dims[d] < 1) refuse(sizes, "an empty dim is not supported");
+    if (b.padded_offsets[d] != 0) refuse(sizes, "padded offsets are not supported");
+    if (b.padded_dims[d] < b.dims[d] || b.padded_dims[d] % block[d] != 0 || b.padded_dims[d] > 2 * b.dims[d] + 1024) {
+      refuse(sizes, "padded dim " + std::to_string(d) + " (" + std::to_string(b.padded_dims[d]) +
+                        ") does not fit its size " + std::to_string(b.dims[d]) + " and inner blocks " +
+                        std::to_string(block[d]));
+    }
+    if (b.strides[d] < 0) refuse(sizes, "negative strides are not supported");
+  }
+}
+
+dnnl::memory::desc blocked_desc(const MkldnnBlobDesc& b) {
+  dnnl_memory_desc_t md;
+  std::memset(&md, 0, sizeof md);
+  md.ndims = b.ndims;
+  for (int d = 0; d < b.ndims; ++d) {
+    md.dims[d] = b.dims[d];
+    md.padded_dims[d] = b.padded_dims[d];
+    md.padded_offsets[d] = 0;
+    md.format_desc.blocking.strides[d] = b.strides[d];
+  }
+  md.data_type = dnnl_f32;
+  md.offset0 = 0;
+  md.format_kind = dnnl_blocked;
+  md.format_desc.blocking.inner_nblks = b.inner_nblks;
+  for (int k = 0; k < b.inner_nblks; ++k) {
+    md.format_desc.blocking.inner_blks[k] = b.inner_blks[k];
+    md.format_desc.blocking.inner_idxs[k] = b.inner_idxs[k];
+  }
+  return dnnl::memory::desc(md);
+}
+
+}  // namespace
+
+MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const std::vector<int64_t>& sizes) {
+  if (metadata == nullptr || size != MkldnnBlobDesc::kMetadataSize) {
+    refuse(sizes, "opaque metadata of " + std::to_string(metadata == nullptr ? 0 : size) +
+                      " bytes is not supported (expected oneDNN 3.x's 768-byte memory descriptor and ideep's "
+                      "4-byte groups: 772)");
+  }
+  MkldnnBlobDesc b;
+  b.ndims = read_at<int32_t>(metadata, kNdims);
+  b.data_type = read_at<int32_t>(metadata, kDataType);
+  b.offset0 = read_at<int64_t>(metadata, kOffset0);
+  b.format_kind = read_at<int32_t>(metadata, kFormatKind);
+  b.inner_nblks = read_at<int32_t>(metadata, kInnerNblks);
+  b.extra_flags = read_at<uint64_t>(metadata, kExtraFlags);
+  b.groups = read_at<int32_t>(metadata, kGroups);
+  for (int d = 0; d < MkldnnBlobDesc::kMaxDims; ++d) {
+    b.dims[d] = read_at<int64_t>(metadata, kDims + 8 * d);
+    b.padded_dims[d] = read_at<int64_t>(metadata, kPaddedDims + 8 * d);
+    b.padded_offsets[d] = read_at<int64_t>(metadata, kPaddedOffsets + 8 * d);
+    b.strides[d] = read_at<int64_t>(metadata, kStrides + 8 * d);
+    b.inner_blks[d] = read_at<int64_t>(metadata, kInnerBlks + 8 * d);
+    b.inner_idxs[d] = read_at<int64_t>(metadata, kInnerIdxs + 8 * d);
+  }
+  return b;
+}
+
+Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& sizes, int64_t storage_offset,
+                               int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size) {
+  if (device_type != kCPU) refuse(sizes, "only CPU constants are supported in the mkldnn layout");
+  if (dtype != kFloat32) {
+    refuse(sizes, std::string("dtype ") + dtype_name(dtype) + " is not supported in the mkldnn layout (only float32)");
+  }
+  if (storage_offset != 0) {
+    refuse(sizes, "a storage offset (" + std::to_string(storage_offset) + ") is not supported in the mkldnn layout");
+  }
+  if (data == nullptr) refuse(sizes, "the constant has no data");
+  const MkldnnBlobDesc b = decode_mkldnn_blob(metadata, metadata_size, sizes);
+  validate(b, sizes);
+  Tensor t = empty_contiguous(sizes, kFloat32);
+  const std::vector<int64_t> plain_dims(b.dims, b.dims + b.ndims);
+  try {
+    namespace onednn = kernels::onednn;
+    const dnnl::memory::desc src = blocked_desc(b);
+    const dnnl::memory::desc dst = onednn::f32_desc(plain_dims, contiguous_strides(plain_dims));
+    if (src.get_size() < dst.get_size()) {
+      refuse(sizes, "the blocked layout spans " + std::to_string(src.get_size()) + " bytes, fewer than its " +
+                        std::to_string(dst.get_size()) + " elements' bytes");
+    }
+    const dnnl::engine& eng = onednn::cpu_engine();
+    const dnnl::reorder::primitive_desc pd(eng, src, eng, dst, onednn::user_scratchpad());
+    dnnl::memory from(src, eng, const_cast<void*>(data)), to(dst, eng, t.data());
+    dnnl::stream& s = onednn::thread_stream();
+    dnnl::reorder(pd).execute(s, {{DNNL_ARG_FROM, from},
+                                  {DNNL_ARG_TO, to},
+                                  {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(pd.scratchpad_desc())}});
+    s.wait();
+  } catch (const dnnl::error& err) {
+    refuse(sizes, std::string("oneDNN cannot read its layout: ") + err.what());
+  }
+  t.layout = kMkldnn;
+  t.storage->mark_read_only();
+  return t;
+}
+
+}  // namespace aotrun::shim

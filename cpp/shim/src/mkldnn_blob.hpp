@@ -1,0 +1,62 @@
+// Constants in the mkldnn layout (c10::Layout::Mkldnn): what a frozen
+// export (torch._inductor.config.freezing) stores for the weights it packed
+// for oneDNN. The model's load_constants hands each one to
+// aoti_torch_create_tensor_from_blob_v2 with layout 3, the bytes in oneDNN's
+// blocked layout, and 772 bytes of opaque metadata: oneDNN 3.x's
+// memory_desc_t as its get_blob() copies it (768 bytes) followed by ideep's
+// int32 groups. docs/FROZEN_EXPORTS.md has the field offsets and how they
+// were established.
+//
+// The shim reads the fields it needs itself (the oneDNN 2.6 it links has no
+// blob API, and its memory_desc_t differs from 3.x's), refuses anything but
+// a float32 blocked layout that agrees with the constant's sizes, rebuilds
+// the layout as a 2.6 memory::desc and reorders the data once, at load, into
+// a plain contiguous float32 tensor that the shim owns, marked read-only
+// (Storage::mark_read_only) and with layout kMkldnn. Its dims are in oneDNN's
+// logical order with a grouped weight's groups folded into dim 0: for
+// convolution weights PyTorch's [O, I/g, k...]; for transposed-convolution
+// weights [O, I/g, k...] too (PyTorch's own order is [I, O/g, k...]); for
+// linear weights [O, I].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensor.hpp"
+
+namespace aotrun::shim {
+
+// The fields of the metadata the shim reads (oneDNN 3.x memory_desc_t at
+// the offsets of an x86-64 build, then ideep's groups).
+struct MkldnnBlobDesc {
+  static constexpr int64_t kMetadataSize = 772;
+  static constexpr int kMaxDims = 12;
+  int32_t ndims = 0;
+  int64_t dims[kMaxDims] = {};
+  int32_t data_type = 0;  // 3: f32
+  int64_t padded_dims[kMaxDims] = {};
+  int64_t padded_offsets[kMaxDims] = {};
+  int64_t offset0 = 0;
+  int32_t format_kind = 0;  // 2: blocked
+  int64_t strides[kMaxDims] = {};
+  int32_t inner_nblks = 0;
+  int64_t inner_blks[kMaxDims] = {};
+  int64_t inner_idxs[kMaxDims] = {};
+  uint64_t extra_flags = 0;
+  int32_t groups = 1;
+};
+
+// Decodes the metadata; throws ShimError (naming the constant's shape) when
+// its size is not 772.
+MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const std::vector<int64_t>& sizes);
+
+// The constant as a plain tensor: validates the metadata against `sizes` and
+// `dtype` (float32 only), reorders the blocked bytes at `data` once, and
+// returns a new contiguous float32 CPU tensor of `sizes` (layout kMkldnn,
+// read-only storage). Throws ShimError naming the constant's shape and what
+// is not supported.
+Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& sizes, int64_t storage_offset,
+                               int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size);
+
+}  // namespace aotrun::shim

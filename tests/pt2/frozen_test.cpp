@@ -1,0 +1,274 @@
+// Frozen exports (torch._inductor.config.freezing = True, PyTorch's CPU
+// inference recipe; issue #38), exported by tests/pt2/frozen/export_frozen.py
+// (torch 2.15), through libaotrun's C API in every mode against eager
+// PyTorch (float32 assert_close tolerances): an MLP (linear + GELU, a
+// residual add fused into the linear, ReLU), a channels_last Conv-BN-ReLU
+// net, a ResNet-style net at a dynamic batch (plain conv weights, packed fc)
+// and at a static one (every weight packed, residual adds fused in place),
+// the attr vocabulary, a transposed convolution, and torchvision's
+// MobileNetV3-small in channels_last. Their weights are
+// oneDNN-packed constants (the mkldnn layout) and their ops the fused mkldnn
+// ones (docs/SHIM.md, "Frozen exports").
+// On aotrun's shim (the shim.* variant, AOTRUN_LIBTORCH=shim) it also counts
+// oneDNN's reorders (dnnl_set_verbose, stdout captured) over repeated runs:
+// the packed weights are unpacked once, when the model loads, and reordered
+// for a convolution primitive once, at its first run; later runs of the
+// models whose weights are all packed reorder nothing.
+// Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or aotrun's shim.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../core/test_util.hpp"
+#include "../shim/npy.hpp"
+
+using namespace aotrun_test;
+
+namespace {
+
+const std::string kDir = AOTRUN_PT2_FROZEN;
+
+struct Array {
+  std::vector<int64_t> shape, strides;
+  std::vector<char> bytes;
+  DLTensor dl{};
+  static Array load(const std::string& file, bool channels_last = false) {
+    const Npy n = read_npy(kDir + "/" + file);
+    Array a;
+    a.shape = n.shape;
+    a.bytes = n.data;
+    if (channels_last && a.shape.size() == 4) {  // the same values in NHWC memory
+      const int64_t b = a.shape[0], c = a.shape[1], h = a.shape[2], w = a.shape[3];
+      const float* src = reinterpret_cast<const float*>(n.data.data());
+      float* dst = reinterpret_cast<float*>(a.bytes.data());
+      for (int64_t i = 0; i < b; ++i)
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t y = 0; y < h; ++y)
+            for (int64_t x = 0; x < w; ++x) dst[((i * h + y) * w + x) * c + ch] = src[((i * c + ch) * h + y) * w + x];
+      a.strides = {h * w * c, 1, w * c, c};
+    }
+    a.bind();
+    return a;
+  }
+  static Array zeros(std::vector<int64_t> shape) {
+    Array a;
+    a.shape = std::move(shape);
+    int64_t n = 1;
+    for (int64_t d : a.shape) n *= d;
+    a.bytes.assign(static_cast<size_t>(n) * 4, 0);
+    a.bind();
+    return a;
+  }
+  void bind() {
+    dl = DLTensor{bytes.data(),
+                  {kDLCPU, 0},
+                  static_cast<int>(shape.size()),
+                  DLDataType{kDLFloat, 32, 1},
+                  shape.data(),
+                  strides.empty() ? nullptr : strides.data(),
+                  0};
+  }
+  const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
+};
+
+// torch.testing.assert_close's float32 defaults.
+std::string close(const Array& got, const Array& want) {
+  if (got.shape != want.shape) return "shape differs";
+  for (size_t i = 0; i < want.bytes.size() / 4; ++i) {
+    const double a = got.f()[i], b = want.f()[i];
+    if (!(std::fabs(a - b) <= 1e-5 + 1.3e-6 * std::fabs(b))) {
+      return "element " + std::to_string(i) + ": " + std::to_string(a) + " vs " + std::to_string(b);
+    }
+  }
+  return "";
+}
+
+nlohmann::json manifest() {
+  std::ifstream f(kDir + "/manifest.json");
+  return nlohmann::json::parse(f);
+}
+
+bool on_shim() {
+  const char* lt = std::getenv("AOTRUN_LIBTORCH");
+  return lt != nullptr && std::string(lt) == "shim";
+}
+
+// Runs `f` with oneDNN's verbose mode on (the libdnnl.so.2 aotrun's shim
+// loaded) and stdout captured; the number of reorders executed, or -1 when
+// that oneDNN is not loaded.
+int count_reorders(const std::function<void()>& f) {
+  void* dnnl = ::dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  auto set_verbose = dnnl == nullptr ? nullptr : reinterpret_cast<int (*)(int)>(::dlsym(dnnl, "dnnl_set_verbose"));
+  if (set_verbose == nullptr) return -1;
+  std::fflush(stdout);
+  char path[] = "/tmp/aotrun_frozen_verbose_XXXXXX";
+  const int fd = ::mkstemp(path);
+  const int saved = ::dup(1);
+  ::dup2(fd, 1);
+  set_verbose(1);
+  f();
+  std::fflush(stdout);
+  set_verbose(0);
+  ::dup2(saved, 1);
+  ::close(saved);
+  ::close(fd);
+  int count = 0;
+  if (FILE* in = std::fopen(path, "r")) {
+    char line[8192];
+    while (std::fgets(line, sizeof line, in) != nullptr) {
+      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, ",reorder,") != nullptr) ++count;
+    }
+    std::fclose(in);
+  }
+  std::remove(path);
+  return count;
+}
+
+class Frozen : public ::testing::TestWithParam<aotrun_mode> {
+ protected:
+  void SetUp() override {
+    const char* lt = std::getenv("AOTRUN_LIBTORCH");
+    if (lt == nullptr || *lt == '\0') GTEST_SKIP() << "no libtorch: set AOTRUN_LIBTORCH (or 'shim')";
+  }
+  static void run_case(Runner& r, const nlohmann::json& m, const nlohmann::json& c) {
+    const std::string prefix = c["prefix"];
+    std::vector<Array> in;
+    for (size_t i = 0; i < m["inputs"].size(); ++i) {
+      const bool cl = m["memory_format"][i] == "channels_last";
+      in.push_back(Array::load(prefix + ".in" + std::to_string(i) + ".npy", cl));
+    }
+    const Array want = Array::load(prefix + ".out0.npy");
+    Array got = Array::zeros(want.shape);
+    std::vector<DLTensor> dl;
+    for (auto& a : in) dl.push_back(a.dl);
+    const Outcome o = outcome(aotrun_runner_run(r.get(), dl.data(), dl.size(), &got.dl, 1));
+    ASSERT_EQ(o.code, AOTRUN_OK) << prefix << ": " << o.message;
+    EXPECT_EQ(close(got, want), "") << prefix;
+  }
+  // Opens `model` (on aotrun's shim in the shim.* variant, where it must
+  // say so), runs every case here, then on another thread; on the shim
+  // counts the reorders of `runs` more rounds of every case.
+  void sweep(const std::string& model, bool all_packed) {
+    const nlohmann::json m = manifest()[model];
+    Package pkg(kDir + "/" + model + ".pt2");
+    const char *provider = nullptr, *reason = nullptr;
+    ASSERT_EQ(outcome(aotrun_package_get_provider(pkg.get(), &provider, &reason)).code, AOTRUN_OK);
+    if (on_shim()) {
+      EXPECT_STREQ(provider, "shim") << reason;
+    }
+    Runner r(pkg, RunnerOptions().mode(GetParam()));
+    for (const auto& c : m["cases"]) run_case(r, m, c);
+    std::thread t([&] {
+      for (const auto& c : m["cases"]) run_case(r, m, c);
+    });
+    t.join();
+    if (!on_shim()) return;
+    constexpr int kRounds = 3;
+    const int reorders = count_reorders([&] {
+      for (int i = 0; i < kRounds; ++i)
+        for (const auto& c : m["cases"]) run_case(r, m, c);
+    });
+    ASSERT_GE(reorders, 0) << "oneDNN (libdnnl.so.2) is not loaded";
+    std::printf("%s: %d oneDNN reorders in %d more rounds of %zu case(s)\n", model.c_str(), reorders, kRounds,
+                m["cases"].size());
+    if (all_packed) {
+      EXPECT_EQ(reorders, 0) << model << ": a packed weight was reordered again";
+    }
+  }
+};
+
+// Constant updates on a frozen model: a packed weight (oneDNN's blocked
+// layout) is refused naming it, never read as the wrong layout; a plain
+// constant beside it updates (the outputs move), and swapping back to the
+// package's own set gives eager's outputs again: the packed weights the new
+// container holds are the model's own.
+TEST_P(Frozen, PackedConstantsAreRefusedForUpdatePlainOnesUpdate) {
+  const nlohmann::json m = manifest()["mlp"];
+  Package pkg(kDir + "/mlp.pt2");
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  std::vector<float> weight(256 * 64, 0.5f), bias(16, 3.0f);
+  std::vector<int64_t> wshape = {256, 64}, bshape = {16};
+  aotrun_named_tensor packed{
+      "_frozen_param3",
+      DLTensor{weight.data(), {kDLCPU, 0}, 2, DLDataType{kDLFloat, 32, 1}, wshape.data(), nullptr, 0}};
+  const Outcome refused = outcome(aotrun_runner_update_constants(r.get(), &packed, 1, 0));
+  EXPECT_EQ(refused.code, AOTRUN_ERR_UNSUPPORTED) << refused.message;
+  EXPECT_NE(refused.message.find("_frozen_param3"), std::string::npos) << refused.message;
+  EXPECT_NE(refused.message.find("blocked layout"), std::string::npos) << refused.message;
+  run_case(r, m, m["cases"][0]);  // unchanged
+
+  aotrun_named_tensor plain{
+      "l3_bias", DLTensor{bias.data(), {kDLCPU, 0}, 1, DLDataType{kDLFloat, 32, 1}, bshape.data(), nullptr, 0}};
+  AOTRUN_ASSERT_OK(aotrun_runner_update_constants(r.get(), &plain, 1, 0));
+  AOTRUN_ASSERT_OK(aotrun_runner_swap_constants(r.get()));
+  const std::string prefix = m["cases"][0]["prefix"];
+  Array x = Array::load(prefix + ".in0.npy");
+  const Array want = Array::load(prefix + ".out0.npy");
+  Array got = Array::zeros(want.shape);
+  AOTRUN_ASSERT_OK(aotrun_runner_run(r.get(), &x.dl, 1, &got.dl, 1));
+  EXPECT_NE(close(got, want), "") << "the updated bias changed nothing";
+  AOTRUN_ASSERT_OK(aotrun_runner_swap_constants(r.get()));  // back to the package's own set
+  run_case(r, m, m["cases"][0]);
+}
+
+TEST_P(Frozen, MlpWithFusedGeluAndResidual) { sweep("mlp", true); }
+TEST_P(Frozen, ChannelsLastConvBnRelu) { sweep("cbr_cl", true); }
+// Dynamic batch: the conv weights stay plain (channels_last), reordered into
+// the convolution primitive's layout on every run as unfrozen models' are;
+// only the fc weight is packed.
+TEST_P(Frozen, ResNetDynamicBatch) { sweep("resnet", false); }
+TEST_P(Frozen, ResNetStaticBatchEveryWeightPacked) { sweep("resnet_static", true); }
+TEST_P(Frozen, AttrVocabulary) { sweep("acts", true); }
+TEST_P(Frozen, TransposedConvolutionHardswish) { sweep("upconv", true); }
+// torchvision's MobileNetV3-small (width 0.5) in channels_last at a static
+// batch: depthwise convolutions, hardswish, squeeze-excitation.
+TEST_P(Frozen, MobileNetV3ChannelsLast) { sweep("mobilenet", true); }
+
+// The packed weights are unpacked when the model loads, once per constant:
+// opening cbr_cl executes a reorder for each of its three packed conv
+// weights; its first run reorders each at most once more (into the
+// convolution primitive's layout, kept with the constant), later runs none.
+TEST_P(Frozen, PackedConstantsAreUnpackedOnceAtLoad) {
+  if (!on_shim()) GTEST_SKIP() << "counts aotrun's shim's oneDNN reorders";
+  if (GetParam() != AOTRUN_MODE_THREADED) GTEST_SKIP() << "once is enough";
+  int at_open = -1, first_run = -1, later = -1;
+  std::unique_ptr<Package> pkg;
+  std::unique_ptr<Runner> r;
+  const nlohmann::json m = manifest()["cbr_cl"];
+  // Another package first, so that the shim (and the oneDNN it links) is
+  // loaded before counting.
+  Package loader(kDir + "/upconv.pt2");
+  at_open = count_reorders([&] {
+    pkg = std::make_unique<Package>(kDir + "/cbr_cl.pt2");
+    r = std::make_unique<Runner>(*pkg, RunnerOptions().mode(GetParam()));
+  });
+  first_run = count_reorders([&] { run_case(*r, m, m["cases"][0]); });
+  later = count_reorders([&] {
+    for (int i = 0; i < 5; ++i) run_case(*r, m, m["cases"][0]);
+  });
+  std::printf("cbr_cl: %d reorders at open, %d in the first run, %d in 5 later runs\n", at_open, first_run, later);
+  ASSERT_GE(at_open, 0) << "oneDNN (libdnnl.so.2) is not loaded";
+  EXPECT_GE(at_open, 3) << "its three packed conv weights, unpacked at load";
+  EXPECT_LE(first_run, 3) << "at most one reorder per weight into its primitive's layout";
+  EXPECT_EQ(later, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Frozen,
+                         ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),
+                         [](const auto& info) {
+                           return std::string(info.param == AOTRUN_MODE_THREADED          ? "threaded"
+                                              : info.param == AOTRUN_MODE_SINGLE_THREADED ? "single_threaded"
+                                                                                          : "graph");
+                         });
+
+}  // namespace

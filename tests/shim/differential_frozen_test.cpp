@@ -1,0 +1,852 @@
+// The fused ops of frozen exports and their mkldnn-layout constants
+// (docs/FROZEN_EXPORTS.md, docs/SHIM.md): the same calls on libtorch 2.15
+// and on aotrun's shim (Differential*: skipped without AOTRUN_LIBTORCH), and
+// the shim against naive loops (ShimReference*: no libtorch).
+//  - constants created with aoti_torch_create_tensor_from_blob_v2 in the
+//    mkldnn layout from hand-built oneDNN blocked data and its 772-byte
+//    metadata (linear AB16b64a, padded and blocked conv weights, a grouped
+//    weight, a transposed-convolution weight), then used by the ops;
+//  - every attr of the vocabulary on convolution, transposed convolution and
+//    linear with plain weights (contiguous and channels_last inputs), the
+//    binary forms (out of place, in place into `other`), and the refusals;
+//  - the blocked weights are reordered once: DNNL_VERBOSE shows no reorder
+//    in repeated calls.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "differential.hpp"
+
+namespace {
+
+using aotrun_shim_test::providers;
+using aotrun_shim_test::shim_only;
+using aotrun_shim_test::Side;
+
+// --- the functions under test (resolved per provider) ------------------------
+
+using ConvPw = int32_t (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*, int64_t,
+                           const int64_t*, int64_t, const int64_t*, int64_t, int64_t, const char*, const double**,
+                           int64_t, const char**, AtenTensorHandle*);
+using ConvBin = int32_t (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*,
+                            int64_t, const int64_t*, int64_t, const int64_t*, int64_t, int64_t, const char*, double*,
+                            const char**, const double**, int64_t, const char**, AtenTensorHandle*);
+using ConvT = int32_t (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*, int64_t,
+                          const int64_t*, int64_t, const int64_t*, int64_t, const int64_t*, int64_t, int64_t,
+                          const char*, const double**, int64_t, const char**, AtenTensorHandle*);
+using LinPw = int32_t (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const char*, const double**, int64_t,
+                          const char**, AtenTensorHandle*);
+using LinBin = int32_t (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const char*,
+                           AtenTensorHandle*);
+
+struct FrozenApi {
+  ConvPw conv = nullptr;
+  ConvBin conv_binary = nullptr, conv_binary_inplace = nullptr;
+  ConvT conv_transpose = nullptr;
+  LinPw linear = nullptr;
+  LinBin linear_binary = nullptr;
+  std::string missing;
+};
+
+FrozenApi resolve_frozen(void* h) {
+  FrozenApi f;
+  auto get = [&](const char* name) {
+    void* p = h == nullptr ? nullptr : ::dlsym(h, name);
+    if (p == nullptr && f.missing.empty()) f.missing = name;
+    return p;
+  };
+  f.conv = reinterpret_cast<ConvPw>(get("aoti_torch_cpu_mkldnn__convolution_pointwise"));
+  f.conv_binary = reinterpret_cast<ConvBin>(get("aoti_torch_cpu_mkldnn__convolution_pointwise_binary"));
+  f.conv_binary_inplace = reinterpret_cast<ConvBin>(get("aoti_torch_cpu_mkldnn__convolution_pointwise_binary_"));
+  f.conv_transpose = reinterpret_cast<ConvT>(get("aoti_torch_cpu_mkldnn__convolution_transpose_pointwise"));
+  f.linear = reinterpret_cast<LinPw>(get("aoti_torch_cpu__linear_pointwise"));
+  f.linear_binary = reinterpret_cast<LinBin>(get("aoti_torch_cpu__linear_pointwise_binary"));
+  return f;
+}
+
+const FrozenApi& shim_frozen() {
+  static FrozenApi f = resolve_frozen(::dlopen(AOTRUN_SHIM_LIBRARY, RTLD_NOW | RTLD_LOCAL));
+  return f;
+}
+const FrozenApi& torch_frozen() {
+  static FrozenApi f = [] {
+    const char* dir = std::getenv("AOTRUN_LIBTORCH");
+    const std::string path = std::string(dir == nullptr ? "" : dir) + "/libtorch_cpu.so";
+    return resolve_frozen(::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD));
+  }();
+  return f;
+}
+const FrozenApi& frozen(const Side& sd) { return &sd.a == &providers().torch ? torch_frozen() : shim_frozen(); }
+
+// --- oneDNN blocked layouts built by hand ------------------------------------
+
+// A blocked layout of `dims` (oneDNN's logical order): outer dims in `outer`
+// order (outermost first), then the inner blocks (size, dim), outermost first.
+struct Blocked {
+  std::vector<int64_t> dims;
+  std::vector<int> outer;
+  std::vector<std::pair<int64_t, int>> blocks;
+  int32_t groups = 1;
+  std::vector<int64_t> block, padded, strides;
+  int64_t total = 0;  // elements, padding included
+
+  Blocked(std::vector<int64_t> d, std::vector<int> o, std::vector<std::pair<int64_t, int>> b, int32_t g = 1)
+      : dims(std::move(d)), outer(std::move(o)), blocks(std::move(b)), groups(g) {
+    const size_t n = dims.size();
+    block.assign(n, 1);
+    int64_t inner = 1;
+    for (auto [s, d] : blocks) block[d] *= s, inner *= s;
+    padded.resize(n);
+    strides.resize(n);
+    for (size_t d = 0; d < n; ++d) padded[d] = (dims[d] + block[d] - 1) / block[d] * block[d];
+    int64_t s = inner;
+    for (size_t i = outer.size(); i-- > 0;) {
+      strides[outer[i]] = s;
+      s *= padded[outer[i]] / block[outer[i]];
+    }
+    total = s;
+  }
+  // The element offset of a logical index.
+  int64_t offset(const std::vector<int64_t>& idx) const {
+    int64_t off = 0;
+    std::vector<int64_t> rem(idx.size());
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] / block[d] * strides[d], rem[d] = idx[d] % block[d];
+    int64_t mult = 1;
+    for (size_t k = blocks.size(); k-- > 0;) {
+      const auto [s, d] = blocks[k];
+      off += (rem[d] % s) * mult;
+      rem[d] /= s;
+      mult *= s;
+    }
+    return off;
+  }
+  // oneDNN 3.x's memory descriptor as torch serialises it, plus ideep's groups.
+  std::vector<uint8_t> metadata() const {
+    std::vector<uint8_t> m(772, 0);
+    auto put32 = [&](size_t at, int32_t v) { std::memcpy(&m[at], &v, 4); };
+    auto put64 = [&](size_t at, int64_t v) { std::memcpy(&m[at], &v, 8); };
+    m[0] = 1;
+    put32(4, static_cast<int32_t>(dims.size()));
+    for (size_t d = 0; d < dims.size(); ++d) {
+      put64(8 + 8 * d, dims[d]);
+      put64(112 + 8 * d, padded[d]);
+      put64(320 + 8 * d, strides[d]);
+    }
+    put32(104, 3);  // f32
+    put32(312, 2);  // blocked
+    put32(416, static_cast<int32_t>(blocks.size()));
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      put64(424 + 8 * k, blocks[k].first);
+      put64(520 + 8 * k, blocks[k].second);
+    }
+    put32(768, groups);
+    return m;
+  }
+  // `plain` (row-major over dims) in this layout, padding zero.
+  std::vector<float> pack(const std::vector<float>& plain) const {
+    std::vector<float> out(static_cast<size_t>(total), 0.0f);
+    std::vector<int64_t> idx(dims.size(), 0);
+    for (size_t i = 0; i < plain.size(); ++i) {
+      int64_t rem = static_cast<int64_t>(i);
+      for (size_t d = dims.size(); d-- > 0;) idx[d] = rem % dims[d], rem /= dims[d];
+      out[static_cast<size_t>(offset(idx))] = plain[i];
+    }
+    return out;
+  }
+};
+
+// --- helpers -------------------------------------------------------------------
+
+std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 1.0f) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t s = seed * 2654435761u + 7;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = scale * (static_cast<float>((s >> 8) & 0xffff) / 32768.0f - 1.0f);
+  }
+  return v;
+}
+
+int64_t numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t x : s) n *= x;
+  return n;
+}
+
+std::vector<int64_t> contiguous(const std::vector<int64_t>& s) {
+  std::vector<int64_t> st(s.size());
+  int64_t acc = 1;
+  for (size_t d = s.size(); d-- > 0;) st[d] = acc, acc *= s[d];
+  return st;
+}
+
+// A float32 tensor of logical values `v` (row-major) laid out channels_last
+// when `cl` (4-d), else contiguous.
+AtenTensorHandle f32(Side& sd, const std::vector<float>& v, const std::vector<int64_t>& sizes, bool cl = false) {
+  if (!cl) return sd.blob(aotrun_shim_test::bytes_of(v), sizes, contiguous(sizes), sd.a.aoti_torch_dtype_float32());
+  const int64_t n = sizes[0], c = sizes[1], h = sizes[2], w = sizes[3];
+  std::vector<float> nhwc(v.size());
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) nhwc[((a * h + y) * w + x) * c + ch] = v[((a * c + ch) * h + y) * w + x];
+  return sd.blob(aotrun_shim_test::bytes_of(nhwc), sizes, {h * w * c, 1, w * c, c}, sd.a.aoti_torch_dtype_float32());
+}
+
+// An mkldnn-layout constant of torch-level `sizes` from `plain` values in
+// the layout `b`, as a model's load_constants creates it.
+AtenTensorHandle mkldnn_constant(Side& sd, const Blocked& b, const std::vector<float>& plain,
+                                 const std::vector<int64_t>& sizes, int* rc) {
+  const std::vector<float> packed = b.pack(plain);
+  sd.bufs.push_back(std::make_unique<std::vector<char>>(aotrun_shim_test::bytes_of(packed)));
+  static std::vector<std::vector<uint8_t>> metas;  // alive as long as the constants
+  metas.push_back(b.metadata());
+  std::vector<int64_t> strides(sizes.size(), 0);
+  strides[0] = 1;
+  AtenTensorHandle h = nullptr;
+  *rc = sd.a.aoti_torch_create_tensor_from_blob_v2(
+      sd.bufs.back()->data(), static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), 0,
+      sd.a.aoti_torch_dtype_float32(), sd.a.aoti_torch_device_type_cpu(), 0, &h, sd.a.aoti_torch_layout__mkldnn(),
+      metas.back().data(), static_cast<int64_t>(metas.back().size()));
+  return sd.keep(h);
+}
+
+std::string compare(const std::vector<double>& x, const std::vector<double>& y, double rtol = 1.3e-6,
+                    double atol = 1e-5) {
+  if (x.size() != y.size()) return "sizes differ: " + std::to_string(x.size()) + " vs " + std::to_string(y.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(std::fabs(x[i] - y[i]) <= atol + rtol * std::fabs(y[i]))) {
+      return "element " + std::to_string(i) + ": " + std::to_string(x[i]) + " vs " + std::to_string(y[i]);
+    }
+  }
+  return "";
+}
+
+using Call = std::function<AtenTensorHandle(Side&, int*)>;
+
+// Runs `f` on both providers: same return code and, on success, the same
+// sizes, strides and values (float32 assert_close tolerances).
+void expect_agree(const Call& f, const std::string& what, bool strides = true) {
+  Side t(providers().torch, "libtorch"), s(providers().shim, "shim");
+  int rt = -1, rs = -1;
+  AtenTensorHandle ht = f(t, &rt), hs = f(s, &rs);
+  ASSERT_EQ(rs, rt) << what << (rs != 0 && shim_only().last_error ? std::string(": ") + shim_only().last_error() : "");
+  if (rt != 0) return;
+  ASSERT_NE(ht, nullptr) << what;
+  ASSERT_NE(hs, nullptr) << what;
+  const TensorDesc dt = describe(t.a, ht), ds = describe(s.a, hs);
+  EXPECT_EQ(ds.sizes, dt.sizes) << what;
+  if (strides) {
+    EXPECT_EQ(ds.strides, dt.strides) << what;
+  }
+  EXPECT_EQ(compare(values(s.a, hs), values(t.a, ht)), "") << what;
+}
+
+#define NEED_FROZEN()                                             \
+  do {                                                            \
+    NEED_LIBTORCH();                                              \
+    ASSERT_EQ(torch_frozen().missing, "") << "libtorch lacks it"; \
+    ASSERT_EQ(shim_frozen().missing, "") << "the shim lacks it";  \
+  } while (0)
+
+const std::vector<std::string> kAttrs = {"none",  "relu", "sigmoid",   "tanh",       "hardswish", "hardsigmoid",
+                                         "swish", "gelu", "gelu_tanh", "leaky_relu", "hardtanh"};
+
+// attr, scalars and algorithm for a vocabulary entry ("gelu_tanh": gelu with
+// algorithm tanh). Pointers stay valid while `s` lives.
+struct AttrArgs {
+  std::string attr, algorithm;
+  std::vector<double> values;
+  std::vector<const double*> scalars;
+  const char* alg = nullptr;
+  explicit AttrArgs(const std::string& name, bool linear_placeholder = false) {
+    attr = name;
+    if (name == "gelu_tanh") attr = "gelu", algorithm = "tanh";
+    if (name == "gelu") algorithm = "none";
+    if (name == "leaky_relu") values = {0.15};
+    if (name == "hardtanh") values = {-0.4, 0.6};
+    if (values.empty()) {
+      // placeholders, as Inductor passes them: [None] for convolutions, [-1.0] for linears
+      if (linear_placeholder) values = {-1.0};
+    }
+    for (const double& v : values) scalars.push_back(&v);
+    if (values.empty()) scalars.push_back(nullptr);
+    alg = algorithm.c_str();
+  }
+};
+
+// --- mkldnn-layout constants -------------------------------------------------------
+
+TEST(DifferentialFrozen, MkldnnLinearWeightAB16b64aPaddedReadsAsLibtorch) {
+  NEED_FROZEN();
+  // [10, 64]: out features padded to 64, as torch packs a linear weight on AVX2.
+  const Blocked b({10, 64}, {0, 1}, {{16, 1}, {64, 0}});
+  const auto w = random_floats(10 * 64, 1, 0.2f), x = random_floats(3 * 64, 2), bias = random_floats(10, 3);
+  for (const std::string& attr : kAttrs) {
+    expect_agree(
+        [&](Side& sd, int* rc) -> AtenTensorHandle {
+          AtenTensorHandle wh = mkldnn_constant(sd, b, w, {10, 64}, rc);
+          if (*rc != 0) return nullptr;
+          int32_t layout = -1;
+          EXPECT_EQ(sd.a.aoti_torch_get_layout(wh, &layout), 0);
+          EXPECT_EQ(layout, sd.a.aoti_torch_layout__mkldnn()) << sd.name;
+          AtenTensorHandle xh = f32(sd, x, {3, 64}), bh = f32(sd, bias, {10}), out = nullptr;
+          AttrArgs a(attr, true);
+          *rc = frozen(sd).linear(xh, wh, &bh, a.attr.c_str(), a.scalars.data(), static_cast<int64_t>(a.scalars.size()),
+                                  &a.alg, &out);
+          return sd.keep(out);
+        },
+        "linear mkldnn weight, attr " + attr);
+  }
+}
+
+struct ConvWeightCase {
+  const char* label;
+  Blocked layout;
+  std::vector<int64_t> sizes;  // torch-level
+  std::vector<int64_t> x;
+  int64_t groups;
+};
+
+std::vector<ConvWeightCase> conv_weight_cases() {
+  return {
+      // Ohwi8o-like, O = 20 padded to 24
+      {"Ohwi8o padded", Blocked({20, 8, 3, 3}, {0, 2, 3, 1}, {{8, 0}}), {20, 8, 3, 3}, {2, 8, 9, 7}, 1},
+      // OIhw-blocked with 24o (an AVX2 block), O = 48
+      {"Oihw24o", Blocked({48, 6, 3, 3}, {0, 1, 2, 3}, {{24, 0}}), {48, 6, 3, 3}, {1, 6, 8, 8}, 1},
+      // two blocks on I and one on O (4i16o4i-like)
+      {"OIhw4i16o4i",
+       Blocked({16, 16, 1, 1}, {0, 1, 2, 3}, {{4, 1}, {16, 0}, {4, 1}}),
+       {16, 16, 1, 1},
+       {2, 16, 5, 5},
+       1},
+      // grouped: [G, O/G, I/G, kh, kw] with 8o blocks, groups 4
+      {"grouped gOIhw8o", Blocked({4, 4, 4, 3, 3}, {0, 1, 3, 4, 2}, {{8, 1}}, 4), {16, 4, 3, 3}, {2, 16, 6, 6}, 4},
+      // depthwise 8, [8, 1, 1, 3, 3]
+      {"depthwise", Blocked({8, 1, 1, 3, 3}, {1, 2, 3, 4, 0}, {{8, 0}}, 8), {8, 1, 3, 3}, {1, 8, 6, 5}, 8},
+  };
+}
+
+TEST(DifferentialFrozen, MkldnnConvolutionWeightsReadAsLibtorch) {
+  NEED_FROZEN();
+  for (const ConvWeightCase& c : conv_weight_cases()) {
+    const auto w = random_floats(numel(c.sizes), 11, 0.3f), x = random_floats(numel(c.x), 12);
+    const auto bias = random_floats(c.sizes[0], 13);
+    for (bool cl : {false, true}) {
+      for (const char* attr : {"none", "relu", "swish"}) {
+        expect_agree(
+            [&](Side& sd, int* rc) -> AtenTensorHandle {
+              AtenTensorHandle wh = mkldnn_constant(sd, c.layout, w, c.sizes, rc);
+              if (*rc != 0) return nullptr;
+              AtenTensorHandle xh = f32(sd, x, c.x, cl), bh = f32(sd, bias, {c.sizes[0]}), out = nullptr;
+              const int64_t pad[] = {1, 1}, one[] = {1, 1};
+              AttrArgs a(attr);
+              *rc = frozen(sd).conv(xh, wh, &bh, pad, 2, one, 2, one, 2, c.groups, a.attr.c_str(), a.scalars.data(), 1,
+                                    &a.alg, &out);
+              return sd.keep(out);
+            },
+            std::string(c.label) + (cl ? " channels_last" : "") + " " + attr);
+      }
+    }
+  }
+}
+
+TEST(DifferentialFrozen, MkldnnTransposedConvolutionWeightReadsAsLibtorch) {
+  NEED_FROZEN();
+  // oneDNN's order [O, I, kh, kw] (PyTorch's weight is [I, O, kh, kw]), 8o blocks.
+  const Blocked b({8, 16, 4, 4}, {0, 1, 2, 3}, {{8, 0}});
+  const auto w = random_floats(8 * 16 * 16, 21, 0.2f), x = random_floats(2 * 16 * 5 * 5, 22);
+  const auto bias = random_floats(8, 23);
+  for (bool cl : {false, true}) {
+    expect_agree(
+        [&](Side& sd, int* rc) -> AtenTensorHandle {
+          AtenTensorHandle wh = mkldnn_constant(sd, b, w, {8, 16, 4, 4}, rc);
+          if (*rc != 0) return nullptr;
+          AtenTensorHandle xh = f32(sd, x, {2, 16, 5, 5}, cl), bh = f32(sd, bias, {8}), out = nullptr;
+          const int64_t pad[] = {1, 1}, opad[] = {0, 0}, stride[] = {2, 2}, dil[] = {1, 1};
+          AttrArgs a("hardswish");
+          *rc = frozen(sd).conv_transpose(xh, wh, &bh, pad, 2, opad, 2, stride, 2, dil, 2, 1, a.attr.c_str(),
+                                          a.scalars.data(), 1, &a.alg, &out);
+          return sd.keep(out);
+        },
+        std::string("transposed mkldnn weight") + (cl ? " channels_last" : ""));
+  }
+}
+
+// --- the attr vocabulary with plain weights ------------------------------------------
+
+TEST(DifferentialFrozen, ConvolutionPointwiseVocabulary) {
+  NEED_FROZEN();
+  const std::vector<int64_t> xs = {2, 6, 9, 8}, ws = {10, 3, 3, 3};
+  const auto x = random_floats(numel(xs), 31, 2.0f), w = random_floats(numel(ws), 32, 0.5f);
+  const auto bias = random_floats(10, 33);
+  for (const std::string& attr : kAttrs) {
+    for (bool cl : {false, true}) {
+      for (bool with_bias : {true, false}) {
+        expect_agree(
+            [&](Side& sd, int* rc) -> AtenTensorHandle {
+              AtenTensorHandle xh = f32(sd, x, xs, cl), wh = f32(sd, w, ws), bh = f32(sd, bias, {10}), out = nullptr;
+              const int64_t pad[] = {1, 0}, stride[] = {2, 1}, dil[] = {1, 2};
+              AttrArgs a(attr);
+              *rc = frozen(sd).conv(xh, wh, with_bias ? &bh : nullptr, pad, 2, stride, 2, dil, 2, 2, a.attr.c_str(),
+                                    a.scalars.data(), static_cast<int64_t>(a.scalars.size()), &a.alg, &out);
+              return sd.keep(out);
+            },
+            "conv " + attr + (cl ? " channels_last" : "") + (with_bias ? "" : " no bias"));
+      }
+    }
+  }
+  // A channels_last plain weight (a dynamic-batch frozen export's) with a contiguous input.
+  expect_agree(
+      [&](Side& sd, int* rc) -> AtenTensorHandle {
+        AtenTensorHandle xh = f32(sd, x, xs), wh = f32(sd, w, {10, 3, 3, 3}, true), out = nullptr;
+        const int64_t one[] = {1, 1};
+        AttrArgs a("relu");
+        *rc = frozen(sd).conv(xh, wh, nullptr, one, 2, one, 2, one, 2, 2, a.attr.c_str(), a.scalars.data(), 1, &a.alg,
+                              &out);
+        return sd.keep(out);
+      },
+      "conv channels_last weight");
+}
+
+TEST(DifferentialFrozen, LinearPointwiseVocabulary) {
+  NEED_FROZEN();
+  const auto x = random_floats(2 * 3 * 20, 41, 3.0f), w = random_floats(12 * 20, 42, 0.4f);
+  const auto bias = random_floats(12, 43);
+  for (const std::string& attr : kAttrs) {
+    for (bool three_d : {false, true}) {
+      expect_agree(
+          [&](Side& sd, int* rc) -> AtenTensorHandle {
+            const std::vector<int64_t> xs = three_d ? std::vector<int64_t>{2, 3, 20} : std::vector<int64_t>{6, 20};
+            AtenTensorHandle xh = f32(sd, x, xs), wh = f32(sd, w, {12, 20}), bh = f32(sd, bias, {12}), out = nullptr;
+            AttrArgs a(attr, true);
+            *rc = frozen(sd).linear(xh, wh, three_d ? nullptr : &bh, a.attr.c_str(), a.scalars.data(),
+                                    static_cast<int64_t>(a.scalars.size()), &a.alg, &out);
+            return sd.keep(out);
+          },
+          "linear " + attr + (three_d ? " 3-d, no bias" : ""));
+    }
+  }
+  // A transposed (column-major) weight view: weights may arrive with any strides.
+  expect_agree(
+      [&](Side& sd, int* rc) -> AtenTensorHandle {
+        AtenTensorHandle xh = f32(sd, x, {6, 20}), out = nullptr;
+        AtenTensorHandle wh =
+            sd.blob(aotrun_shim_test::bytes_of(w), {12, 20}, {1, 12}, sd.a.aoti_torch_dtype_float32());
+        AttrArgs a("none", true);
+        *rc = frozen(sd).linear(xh, wh, nullptr, a.attr.c_str(), a.scalars.data(), 1, &a.alg, &out);
+        return sd.keep(out);
+      },
+      "linear column-major weight");
+}
+
+TEST(DifferentialFrozen, TransposedConvolutionPointwisePlainWeights) {
+  NEED_FROZEN();
+  for (int64_t groups : {1, 2}) {
+    for (bool cl : {false, true}) {
+      const std::vector<int64_t> xs = {2, 6, 5, 4}, ws = {6, 4 / groups * groups == 4 ? 4 : 4, 3, 3};
+      const auto x = random_floats(numel(xs), 51), w = random_floats(numel(ws), 52, 0.4f);
+      const auto bias = random_floats(4 * groups, 53);
+      for (const char* attr : {"none", "relu", "leaky_relu", "gelu"}) {
+        expect_agree(
+            [&](Side& sd, int* rc) -> AtenTensorHandle {
+              AtenTensorHandle xh = f32(sd, x, xs, cl), wh = f32(sd, w, ws), bh = f32(sd, bias, {4 * groups});
+              AtenTensorHandle out = nullptr;
+              const int64_t pad[] = {1, 0}, opad[] = {1, 0}, stride[] = {2, 1}, dil[] = {1, 1};
+              AttrArgs a(attr);
+              *rc = frozen(sd).conv_transpose(xh, wh, &bh, pad, 2, opad, 2, stride, 2, dil, 2, groups, a.attr.c_str(),
+                                              a.scalars.data(), static_cast<int64_t>(a.scalars.size()), &a.alg, &out);
+              return sd.keep(out);
+            },
+            std::string("conv_transpose groups ") + std::to_string(groups) + (cl ? " channels_last " : " ") + attr);
+      }
+    }
+  }
+}
+
+// --- binary forms ------------------------------------------------------------------------
+
+TEST(DifferentialFrozen, ConvolutionBinaryOutOfPlaceAndInPlace) {
+  NEED_FROZEN();
+  const std::vector<int64_t> xs = {2, 4, 7, 6}, ws = {8, 4, 3, 3}, os = {2, 8, 7, 6};
+  const auto x = random_floats(numel(xs), 61), w = random_floats(numel(ws), 62, 0.5f);
+  const auto bias = random_floats(8, 63);
+  auto other = random_floats(numel(os), 64, 1.5f);
+  for (float& v : other) v += v < 0 ? -0.5f : 0.5f;  // away from 0 (div)
+  const int64_t pad[] = {1, 1}, one[] = {1, 1};
+  for (const char* bin : {"add", "sub", "mul", "div"}) {
+    for (const char* unary : {static_cast<const char*>(nullptr), "relu"}) {
+      for (bool cl : {false, true}) {
+        const std::string what =
+            std::string("conv binary ") + bin + (unary ? " relu" : "") + (cl ? " channels_last" : "");
+        expect_agree(
+            [&](Side& sd, int* rc) -> AtenTensorHandle {
+              AtenTensorHandle xh = f32(sd, x, xs, cl), wh = f32(sd, w, ws), bh = f32(sd, bias, {8});
+              AtenTensorHandle oh = f32(sd, other, os, cl), out = nullptr;
+              double alpha = 1.0;
+              const char* u = unary;
+              const double* none[] = {nullptr};
+              *rc = frozen(sd).conv_binary(xh, oh, wh, &bh, pad, 2, one, 2, one, 2, 1, bin, &alpha, u ? &u : nullptr,
+                                           none, 1, nullptr, &out);
+              return sd.keep(out);
+            },
+            what);
+      }
+    }
+  }
+  // In place: the result is written into other, ret0 aliases it.
+  for (const char* unary : {static_cast<const char*>(nullptr), "relu"}) {
+    for (bool cl : {false, true}) {
+      expect_agree(
+          [&](Side& sd, int* rc) -> AtenTensorHandle {
+            AtenTensorHandle xh = f32(sd, x, xs, cl), wh = f32(sd, w, ws), bh = f32(sd, bias, {8});
+            AtenTensorHandle oh = f32(sd, other, os, cl), out = nullptr;
+            double alpha = 1.0;
+            const char* u = unary;
+            const char* empty = "";
+            const double* none[] = {nullptr};
+            *rc = frozen(sd).conv_binary_inplace(oh, xh, wh, &bh, pad, 2, one, 2, one, 2, 1, "add", &alpha,
+                                                 u ? &u : nullptr, none, 1, &empty, &out);
+            if (*rc != 0) return nullptr;
+            void *po = nullptr, *pr = nullptr;
+            sd.a.aoti_torch_get_data_ptr(oh, &po);
+            sd.a.aoti_torch_get_data_ptr(out, &pr);
+            EXPECT_EQ(po, pr) << sd.name << ": ret0 must alias other";
+            sd.keep(out);
+            return oh;  // the values written into other
+          },
+          std::string("conv binary_ in place add") + (unary ? " relu" : "") + (cl ? " channels_last" : ""));
+    }
+  }
+}
+
+TEST(DifferentialFrozen, LinearBinary) {
+  NEED_FROZEN();
+  const auto x = random_floats(5 * 16, 71), w = random_floats(24 * 16, 72, 0.4f), bias = random_floats(24, 73);
+  const auto other = random_floats(5 * 24, 74, 2.0f);
+  for (const char* bin : {"add", "sub", "mul", "div"}) {
+    expect_agree(
+        [&](Side& sd, int* rc) -> AtenTensorHandle {
+          AtenTensorHandle xh = f32(sd, x, {5, 16}), wh = f32(sd, w, {24, 16}), bh = f32(sd, bias, {24});
+          AtenTensorHandle oh = f32(sd, other, {5, 24}), out = nullptr;
+          *rc = frozen(sd).linear_binary(xh, oh, wh, &bh, bin, &out);
+          return sd.keep(out);
+        },
+        std::string("linear binary ") + bin);
+  }
+}
+
+// What libtorch refuses, the shim refuses too, naming the op and the attr.
+TEST(DifferentialFrozen, RefusalsAgree) {
+  NEED_FROZEN();
+  const auto x = random_floats(2 * 4 * 6 * 6, 81), w = random_floats(8 * 4 * 9, 82),
+             other = random_floats(2 * 8 * 36, 83);
+  const int64_t one[] = {1, 1};
+  struct Refusal {
+    std::string label, needle;
+    std::function<int32_t(Side&, AtenTensorHandle*)> call;
+  };
+  auto conv_args = [&](Side& sd, AtenTensorHandle* xh, AtenTensorHandle* wh, AtenTensorHandle* oh) {
+    *xh = f32(sd, x, {2, 4, 6, 6});
+    *wh = f32(sd, w, {8, 4, 3, 3});
+    *oh = f32(sd, other, {2, 8, 6, 6});
+  };
+  std::vector<Refusal> cases = {
+      {"unknown attr", "'mish'",
+       [&](Side& sd, AtenTensorHandle* out) {
+         AtenTensorHandle xh, wh, oh;
+         conv_args(sd, &xh, &wh, &oh);
+         const double* none[] = {nullptr};
+         const char* alg = "";
+         return frozen(sd).conv(xh, wh, nullptr, one, 2, one, 2, one, 2, 1, "mish", none, 1, &alg, out);
+       }},
+      {"alpha 2", "alpha",
+       [&](Side& sd, AtenTensorHandle* out) {
+         AtenTensorHandle xh, wh, oh;
+         conv_args(sd, &xh, &wh, &oh);
+         double alpha = 2.0;
+         const double* none[] = {nullptr};
+         return frozen(sd).conv_binary(xh, oh, wh, nullptr, one, 2, one, 2, one, 2, 1, "add", &alpha, nullptr, none, 1,
+                                       nullptr, out);
+       }},
+      {"in-place sub", "'sub'",
+       [&](Side& sd, AtenTensorHandle* out) {
+         AtenTensorHandle xh, wh, oh;
+         conv_args(sd, &xh, &wh, &oh);
+         double alpha = 1.0;
+         const double* none[] = {nullptr};
+         return frozen(sd).conv_binary_inplace(oh, xh, wh, nullptr, one, 2, one, 2, one, 2, 1, "sub", &alpha, nullptr,
+                                               none, 1, nullptr, out);
+       }},
+      {"sigmoid after binary", "'sigmoid'",
+       [&](Side& sd, AtenTensorHandle* out) {
+         AtenTensorHandle xh, wh, oh;
+         conv_args(sd, &xh, &wh, &oh);
+         double alpha = 1.0;
+         const char* u = "sigmoid";
+         const double* none[] = {nullptr};
+         return frozen(sd).conv_binary(xh, oh, wh, nullptr, one, 2, one, 2, one, 2, 1, "add", &alpha, &u, none, 1,
+                                       nullptr, out);
+       }},
+      {"linear binary relu", "'relu'",
+       [&](Side& sd, AtenTensorHandle* out) {
+         AtenTensorHandle xh = f32(sd, x, {8, 36}), wh = f32(sd, w, {8, 36}), oh = f32(sd, other, {8, 8});
+         return frozen(sd).linear_binary(xh, oh, wh, nullptr, "relu", out);
+       }},
+  };
+  for (const Refusal& c : cases) {
+    Side t(providers().torch, "libtorch"), s(providers().shim, "shim");
+    AtenTensorHandle ot = nullptr, os = nullptr;
+    EXPECT_NE(c.call(t, &ot), 0) << c.label << ": libtorch accepted it";
+    t.keep(ot);
+    EXPECT_NE(c.call(s, &os), 0) << c.label << ": the shim accepted it";
+    s.keep(os);
+    const std::string msg = shim_only().last_error();
+    EXPECT_NE(msg.find("aoti_torch_cpu_"), std::string::npos) << c.label << ": " << msg;
+    EXPECT_NE(msg.find(c.needle), std::string::npos) << c.label << ": " << msg;
+  }
+}
+
+// --- the shim alone: naive references -----------------------------------------------
+
+double unary_ref(const std::string& name, double v) {
+  if (name == "none") return v;
+  if (name == "relu") return v < 0 ? 0 : v;
+  if (name == "sigmoid") return 1 / (1 + std::exp(-v));
+  if (name == "tanh") return std::tanh(v);
+  if (name == "hardswish") return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+  if (name == "hardsigmoid") return std::min(std::max(v + 3, 0.0), 6.0) / 6;
+  if (name == "swish") return v / (1 + std::exp(-v));
+  if (name == "gelu") return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  if (name == "gelu_tanh") return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  if (name == "leaky_relu") return v < 0 ? 0.15 * v : v;
+  if (name == "hardtanh") return std::min(std::max(v, -0.4), 0.6);
+  return NAN;
+}
+
+#define NEED_SHIM()                                              \
+  do {                                                           \
+    ASSERT_EQ(shim_only().problem, "");                          \
+    ASSERT_EQ(shim_frozen().missing, "") << "the shim lacks it"; \
+  } while (0)
+
+// Each mkldnn-layout weight unpacked by the shim equals the plain values, and
+// a convolution with it equals a direct loop with every attr.
+TEST(ShimReferenceFrozen, MkldnnWeightsAndConvolutionMatchNaiveLoops) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  for (const ConvWeightCase& c : conv_weight_cases()) {
+    Side sd(a, "shim");
+    const auto w = random_floats(numel(c.sizes), 91, 0.3f), x = random_floats(numel(c.x), 92, 2.0f);
+    int rc = -1;
+    AtenTensorHandle wh = mkldnn_constant(sd, c.layout, w, c.sizes, &rc);
+    ASSERT_EQ(rc, 0) << c.label << ": " << shim_only().last_error();
+    const auto got_w = values(a, wh);
+    ASSERT_EQ(got_w.size(), w.size()) << c.label;
+    for (size_t i = 0; i < w.size(); ++i) ASSERT_EQ(got_w[i], w[i]) << c.label << " element " << i;
+    const int64_t n = c.x[0], cin = c.x[1], h = c.x[2], wd = c.x[3], o = c.sizes[0], cg = c.sizes[1];
+    const int64_t kh = c.sizes[2], kw = c.sizes[3], og = o / c.groups;
+    const int64_t oh = h, ow = wd;  // padding 1, 3x3 kernels
+    for (const std::string& attr : kAttrs) {
+      AtenTensorHandle xh = f32(sd, x, c.x), out = nullptr;
+      const int64_t pad[] = {kh / 2, kw / 2}, one[] = {1, 1};
+      AttrArgs args(attr);
+      ASSERT_EQ(shim_frozen().conv(xh, wh, nullptr, pad, 2, one, 2, one, 2, c.groups, args.attr.c_str(),
+                                   args.scalars.data(), static_cast<int64_t>(args.scalars.size()), &args.alg, &out),
+                0)
+          << c.label << " " << attr << ": " << shim_only().last_error();
+      sd.keep(out);
+      const auto got = values(a, out);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n * o * oh * ow));
+      std::vector<double> want(got.size());
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t oc = 0; oc < o; ++oc)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t xx = 0; xx < ow; ++xx) {
+              double acc = 0;
+              const int64_t g = oc / og;
+              for (int64_t ic = 0; ic < cg; ++ic)
+                for (int64_t i = 0; i < kh; ++i)
+                  for (int64_t j = 0; j < kw; ++j) {
+                    const int64_t iy = y - kh / 2 + i, ix = xx - kw / 2 + j;
+                    if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                    acc += static_cast<double>(x[((b * cin + g * cg + ic) * h + iy) * wd + ix]) *
+                           w[((oc * cg + ic) * kh + i) * kw + j];
+                  }
+              want[((b * o + oc) * oh + y) * ow + xx] = unary_ref(attr, acc);
+            }
+      EXPECT_EQ(compare(got, want, 1e-5, 1e-5), "") << c.label << " " << attr;
+    }
+  }
+}
+
+TEST(ShimReferenceFrozen, LinearWithMkldnnWeightAndBinaryMatchNaiveLoops) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  Side sd(a, "shim");
+  const Blocked b({10, 64}, {0, 1}, {{16, 1}, {64, 0}});
+  const auto w = random_floats(640, 101, 0.2f), x = random_floats(3 * 64, 102, 2.0f), bias = random_floats(10, 103);
+  const auto other = random_floats(30, 104);
+  int rc = -1;
+  AtenTensorHandle wh = mkldnn_constant(sd, b, w, {10, 64}, &rc);
+  ASSERT_EQ(rc, 0) << shim_only().last_error();
+  std::vector<double> lin(30);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 10; ++j) {
+      double acc = bias[j];
+      for (int64_t k = 0; k < 64; ++k) acc += static_cast<double>(x[i * 64 + k]) * w[j * 64 + k];
+      lin[i * 10 + j] = acc;
+    }
+  for (const std::string& attr : kAttrs) {
+    AtenTensorHandle xh = f32(sd, x, {3, 64}), bh = f32(sd, bias, {10}), out = nullptr;
+    AttrArgs args(attr, true);
+    ASSERT_EQ(shim_frozen().linear(xh, wh, &bh, args.attr.c_str(), args.scalars.data(),
+                                   static_cast<int64_t>(args.scalars.size()), &args.alg, &out),
+              0)
+        << attr << ": " << shim_only().last_error();
+    sd.keep(out);
+    std::vector<double> want(30);
+    for (size_t i = 0; i < 30; ++i) want[i] = unary_ref(attr, lin[i]);
+    EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-5), "") << attr;
+  }
+  AtenTensorHandle xh = f32(sd, x, {3, 64}), bh = f32(sd, bias, {10}), oh = f32(sd, other, {3, 10}), out = nullptr;
+  ASSERT_EQ(shim_frozen().linear_binary(xh, oh, wh, &bh, "sub", &out), 0) << shim_only().last_error();
+  sd.keep(out);
+  std::vector<double> want(30);
+  for (size_t i = 0; i < 30; ++i) want[i] = lin[i] - other[i];
+  EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-5), "");
+}
+
+// Metadata the shim does not read is refused at creation, naming the
+// constant's shape and what is unsupported.
+TEST(ShimReferenceFrozen, UnsupportedMkldnnMetadataIsRefusedClearly) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  const Blocked b({10, 64}, {0, 1}, {{16, 1}, {64, 0}});
+  const auto w = random_floats(640, 111);
+  struct Bad {
+    std::string label, needle;
+    std::function<void(std::vector<uint8_t>&)> edit;
+    std::vector<int64_t> sizes = {10, 64};
+    int32_t dtype = -1;
+    int64_t meta_size = 772;
+  };
+  auto put32 = [](std::vector<uint8_t>& m, size_t at, int32_t v) { std::memcpy(&m[at], &v, 4); };
+  auto put64 = [](std::vector<uint8_t>& m, size_t at, int64_t v) { std::memcpy(&m[at], &v, 8); };
+  std::vector<Bad> cases = {
+      {"bf16 data", "data type 2", [&](std::vector<uint8_t>& m) { put32(m, 104, 2); }},
+      {"not blocked", "format kind 3", [&](std::vector<uint8_t>& m) { put32(m, 312, 3); }},
+      {"int8 compensation", "extra flags", [&](std::vector<uint8_t>& m) { put64(m, 640, 1); }},
+      {"dims differ", "do not match", [&](std::vector<uint8_t>& m) { put64(m, 8, 11); }},
+      {"too many dims", "ndims 13", [&](std::vector<uint8_t>& m) { put32(m, 4, 13); }},
+      {"inner dim out of range", "inner block", [&](std::vector<uint8_t>& m) { put64(m, 520, 5); }},
+      {"padding not a block multiple", "padded dim", [&](std::vector<uint8_t>& m) { put64(m, 112, 60); }},
+      {"offset0", "offset0", [&](std::vector<uint8_t>& m) { put64(m, 304, 16); }},
+      {"short metadata", "metadata of 768 bytes", [](std::vector<uint8_t>&) {}, {10, 64}, -1, 768},
+      {"other sizes", "do not match", [](std::vector<uint8_t>&) {}, {10, 32}},
+      {"float64 constant", "dtype", [](std::vector<uint8_t>&) {}, {10, 64}, 7},
+  };
+  for (const Bad& c : cases) {
+    std::vector<uint8_t> meta = b.metadata();
+    c.edit(meta);
+    std::vector<float> packed = b.pack(w);
+    const std::vector<int64_t> strides(c.sizes.size(), 0);
+    AtenTensorHandle h = nullptr;
+    const int32_t dtype = c.dtype < 0 ? a.aoti_torch_dtype_float32() : c.dtype;
+    EXPECT_NE(a.aoti_torch_create_tensor_from_blob_v2(
+                  packed.data(), static_cast<int64_t>(c.sizes.size()), c.sizes.data(), strides.data(), 0, dtype,
+                  a.aoti_torch_device_type_cpu(), 0, &h, a.aoti_torch_layout__mkldnn(), meta.data(), c.meta_size),
+              0)
+        << c.label;
+    const std::string msg = shim_only().last_error();
+    EXPECT_NE(msg.find("aoti_torch_create_tensor_from_blob_v2: mkldnn constant of shape [10, "), std::string::npos)
+        << c.label << ": " << msg;
+    EXPECT_NE(msg.find(c.needle), std::string::npos) << c.label << ": " << msg;
+    if (h != nullptr) a.aoti_torch_delete_tensor_object(h);
+  }
+}
+
+// --- packed once ------------------------------------------------------------------------------
+
+// Runs `f` with oneDNN's verbose mode on (dnnl_set_verbose of the libdnnl the
+// shim loaded) and stdout captured; returns the number of executed reorders.
+int count_reorders(const std::function<void()>& f) {
+  void* dnnl = ::dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  if (dnnl == nullptr) return -1;
+  auto set_verbose = reinterpret_cast<int (*)(int)>(::dlsym(dnnl, "dnnl_set_verbose"));
+  if (set_verbose == nullptr) return -1;
+  std::fflush(stdout);
+  char path[] = "/tmp/aotrun_dnnl_verbose_XXXXXX";
+  const int fd = ::mkstemp(path);
+  const int saved = ::dup(1);
+  ::dup2(fd, 1);
+  set_verbose(1);
+  f();
+  std::fflush(stdout);
+  set_verbose(0);
+  ::dup2(saved, 1);
+  ::close(saved);
+  ::close(fd);
+  int count = 0;
+  if (FILE* in = std::fopen(path, "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof line, in) != nullptr) {
+      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, ",reorder,") != nullptr) ++count;
+    }
+    std::fclose(in);
+  }
+  std::remove(path);
+  return count;
+}
+
+// An mkldnn constant is reordered once when created and once more into the
+// convolution primitive's layout at its first use; later calls reorder
+// nothing. (A plain weight is reordered into the primitive's layout on every
+// call, as SHIM.md says: the control.)
+TEST(ShimReferenceFrozen, MkldnnWeightsAreReorderedOnceNotPerCall) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  Side sd(a, "shim");
+  const Blocked b({32, 16, 3, 3}, {0, 2, 3, 1}, {{8, 0}});
+  const auto w = random_floats(32 * 16 * 9, 121, 0.2f), x = random_floats(2 * 16 * 12 * 12, 122);
+  AtenTensorHandle wh = nullptr;
+  int rc = -1;
+  const int at_creation = count_reorders([&] { wh = mkldnn_constant(sd, b, w, {32, 16, 3, 3}, &rc); });
+  ASSERT_EQ(rc, 0) << shim_only().last_error();
+  if (at_creation < 0) GTEST_SKIP() << "libdnnl.so.2 is not loaded by the shim";
+  EXPECT_EQ(at_creation, 1);
+  AtenTensorHandle xh = f32(sd, x, {2, 16, 12, 12}, true), plain = f32(sd, w, {32, 16, 3, 3});
+  const int64_t one[] = {1, 1};
+  const double* none[] = {nullptr};
+  const char* alg = "";
+  auto conv = [&](AtenTensorHandle weight) {
+    AtenTensorHandle out = nullptr;
+    ASSERT_EQ(shim_frozen().conv(xh, weight, nullptr, one, 2, one, 2, one, 2, 1, "relu", none, 1, &alg, &out), 0)
+        << shim_only().last_error();
+    a.aoti_torch_delete_tensor_object(out);
+  };
+  const int first = count_reorders([&] { conv(wh); });
+  EXPECT_LE(first, 1) << "the first call packs the weight for the primitive at most once";
+  const int later = count_reorders([&] {
+    for (int i = 0; i < 5; ++i) conv(wh);
+  });
+  EXPECT_EQ(later, 0) << "no reorder in 5 later calls with the frozen weight";
+  const int plain_calls = count_reorders([&] {
+    for (int i = 0; i < 5; ++i) conv(plain);
+  });
+  std::printf("reorders: %d at creation, %d in the first call, %d in 5 later calls; plain weight: %d in 5 calls\n",
+              at_creation, first, later, plain_calls);
+  if (first == 1) {
+    EXPECT_EQ(plain_calls, 5) << "the control: a plain weight is reordered on every call";
+  }
+}
+
+}  // namespace
