@@ -184,6 +184,13 @@ std::vector<int64_t> strides_in_order(const std::vector<int64_t>& sizes, const s
   return st;
 }
 
+std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> order = {0};
+  for (int64_t d = 2; d < static_cast<int64_t>(sizes.size()); ++d) order.push_back(d);
+  order.push_back(1);
+  return strides_in_order(sizes, order);
+}
+
 AtenTensorHandle new_handle(Tensor t) { return reinterpret_cast<AtenTensorHandle>(new Tensor(std::move(t))); }
 
 Tensor& as_tensor(AtenTensorHandle h, const char* what) {

@@ -99,6 +99,8 @@ size_t storage_nbytes_for(const std::vector<int64_t>& sizes, const std::vector<i
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);
 // Strides of a permutation `order` (outermost first) of dims laid out densely.
 std::vector<int64_t> strides_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& order);
+// Channels-last strides of an [N, C, spatial...] tensor: C innermost.
+std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes);
 
 // A new handle (the caller owns it) / the object behind a handle. as_tensor
 // throws (naming `what`) on a null handle.

@@ -170,10 +170,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
   }
   std::vector<int64_t> out_strides = contiguous_strides(out_sizes);
   if ((channels_last && nd >= 2) || channels_last_like(input) || channels_last_like(weight)) {
-    std::vector<int64_t> order = {0};
-    for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
-    order.push_back(1);
-    out_strides = strides_in_order(out_sizes, order);
+    out_strides = channels_last_strides(out_sizes);
   }
   Tensor out = empty_tensor(out_sizes, out_strides, dt);
   if (dt == kFloat32 && g.n > 0 && g.o > 0 && convolution_onednn(input, weight, bias, p, out)) return out;

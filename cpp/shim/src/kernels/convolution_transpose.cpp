@@ -186,10 +186,7 @@ Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Te
                                                          : nd == 3 && dt == kFloat32 && onednn_3d &&
                                                                (channels_last_3d(input) || channels_last_3d(weight)));
   if (cl) {
-    std::vector<int64_t> order = {0};
-    for (int64_t d = 2; d < input.dim(); ++d) order.push_back(d);
-    order.push_back(1);
-    out_strides = strides_in_order(out_sizes, order);
+    out_strides = channels_last_strides(out_sizes);
   }
   Tensor out = empty_tensor(out_sizes, out_strides, dt);
   const int32_t ct = dt == kFloat64 ? kFloat64 : kFloat32;
