@@ -28,7 +28,14 @@ say "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | h
 if [ -n "${4:-}" ]; then
   tar xf "$4" -C "$work" && say "fixtures from $4 (not exported again)" || { say "unpacking $4 FAILED"; status=1; }
 else
-  ( time python3 "$here/export_cuda_fixtures.py" "$work" $names ) > "$out/export.log" 2>&1 || { say "export FAILED"; status=1; }
+  # One process per fixture: each export is a CPU-bound Inductor compile of
+  # about 70 s, and a GPU machine has cores to spare.
+  pids=""
+  for n in $names; do
+    python3 "$here/export_cuda_fixtures.py" "$work" "$n" > "$out/export-$n.log" 2>&1 & pids="$pids $!"
+  done
+  for p in $pids; do wait "$p" || { say "export FAILED (export-*.log)"; status=1; }; done
+  cat "$out"/export-*.log > "$out/export.log"; rm -f "$out"/export-*.log
   grep -h "exported in" "$out/export.log" | tee -a "$out/summary.txt"
   (cd "$work" && tar cf "$out/fixtures.tar" *.pt2 *.npy *.json)
 fi
