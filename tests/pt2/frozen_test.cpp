@@ -6,7 +6,8 @@
 // net, a ResNet-style net at a dynamic batch (plain conv weights, packed fc)
 // and at a static one (every weight packed, residual adds fused in place),
 // the attr vocabulary, a transposed convolution, and torchvision's
-// MobileNetV3-small in channels_last. Their weights are
+// MobileNetV3-small in channels_last, a bidirectional LSTM tagger (two
+// outputs). Their weights are
 // oneDNN-packed constants (the mkldnn layout) and their ops the fused mkldnn
 // ones (docs/SHIM.md, "Frozen exports").
 // On aotrun's shim (the shim.* variant, AOTRUN_LIBTORCH=shim) it also counts
@@ -147,13 +148,17 @@ class Frozen : public ::testing::TestWithParam<aotrun_mode> {
       const bool cl = m["memory_format"][i] == "channels_last";
       in.push_back(Array::load(prefix + ".in" + std::to_string(i) + ".npy", cl));
     }
-    const Array want = Array::load(prefix + ".out0.npy");
-    Array got = Array::zeros(want.shape);
-    std::vector<DLTensor> dl;
+    std::vector<Array> want, got;
+    for (size_t k = 0; k < c["outputs"].size(); ++k) {
+      want.push_back(Array::load(prefix + ".out" + std::to_string(k) + ".npy"));
+      got.push_back(Array::zeros(want.back().shape));
+    }
+    std::vector<DLTensor> dl, out;
     for (auto& a : in) dl.push_back(a.dl);
-    const Outcome o = outcome(aotrun_runner_run(r.get(), dl.data(), dl.size(), &got.dl, 1));
+    for (auto& a : got) out.push_back(a.dl);
+    const Outcome o = outcome(aotrun_runner_run(r.get(), dl.data(), dl.size(), out.data(), out.size()));
     ASSERT_EQ(o.code, AOTRUN_OK) << prefix << ": " << o.message;
-    EXPECT_EQ(close(got, want), "") << prefix;
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(close(got[k], want[k]), "") << prefix << " output " << k;
   }
   // Opens `model` (on aotrun's shim in the shim.* variant, where it must
   // say so), runs every case here, then on another thread; on the shim
@@ -233,6 +238,9 @@ TEST_P(Frozen, TransposedConvolutionHardswish) { sweep("upconv", true); }
 // torchvision's MobileNetV3-small (width 0.5) in channels_last at a static
 // batch: depthwise convolutions, hardswish, squeeze-excitation.
 TEST_P(Frozen, MobileNetV3ChannelsLast) { sweep("mobilenet", true); }
+// Every nn.LSTM lowers to aoti_torch_cpu_mkldnn_rnn_layer, one call per
+// layer and direction (aotrun-shim 1.4), here with packed weights.
+TEST_P(Frozen, BidirectionalLstmTagger) { sweep("lstm", true); }
 
 // The packed weights are unpacked when the model loads, once per constant:
 // opening cbr_cl executes a reorder for each of its three packed conv

@@ -2,7 +2,8 @@
 // cumprod, searchsorted/bucketize, nonzero, masked_select,
 // repeat_interleave, scatter (src, value, reduce); since aotrun-shim 1.3
 // also _weight_int8pack_mm, transposed convolution, baddbmm_out,
-// _cdist_forward, kthvalue and _embedding_bag.
+// _cdist_forward, kthvalue and _embedding_bag; since 1.4 mkldnn_rnn_layer
+// (LSTM).
 // Each case makes the same calls on real libtorch (AOTRUN_LIBTORCH) and on
 // the shim and compares return codes, sizes, strides, dtypes and values
 // (exactly, NaN equal to NaN, for everything but floating products, sums
@@ -1208,6 +1209,58 @@ TEST(DifferentialOps, EmbeddingBag) {
   }
 }
 
+// --- mkldnn_rnn_layer (LSTM) -----------------------------------------------------
+
+// One LSTM layer call on side sd: results output, hy, cy (the workspace is
+// kept for deletion but not compared: libtorch returns oneDNN's, the shim an
+// empty one).
+struct LstmCase {
+  int64_t steps, batch, in, hidden;
+  bool reverse, biases, zero_state_view, transposed_weight;
+};
+
+std::vector<AtenTensorHandle> lstm_call(Side& sd, const LstmCase& c, int64_t mode, int* rc) {
+  const int64_t g = 4 * c.hidden;
+  AtenTensorHandle x = make(sd, spread(c.steps * c.batch * c.in, 11, -1, 1), Dt::F32, {c.steps, c.batch, c.in},
+                            row_major({c.steps, c.batch, c.in}));
+  // W_ih either contiguous [4H, I] or the transpose of an [I, 4H] buffer.
+  AtenTensorHandle wi = c.transposed_weight ? make(sd, spread(g * c.in, 12, -0.4, 0.4), Dt::F32, {g, c.in}, {1, g})
+                                            : make(sd, spread(g * c.in, 12, -0.4, 0.4), Dt::F32, {g, c.in}, {c.in, 1});
+  AtenTensorHandle wh = make(sd, spread(g * c.hidden, 13, -0.4, 0.4), Dt::F32, {g, c.hidden}, {c.hidden, 1});
+  AtenTensorHandle bi = make(sd, spread(g, 14, -0.5, 0.5), Dt::F32, {g}, {1});
+  AtenTensorHandle bh = make(sd, spread(g, 15, -0.5, 0.5), Dt::F32, {g}, {1});
+  // Inductor passes zeros as a stride-0 view {0, H, 1}; a user's state is dense.
+  AtenTensorHandle hx = c.zero_state_view ? make(sd, std::vector<double>(c.batch * c.hidden, 0.0), Dt::F32,
+                                                 {1, c.batch, c.hidden}, {0, c.hidden, 1})
+                                          : make(sd, spread(c.batch * c.hidden, 16, -1, 1), Dt::F32,
+                                                 {1, c.batch, c.hidden}, row_major({1, c.batch, c.hidden}));
+  AtenTensorHandle cx = c.zero_state_view ? make(sd, std::vector<double>(c.batch * c.hidden, 0.0), Dt::F32,
+                                                 {1, c.batch, c.hidden}, {0, c.hidden, 1})
+                                          : make(sd, spread(c.batch * c.hidden, 17, -1, 1), Dt::F32,
+                                                 {1, c.batch, c.hidden}, row_major({1, c.batch, c.hidden}));
+  AtenTensorHandle r0 = nullptr, r1 = nullptr, r2 = nullptr, r3 = nullptr;
+  *rc = sd.a.aoti_torch_cpu_mkldnn_rnn_layer(x, wi, wh, bi, bh, hx, cx, c.reverse, nullptr, 0, mode, c.hidden, 1,
+                                             c.biases, 0, 0, 0, &r0, &r1, &r2, &r3);
+  if (r3 != nullptr) sd.keep(r3);
+  return kept(sd, {r0, r1, r2});
+}
+
+TEST(DifferentialOps, MkldnnRnnLayer) {
+  NEED_LIBTORCH();
+  const Tol tol{1e-5, 1e-5};
+  for (const LstmCase& c :
+       {LstmCase{5, 3, 16, 32, false, true, true, false}, LstmCase{5, 3, 16, 32, true, true, true, false},
+        LstmCase{7, 2, 10, 6, false, true, false, true}, LstmCase{7, 2, 10, 6, true, false, false, false},
+        LstmCase{1, 1, 4, 8, false, true, false, false}, LstmCase{12, 4, 64, 48, true, true, false, true}}) {
+    const std::string what = "mkldnn_rnn_layer T=" + std::to_string(c.steps) + " N=" + std::to_string(c.batch) +
+                             " I=" + std::to_string(c.in) + " H=" + std::to_string(c.hidden) +
+                             " reverse=" + std::to_string(c.reverse) + " biases=" + std::to_string(c.biases) +
+                             " zero_state_view=" + std::to_string(c.zero_state_view) +
+                             " transposed_weight=" + std::to_string(c.transposed_weight);
+    expect_agree([&](Side& sd, int* rc) { return lstm_call(sd, c, 2, rc); }, what, {tol, tol, tol});
+  }
+}
+
 // --- the shim alone against naive loops (no libtorch needed) ----------------
 
 struct ShimCase {
@@ -1221,6 +1274,14 @@ struct ShimCase {
   do {                                                    \
     ASSERT_EQ(aotrun_shim_test::shim_only().problem, ""); \
   } while (0)
+
+// A call refused with code 1 and a message naming the op and the argument.
+void expect_refused(const ShimCase& c, int rc, const std::string& op, const std::string& arg) {
+  EXPECT_EQ(rc, 1) << op;
+  const std::string msg = c.last_error();
+  EXPECT_NE(msg.find(op), std::string::npos) << msg;
+  EXPECT_NE(msg.find("argument '" + arg + "'"), std::string::npos) << msg;
+}
 
 TEST(ShimReference, SortAndTopkMatchNaiveOrdering) {
   NEED_SHIM();
@@ -1374,12 +1435,7 @@ TEST(ShimReference, BadArgumentsNameOpAndArgument) {
   ASSERT_EQ(c.a.aoti_torch_empty_strided(1, sz, st, c.a.aoti_torch_dtype_complex64(), 0, 0, &cplx), 0);
   c.sd.keep(cplx);
   AtenTensorHandle v = nullptr, i = nullptr, o = nullptr;
-  auto expect_fail = [&](int rc, const std::string& op, const std::string& arg) {
-    EXPECT_EQ(rc, 1) << op;
-    const std::string msg = c.last_error();
-    EXPECT_NE(msg.find(op), std::string::npos) << msg;
-    EXPECT_NE(msg.find("argument '" + arg + "'"), std::string::npos) << msg;
-  };
+  auto expect_fail = [&](int rc, const std::string& op, const std::string& arg) { expect_refused(c, rc, op, arg); };
   expect_fail(c.a.aoti_torch_cpu_sort_stable(f, nullptr, 2, 0, &v, &i), "aoti_torch_cpu_sort_stable", "dim");
   expect_fail(c.a.aoti_torch_cpu_sort_stable(cplx, nullptr, 0, 0, &v, &i), "aoti_torch_cpu_sort_stable", "self");
   expect_fail(c.a.aoti_torch_cpu_topk(f, 4, 1, 1, 1, &v, &i), "aoti_torch_cpu_topk", "k");
@@ -1532,12 +1588,7 @@ TEST(ShimReference, SecondBatchMatchesLoops) {
 TEST(ShimReference, SecondBatchBadArgumentsNameOpAndArgument) {
   NEED_SHIM();
   ShimCase c;
-  auto expect_fail = [&](int rc, const std::string& op, const std::string& arg) {
-    EXPECT_EQ(rc, 1) << op;
-    const std::string msg = c.last_error();
-    EXPECT_NE(msg.find(op), std::string::npos) << msg;
-    EXPECT_NE(msg.find("argument '" + arg + "'"), std::string::npos) << msg;
-  };
+  auto expect_fail = [&](int rc, const std::string& op, const std::string& arg) { expect_refused(c, rc, op, arg); };
   AtenTensorHandle f = make(c.sd, spread(24, 1, -1, 1), Dt::F32, {3, 8}, {8, 1});
   AtenTensorHandle w = make(c.sd, int8s(40, 2), Dt::I8, {5, 8}, {8, 1});
   AtenTensorHandle strided = make(c.sd, spread(10, 3, 0, 1), Dt::F32, {5}, {2});
@@ -1566,4 +1617,56 @@ TEST(ShimReference, SecondBatchBadArgumentsNameOpAndArgument) {
               "aoti_torch_cpu__embedding_bag", "mode");
 }
 
+TEST(ShimReference, LstmBatchFirstAndRefusals) {
+  NEED_SHIM();
+  ShimCase c;
+  // batch_first reads [N, T, I] and writes [N, T, H]: the same numbers as the
+  // time-major call on the transposed input.
+  const int64_t t = 4, n = 3, in = 5, h = 6, g = 4 * h;
+  const auto xs = spread(t * n * in, 21, -1, 1);
+  AtenTensorHandle x_tm = make(c.sd, xs, Dt::F32, {t, n, in}, {n * in, in, 1});
+  AtenTensorHandle x_bf = make(c.sd, xs, Dt::F32, {n, t, in}, {in, n * in, 1});  // the same storage, batch first
+  AtenTensorHandle wi = make(c.sd, spread(g * in, 22, -0.5, 0.5), Dt::F32, {g, in}, {in, 1});
+  AtenTensorHandle wh = make(c.sd, spread(g * h, 23, -0.5, 0.5), Dt::F32, {g, h}, {h, 1});
+  AtenTensorHandle b = make(c.sd, spread(g, 24, -0.5, 0.5), Dt::F32, {g}, {1});
+  AtenTensorHandle s0 = make(c.sd, spread(n * h, 25, -1, 1), Dt::F32, {1, n, h}, {n * h, h, 1});
+  AtenTensorHandle r[2][4] = {};
+  for (int bf = 0; bf < 2; ++bf) {
+    ASSERT_EQ(c.a.aoti_torch_cpu_mkldnn_rnn_layer(bf ? x_bf : x_tm, wi, wh, b, b, s0, s0, 1, nullptr, 0, 2, h, 1, 1, 0,
+                                                  bf, 0, &r[bf][0], &r[bf][1], &r[bf][2], &r[bf][3]),
+              0)
+        << c.last_error();
+    for (auto& hd : r[bf]) c.sd.keep(hd);
+  }
+  EXPECT_EQ(describe(c.a, r[1][0]).sizes, (std::vector<int64_t>{n, t, h}));
+  const auto tm = values(c.a, r[0][0]), bfv = values(c.a, r[1][0]);
+  for (int64_t ti = 0; ti < t; ++ti)
+    for (int64_t ni = 0; ni < n; ++ni)
+      for (int64_t k = 0; k < h; ++k)
+        EXPECT_EQ(bfv[(ni * t + ti) * h + k], tm[(ti * n + ni) * h + k]) << ti << " " << ni << " " << k;
+  EXPECT_EQ(values(c.a, r[1][1]), values(c.a, r[0][1]));
+  EXPECT_EQ(values(c.a, r[1][2]), values(c.a, r[0][2]));
+  // Refused, naming the argument: GRU mode, packed sequences, float64, a
+  // hidden size that disagrees with W_hh.
+  const std::string op = "aoti_torch_cpu_mkldnn_rnn_layer";
+  AtenTensorHandle o[4] = {};
+  const int64_t sizes[2] = {2, 2};
+  expect_refused(c,
+                 c.a.aoti_torch_cpu_mkldnn_rnn_layer(x_tm, wi, wh, b, b, s0, s0, 0, nullptr, 0, 3, h, 1, 1, 0, 0, 0,
+                                                     &o[0], &o[1], &o[2], &o[3]),
+                 op, "mode");
+  expect_refused(c,
+                 c.a.aoti_torch_cpu_mkldnn_rnn_layer(x_tm, wi, wh, b, b, s0, s0, 0, sizes, 2, 2, h, 1, 1, 0, 0, 0,
+                                                     &o[0], &o[1], &o[2], &o[3]),
+                 op, "batch_sizes");
+  AtenTensorHandle x64 = make(c.sd, xs, Dt::F64, {t, n, in}, {n * in, in, 1});
+  expect_refused(c,
+                 c.a.aoti_torch_cpu_mkldnn_rnn_layer(x64, wi, wh, b, b, s0, s0, 0, nullptr, 0, 2, h, 1, 1, 0, 0, 0,
+                                                     &o[0], &o[1], &o[2], &o[3]),
+                 op, "input");
+  expect_refused(c,
+                 c.a.aoti_torch_cpu_mkldnn_rnn_layer(x_tm, wi, wh, b, b, s0, s0, 0, nullptr, 0, 2, h + 1, 1, 1, 0, 0, 0,
+                                                     &o[0], &o[1], &o[2], &o[3]),
+                 op, "weight0");
+}
 }  // namespace

@@ -135,7 +135,11 @@ using AtenTensorHandle = AtenTensorOpaque*;
     (AtenTensorHandle, int64_t, int64_t, int32_t, AtenTensorHandle*, AtenTensorHandle*))                               \
   X(aoti_torch_cpu__embedding_bag, int32_t,                                                                            \
     (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, int32_t, int64_t, int32_t, AtenTensorHandle*, int32_t,      \
-     int64_t, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*))
+     int64_t, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*))                             \
+  X(aoti_torch_cpu_mkldnn_rnn_layer, int32_t,                                                                          \
+    (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,       \
+     AtenTensorHandle, int32_t, const int64_t*, int64_t, int64_t, int64_t, int64_t, int32_t, int32_t, int32_t,         \
+     int32_t, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*))
 
 struct ShimApi {
 #define AOTRUN_SHIM_TEST_FIELD(name, ret, args) ret(*name) args = nullptr;

@@ -29,6 +29,11 @@ the shapes allow, stores weights packed in oneDNN's blocked layout
                   channels_last x [2, 3, 64, 64] (static batch): depthwise
                   convolutions, hardswish, squeeze-excitation with
                   hardsigmoid, every weight packed.
+  lstm.pt2        a tagger: 2-layer bidirectional LSTM(24, 32, batch_first)
+                  and Linear(64, 5) on x [2, 12, 24] (static shapes): four
+                  aoti_torch_cpu_mkldnn_rnn_layer calls (one per layer and
+                  direction, the weights packed) and the head; outputs the
+                  logits and h_n.
 
 Each MODEL.pt2 comes with MODEL.in0.npy / MODEL.out0.npy (eager outputs for
 the example input; inputs saved row-major, "memory_format" in the manifest
@@ -126,6 +131,16 @@ class UpConv(nn.Module):
         return self.a(self.t(x))
 
 
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn, self.head = nn.LSTM(24, 32, num_layers=2, bidirectional=True, batch_first=True), nn.Linear(64, 5)
+
+    def forward(self, x):
+        y, (h, _) = self.rnn(x)
+        return self.head(y), h
+
+
 def randomize_bn(m):
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
@@ -206,6 +221,10 @@ def main():
         net = randomize_bn(mobilenet_v3_small(width_mult=0.5, num_classes=10)).to(memory_format=cl)
         export(out, "mobilenet", net, (torch.randn(2, 3, 64, 64).to(memory_format=cl),), None, [], manifest,
                channels_last=True)
+
+    torch.manual_seed(20261135)
+    if want("lstm"):
+        export(out, "lstm", Tagger(), (torch.randn(2, 12, 24),), None, [], manifest)
 
     with open(path, "w") as f:
         json.dump(manifest, f, indent=1)

@@ -29,7 +29,7 @@ extern "C" {
  * functions; "since aotrun-shim x.y" in these headers names the minor that
  * added one. tests/docs/check_docs.py checks that they agree. */
 #define AOTRUN_SHIM_VERSION_MAJOR 1
-#define AOTRUN_SHIM_VERSION_MINOR 3
+#define AOTRUN_SHIM_VERSION_MINOR 4
 #define AOTRUN_SHIM_VERSION_PATCH 0
 
 typedef int32_t AOTITorchError;
@@ -286,6 +286,22 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__embedding_bag(AtenTensorHandle we
                                                              int32_t include_last_offset, int64_t padding_idx,
                                                              AtenTensorHandle* ret0, AtenTensorHandle* ret1,
                                                              AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+
+/* One layer and one direction of an LSTM, as AOTInductor emits every
+ * nn.LSTM on CPU (since aotrun-shim 1.4). input [T, N, I] ([N, T, I] when
+ * batch_first), weight0 W_ih [4H, I] and weight1 W_hh [4H, H] (plain, or
+ * frozen constants in the mkldnn layout), weight2/weight3 b_ih/b_hh [4H]
+ * (read when has_biases), hx_/cx_ [1, N, H]; gates i, f, g, o; reverse walks
+ * the sequence from its end. mode must be 2 (LSTM), batch_sizes empty, all
+ * float32. ret0 output [T, N, H] ([N, T, H]), ret1 hy and ret2 cy [1, N, H],
+ * ret3 an empty uint8 workspace; num_layers, bidirectional and train are
+ * ignored (one layer and direction per call). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn_rnn_layer(
+    AtenTensorHandle input, AtenTensorHandle weight0, AtenTensorHandle weight1, AtenTensorHandle weight2,
+    AtenTensorHandle weight3, AtenTensorHandle hx_, AtenTensorHandle cx_, int32_t reverse, const int64_t* batch_sizes,
+    int64_t batch_sizes_len_, int64_t mode, int64_t hidden_size, int64_t num_layers, int32_t has_biases,
+    int32_t bidirectional, int32_t batch_first, int32_t train, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+    AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
 /* --- the fused ops of frozen exports (torch._inductor.config.freezing; CPU,
  * float32; since aotrun-shim 1.3) ------------------------------------------

@@ -142,6 +142,12 @@ void embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& of
                    const Tensor* per_sample_weights, bool include_last_offset, int64_t padding_idx, Tensor* out[4],
                    const char* op);
 
+// One layer and direction of an LSTM (lstm.cpp): output, hy, cy and an
+// empty workspace into *out[0..3]. b_ih / b_hh null: no biases.
+void lstm_layer(const Tensor& input, const Tensor& w_ih, const Tensor& w_hh, const Tensor* b_ih, const Tensor* b_hh,
+                const Tensor& hx, const Tensor& cx, bool reverse, int64_t mode, int64_t batch_sizes_len,
+                int64_t hidden_size, bool batch_first, Tensor* out[4], const char* op);
+
 // The fused ops of frozen exports (mkldnn_ops.cpp, pointwise_fusion.cpp).
 // A unary post-op ("attr"): none, relu, sigmoid, tanh, hardswish,
 // hardsigmoid, swish/silu, gelu (algorithm none or tanh), leaky_relu
