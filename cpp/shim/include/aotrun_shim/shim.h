@@ -303,6 +303,36 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn_rnn_layer(
     int32_t bidirectional, int32_t batch_first, int32_t train, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
     AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
+/* --- AOTInductor's proxy executor (since aotrun-shim 1.4) ------------------
+ * A model calls the ops that have no C shim function (torch.linalg.inv,
+ * torch.linalg.solve, torch.unique, ...) through
+ * aoti_torch_proxy_executor_call_function, by their index in the model's
+ * extern kernel node list (<hash>.wrapper.json beside the wrapper in a .pt2).
+ * The host makes one executor per model from that list and passes it to the
+ * model's runs (AOTInductorModelContainerRun's proxy_executor). aotrun's
+ * shim runs aten::linalg_inv_ex, aten::_linalg_solve_ex (left=True),
+ * aten::_linalg_check_errors and aten::_unique2 (docs/SHIM.md). */
+typedef struct AOTIProxyExecutorOpaque* AOTIProxyExecutorHandle;
+/* Node `extern_node_index` with its tensor inputs, then one handle per
+ * tensor output, in flatten_tensor_args; num_ints must be 0 for these ops.
+ * Each output handle then holds the result (the wrapper's own buffer,
+ * written, when it has the result's sizes and dtype; else the result
+ * itself). Fails, naming the node, on a null executor, an index out of range
+ * or counts the node does not have; the ops' errors are libtorch's
+ * (_linalg_check_errors: "linalg.inv: The diagonal element 2 is zero, ..."). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_proxy_executor_call_function(AOTIProxyExecutorHandle proxy_executor,
+                                                                       int extern_node_index, int num_ints,
+                                                                       int64_t* flatten_int_args, int num_tensors,
+                                                                       AtenTensorHandle* flatten_tensor_args);
+/* aotrun's own: an executor for the node list `nodes_json` (`size` bytes of
+ * JSON; copied, the caller keeps its buffer). Fails, naming the op, when a
+ * node calls an op the shim does not run, or passes an argument kind it does
+ * not take; *ret is then NULL. Free with aotrun_shim_proxy_executor_delete
+ * (NULL is fine) once no run uses it. Any thread may call the executor. */
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_proxy_executor_create(const char* nodes_json, size_t size,
+                                                                 AOTIProxyExecutorHandle* ret);
+AOTRUN_SHIM_API void aotrun_shim_proxy_executor_delete(AOTIProxyExecutorHandle executor);
+
 /* --- the fused ops of frozen exports (torch._inductor.config.freezing; CPU,
  * float32; since aotrun-shim 1.3) ------------------------------------------
  * W: a plain strided weight, or a frozen constant created in the mkldnn
