@@ -1,7 +1,7 @@
 // Package options, open/close and introspection.
 
 #include "handles.hpp"
-#include "package/pt2/binding/provider_choice.hpp"
+#include "package/package_options.hpp"
 #include "package/symbols.hpp"
 #include "status.hpp"
 #include "struct_out.hpp"
@@ -116,8 +116,7 @@ aotrun_status* aotrun_package_options_set_pt2_above_compiled_max(aotrun_package_
 aotrun_status* aotrun_package_options_set_provider(aotrun_package_options* options, const char* provider) {
   return guarded([&] {
     require(options, "options");
-    aotrun::pt2::ProviderMode mode;
-    if (provider != nullptr && !aotrun::pt2::parse_provider_mode(provider, &mode)) {
+    if (provider != nullptr && !aotrun::is_provider_word(provider)) {
       fail(Code::InvalidArgument,
            std::string("unknown C shim provider '") + provider + "' (expected auto, shim or libtorch)");
     }

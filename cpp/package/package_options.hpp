@@ -21,6 +21,13 @@ struct Pt2Options {
   bool above_compiled_max = false;
 };
 
+// Whether `word` is a value the option `provider` takes (auto, shim,
+// libtorch): the C API refuses any other when it is set. Declared here, with
+// the option, so that a caller of Package::open need not reach into the .pt2
+// kind (defined beside the reader of the option,
+// pt2/binding/provider_choice.cpp).
+bool is_provider_word(const std::string& word);
+
 struct PackageOptions {
   bool verify_hashes = true;
   std::string expected_sha256;         // of the .so, or of manifest.json; "" = none

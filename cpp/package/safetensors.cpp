@@ -14,32 +14,9 @@
 #include "base/checked_math.hpp"
 #include "base/error.hpp"
 #include "base/json.hpp"
+#include "base/safetensors_dtype.hpp"
 
 namespace aotrun {
-namespace {
-
-bool dtype_from_string(const std::string& s, DLDataType* out) {
-  struct Entry {
-    const char* name;
-    uint8_t code;
-    uint8_t bits;
-  };
-  static const Entry table[] = {
-      {"F64", kDLFloat, 64}, {"F32", kDLFloat, 32}, {"F16", kDLFloat, 16}, {"BF16", kDLBfloat, 16},
-      {"I64", kDLInt, 64},   {"I32", kDLInt, 32},   {"I16", kDLInt, 16},   {"I8", kDLInt, 8},
-      {"U64", kDLUInt, 64},  {"U32", kDLUInt, 32},  {"U16", kDLUInt, 16},  {"U8", kDLUInt, 8},
-      {"BOOL", kDLUInt, 8},
-  };
-  for (const auto& e : table) {
-    if (s == e.name) {
-      *out = DLDataType{e.code, e.bits, 1};
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t json_len, const uint8_t* data,
                                                         uint64_t data_size, const std::string& where) {
@@ -59,7 +36,7 @@ std::vector<MappedTensor> SafetensorsFile::parse_header(const char* json, size_t
     }
     MappedTensor m;
     m.name = it.key();
-    if (!t["dtype"].is_string() || !dtype_from_string(t["dtype"].get<std::string>(), &m.dtype)) {
+    if (!t["dtype"].is_string() || !safetensors_dtype(t["dtype"].get<std::string>(), &m.dtype)) {
       fail(Code::BadPackage, what + " has an unsupported dtype");
     }
     const auto& shape = t["shape"];

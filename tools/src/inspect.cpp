@@ -89,6 +89,15 @@ std::string pairs_text(const std::vector<std::pair<std::string, std::string>>& p
   return out.empty() ? "none" : out;
 }
 
+// The model's .cpp files open leaves out (past its limit on a model's
+// sources): the checks in them are not made, as open's warning says too.
+std::string unread_sources_text(const Pt2Facts& facts) {
+  std::string names;
+  for (const auto& n : facts.unread_sources) names += (names.empty() ? "" : ", ") + n;
+  return names + " (past the " + std::to_string(facts.sources_limit >> 20) +
+         " MiB of sources open reads): the checks in them are not made";
+}
+
 std::vector<std::string> input_names(const Package& package) {
   std::vector<std::string> names;
   for (const TensorSpec& s : package_inputs(package)) names.push_back(s.name);
@@ -159,6 +168,7 @@ nlohmann::ordered_json inspect_json(const Package& package) {
     j["pt2"] = pt2;
     const std::vector<std::string> names = input_names(package);
     j["request_checks"] = request_checks_json(read_request_checks(facts.sources, names.size()), names);
+    j["request_checks"]["sources_not_read"] = facts.unread_sources;
     j["input_layouts"] = input_layouts_json(read_input_layouts(facts.sources, names));
   }
   const ProviderInfo provider = package.provider();
@@ -247,6 +257,7 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
     out << "\nrequest checks (before each run; docs/PT2.md, \"Bad requests\")\n";
     Table checks(2);
     request_check_rows(read_request_checks(facts.sources, inputs.size()), input_names(package), checks);
+    if (!facts.unread_sources.empty()) checks.add({"not read", unread_sources_text(facts)});
     checks.print(out);
   }
 

@@ -1,22 +1,21 @@
 #include "model_library.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
 
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
-#include <memory>
-#include <vector>
 
 #include <aotrun/aotrun.h>
 #include <nlohmann/json.hpp>
 
-#include "pt2_facts.hpp"
+#include "package/pt2/archive/model_metadata.hpp"
+#include "package/pt2/archive/pt2_archive.hpp"
 
 namespace aotrun::cli {
 
@@ -26,10 +25,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool is_zip(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::string(magic, 4) == std::string("PK\x03\x04", 4);
+// Read as a .pt2 by the package kind's own rule (by content or by name).
+bool is_pt2(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ends_with(path, ".pt2");
+  const bool pt2 = aotrun::pt2::read_as_pt2(path, fd);
+  ::close(fd);
+  return pt2;
 }
 
 bool is_file(const std::string& path) {
@@ -57,67 +59,33 @@ ModelLibrary::ModelLibrary(const std::string& path) {
     } catch (const std::exception& e) {
       error_ = std::string("no readable manifest.json naming the library: ") + e.what();
     }
-  } else if (is_zip(path)) {
+  } else if (is_pt2(path)) {
     from_pt2(path);
   } else {
     file_ = shown_ = path;
   }
 }
 
+// The model open would load, found by open's rules (find_model: the layout,
+// safe names, one .so) and extracted as open extracts it.
 void ModelLibrary::from_pt2(const std::string& path) {
-  const Pt2Facts facts = read_pt2_facts(path);
-  for (const auto& [k, v] : facts.model_metadata) {
-    if (k == "AOTI_CPU_ISA") cpu_isa_ = v;
+  namespace pt2 = aotrun::pt2;
+  try {
+    const std::unique_ptr<pt2::ZipArchive> zip = pt2::ZipArchive::open(path);
+    const pt2::Pt2Model model = pt2::find_model(*zip, pt2::kDefaultModel);
+    shown_ = model.library.name;
+    cpu_isa_ = pt2::parse_model_metadata(model.metadata_json).required_cpu_isa();
+    dir_ = std::make_unique<pt2::PrivateDir>();
+    const std::string name = shown_.substr(shown_.find_last_of('/') + 1);
+    zip->extract(model.library, dir_->fd(), name, 0500);
+    file_ = dir_->path() + "/" + name;
+  } catch (const std::exception& e) {  // the library's Error: the message open gives
+    error_ = e.what();
+    file_.clear();
   }
-  int err = 0;
-  std::unique_ptr<zip_t, decltype(&zip_discard)> z(zip_open(path.c_str(), ZIP_RDONLY, &err), zip_discard);
-  if (!z) {
-    error_ = "'" + path + "' cannot be read as a ZIP archive";
-    return;
-  }
-  // torch 2.15 puts everything under one top-level folder; 2.6 does not.
-  const zip_int64_t n = zip_get_num_entries(z.get(), 0);
-  zip_int64_t index = -1;
-  for (zip_int64_t i = 0; i < n && index < 0; ++i) {
-    const char* raw = zip_get_name(z.get(), static_cast<zip_uint64_t>(i), 0);
-    const std::string name = raw != nullptr ? raw : "";
-    const auto at = name.find("data/aotinductor/model/");
-    if (at != std::string::npos && (at == 0 || name[at - 1] == '/') && ends_with(name, ".so")) {
-      index = i;
-      shown_ = name;
-    }
-  }
-  if (index < 0) {
-    error_ = "'" + path + "' has no model library (data/aotinductor/model/*.so)";
-    return;
-  }
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/aotrun-inspect-XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr) {
-    error_ = "cannot make a temporary directory to examine '" + shown_ + "'";
-    return;
-  }
-  temp_dir_ = dir;
-  const std::string out_path = dir + "/model.so";
-  std::unique_ptr<zip_file_t, decltype(&zip_fclose)> f(zip_fopen_index(z.get(), static_cast<zip_uint64_t>(index), 0),
-                                                       zip_fclose);
-  std::ofstream out(out_path, std::ios::binary);
-  std::vector<char> buf(1 << 16);
-  zip_int64_t got = 0;
-  while (f && (got = zip_fread(f.get(), buf.data(), buf.size())) > 0) out.write(buf.data(), got);
-  out.close();
-  if (!f || got < 0 || !out) {
-    error_ = "cannot copy '" + shown_ + "' out of '" + path + "'";
-    return;
-  }
-  file_ = out_path;
 }
 
-ModelLibrary::~ModelLibrary() {
-  if (temp_dir_.empty()) return;
-  std::remove((temp_dir_ + "/model.so").c_str());
-  ::rmdir(temp_dir_.c_str());
-}
+ModelLibrary::~ModelLibrary() = default;
 
 namespace {
 

@@ -1,8 +1,11 @@
-// What a PyTorch AOTInductor .pt2 archive records about itself, read from
-// the ZIP for `aotrun inspect` (the C API reports format "pt2" and the
-// AOTInductor entry points, nothing about the torch that made it).
+// What a PyTorch AOTInductor .pt2 archive records about itself, for `aotrun
+// inspect` (the C API reports format "pt2" and the AOTInductor entry points,
+// nothing about the torch that made it). Read with the library's own archive
+// reader (package/pt2/archive), by the rules open reads the archive by, so
+// that inspect reports what open sees; no zip code lives in the CLI.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,24 +15,27 @@ namespace aotrun::cli {
 
 struct Pt2Facts {
   bool readable = false;
-  std::string error;  // why not, when !readable
+  std::string error;  // why not, when !readable (the library's message)
   // Version records as the archive has them, by entry name without the
   // archive's top-level folder: "archive_format" = "pt2",
   // "archive_version" = "0", ".data/version" = "6", "version" = "0", "byteorder".
   std::vector<std::pair<std::string, std::string>> records;
-  // The model's *_metadata.json key/values (AOTI_CPU_ISA, AOTI_DEVICE_KEY, ...)
-  // of the first metadata file of data/aotinductor/<model>/.
+  // The model's *_metadata.json key/values (AOTI_CPU_ISA, AOTI_DEVICE_KEY, ...),
+  // the file open reads.
   std::vector<std::pair<std::string, std::string>> model_metadata;
   // A torch release, only where the archive names one (an entry or a
   // metadata key with "torch_version" in its name); none of torch 2.6's or
   // 2.15's archives do.
   std::optional<std::string> torch_version;
-  size_t entries = 0;
-  // The model's generated C++ (every .cpp of data/aotinductor/<model>/,
-  // concatenated; at most 64 MiB), which states what it checks.
+  // The model's generated C++ as open reads it (package/pt2/archive/
+  // model_sources.hpp), which states what it checks, and the .cpp entries
+  // left out for the size limit (their checks are not made).
   std::string sources;
+  std::vector<std::string> unread_sources;
+  uint64_t sources_limit = 0;  // bytes open reads of a model's sources at most
 };
 
-Pt2Facts read_pt2_facts(const std::string& path, const std::string& model = "model");
+// The archive at `path`, model "model" (the one open reads by default).
+Pt2Facts read_pt2_facts(const std::string& path);
 
 }  // namespace aotrun::cli

@@ -7,33 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/safetensors_dtype.hpp"
 #include "error.hpp"
 
 namespace aotrun::cli {
-
-namespace {
-
-bool dtype_of(const std::string& s, DLDataType* out) {
-  struct Named {
-    const char* name;
-    uint8_t code;
-    uint8_t bits;
-  };
-  static const Named kTypes[] = {{"F64", kDLFloat, 64},   {"F32", kDLFloat, 32}, {"F16", kDLFloat, 16},
-                                 {"BF16", kDLBfloat, 16}, {"I64", kDLInt, 64},   {"I32", kDLInt, 32},
-                                 {"I16", kDLInt, 16},     {"I8", kDLInt, 8},     {"U8", kDLUInt, 8},
-                                 {"U16", kDLUInt, 16},    {"U32", kDLUInt, 32},  {"U64", kDLUInt, 64},
-                                 {"BOOL", kDLUInt, 8}};
-  for (const Named& t : kTypes) {
-    if (s == t.name) {
-      *out = DLDataType{t.code, t.bits, 1};
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 std::vector<HostTensor> read_safetensors(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -64,7 +41,7 @@ std::vector<HostTensor> read_safetensors(const std::string& path) {
     const nlohmann::json& v = *it;
     try {
       DLDataType dtype{};
-      if (!dtype_of(v.at("dtype").get<std::string>(), &dtype)) {
+      if (!aotrun::safetensors_dtype(v.at("dtype").get<std::string>(), &dtype)) {
         throw bad("tensor '" + it.key() + "' has dtype " + v.at("dtype").dump() + ", which aotrun does not read");
       }
       const std::vector<int64_t> shape = v.at("shape").get<std::vector<int64_t>>();

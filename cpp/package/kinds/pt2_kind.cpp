@@ -16,7 +16,7 @@ class Pt2ArchiveKind final : public PackageKind {
   const char* format() const override { return "pt2"; }
   // By content, or by name (so that a damaged archive is called one).
   bool claims(const PackageCandidate& c) const override {
-    return !c.is_directory() && (c.has_suffix(".pt2") || pt2::looks_like_zip(c.fd.get()));
+    return !c.is_directory() && pt2::read_as_pt2(c.path, c.fd.get());
   }
 
   LoadedPackage load(const PackageCandidate& c, const PackageOptions& options) const override {

@@ -45,6 +45,10 @@ std::string joined(const std::vector<std::string>& v) {
 
 }  // namespace
 
+bool read_as_pt2(const std::string& path, int fd) {
+  return (path.size() > 4 && ends_with(path, ".pt2")) || looks_like_zip(fd);
+}
+
 std::vector<std::string> list_models(const ZipArchive& zip) {
   std::set<std::string> names;
   Split s;

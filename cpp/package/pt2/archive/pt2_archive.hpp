@@ -25,6 +25,12 @@ struct Pt2Model {
   std::string metadata_json;    // the *_metadata.json, "" if absent
 };
 
+// Whether the file at `path`, open as `fd`, is read as a .pt2: by content (a
+// zip archive) or by name ("*.pt2", so that a damaged archive is called one
+// and refused as such). The package kind claims files by it, and `aotrun
+// inspect` decides by it what to examine.
+bool read_as_pt2(const std::string& path, int fd);
+
 // Names of the models in the archive, sorted; empty if it has none.
 std::vector<std::string> list_models(const ZipArchive& zip);
 

@@ -54,6 +54,12 @@ bool safe_entry_name(const std::string& name) {
   return true;
 }
 
+bool looks_like_zip(int fd) {
+  unsigned char magic[4] = {};
+  return ::pread(fd, magic, sizeof magic, 0) == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 &&
+         magic[3] == 4;
+}
+
 std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const ZipLimits& limits) {
   std::unique_ptr<ZipArchive> a(new ZipArchive());
   a->label_ = path;

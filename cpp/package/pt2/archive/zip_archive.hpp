@@ -73,4 +73,8 @@ class ZipArchive {
 // backslash or control character. Names failing it are never extracted.
 bool safe_entry_name(const std::string& name);
 
+// Whether the first bytes of the file open as `fd` are a zip local-file
+// header (read with pread: the offset is left alone).
+bool looks_like_zip(int fd);
+
 }  // namespace aotrun::pt2

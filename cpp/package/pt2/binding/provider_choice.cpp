@@ -212,3 +212,12 @@ ProviderChoice choose_provider(const ProviderRequest& request, const std::string
 }
 
 }  // namespace aotrun::pt2
+
+namespace aotrun {
+
+bool is_provider_word(const std::string& word) {
+  pt2::ProviderMode mode;
+  return pt2::parse_provider_mode(word, &mode);
+}
+
+}  // namespace aotrun

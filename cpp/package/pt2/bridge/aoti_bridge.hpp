@@ -44,7 +44,4 @@ namespace aotrun::pt2 {
 std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
                                       const Pt2Options& options, DLDevice* device = nullptr);
 
-// Whether the first bytes of `path` are a zip local-file header.
-bool looks_like_zip(int fd);
-
 }  // namespace aotrun::pt2

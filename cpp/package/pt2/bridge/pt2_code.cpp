@@ -1,12 +1,11 @@
 // The PackageCode of a .pt2 archive and open_pt2: the archive read, the
 // model extracted and loaded, its constants located; the entry points are
 // the bridge's (bridge.hpp).
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
 #include "base/error.hpp"
+#include "base/log.hpp"
 #include "device/cuda/cuda_context.hpp"
+#include "package/pt2/archive/model_metadata.hpp"
+#include "package/pt2/archive/model_sources.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
 #include "package/pt2/binding/link_check.hpp"
 #include "package/pt2/binding/provider_choice.hpp"
@@ -20,18 +19,18 @@ namespace {
 
 using bridge::Bridge;
 
-constexpr size_t kMaxSourceBytes = 64u << 20;
-
-// The model's C++ sources in the archive, concatenated (for their checks).
-std::string model_sources(const ZipArchive& zip, const Pt2Model& m) {
-  std::string all;
-  for (const auto& e : m.files) {
-    const std::string& n = e.name;
-    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".cpp") == 0 && all.size() + e.size <= kMaxSourceBytes) {
-      all += zip.read(e, kMaxSourceBytes);
-    }
+// The model's sources (for their checks); a file left out is named, since
+// the checks in it are not made.
+std::string checked_sources(const ZipArchive& zip, const Pt2Model& model, const std::string& display_name) {
+  ModelSources sources = read_model_sources(zip, model);
+  if (!sources.unread.empty() && log_enabled(LogLevel::Warn)) {
+    std::string names;
+    for (const auto& n : sources.unread) names += (names.empty() ? "'" : ", '") + n + "'";
+    log_emit(LogLevel::Warn, "package '" + display_name + "': model source(s) " + names + " not read: the sources " +
+                                 "would exceed " + std::to_string(kMaxModelSourceBytes >> 20) +
+                                 " MiB; the request checks in them are not made");
   }
-  return all;
+  return std::move(sources.text);
 }
 
 // The package ABI over one opened model: the PackageCode of a .pt2 archive.
@@ -93,28 +92,13 @@ class Pt2Code final : public PackageCode {
 
 }  // namespace
 
-bool looks_like_zip(int fd) {
-  unsigned char magic[4] = {};
-  return ::pread(fd, magic, sizeof magic, 0) == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 &&
-         magic[3] == 4;
-}
-
 std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
                                       const Pt2Options& options, DLDevice* device) {
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
-  std::string cpu_isa;  // the vector ISA the model's kernels were compiled for, if the archive says
-  std::string device_key = "cpu";
-  if (!model.metadata_json.empty()) {
-    // {"AOTI_DEVICE_KEY": "cpu" | "cuda", "AOTI_CPU_ISA": ..., ...}
-    const nlohmann::json meta = nlohmann::json::parse(model.metadata_json, nullptr, false);
-    if (meta.is_object() && meta.contains("AOTI_CPU_ISA") && meta["AOTI_CPU_ISA"].is_string()) {
-      cpu_isa = meta["AOTI_CPU_ISA"].get<std::string>();
-    }
-    if (meta.is_object() && meta.contains("AOTI_DEVICE_KEY") && meta["AOTI_DEVICE_KEY"].is_string()) {
-      device_key = meta["AOTI_DEVICE_KEY"].get<std::string>();
-    }
-  }
+  // {"AOTI_DEVICE_KEY": "cpu" | "cuda", "AOTI_CPU_ISA": ..., ...}, as inspect shows it.
+  const ModelMetadata metadata = parse_model_metadata(model.metadata_json);
+  const std::string& device_key = metadata.device_key;
   if (device_key != "cpu" && device_key != "cuda") {
     fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" + device_key +
                                 "'; aotrun runs CPU and CUDA .pt2 packages");
@@ -142,7 +126,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
     }
     provider.shim_only = "aotrun runs CUDA models on its own shim only (docs/SHIM.md, \"CUDA\")";
   }
-  b->sources = model_sources(*zip, model);  // parsed with the model's input count (settle_specs)
+  b->sources = checked_sources(*zip, model, display_name);  // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();
   // A weights blob stored uncompressed is mapped from the archive itself:
   // open time does not grow with the weights.
@@ -170,9 +154,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
     }
     b->cuda_shim = &load_cuda_shim();
   }
-  // (A CUDA model's AOTI_CPU_ISA names the exporting machine's CPU; its
-  // host code has no vector kernels, so it is not a requirement.)
-  check_model_requirements(so, display_name, *b->shim, cuda_model ? std::string() : cpu_isa);  // before dlopen
+  check_model_requirements(so, display_name, *b->shim, metadata.required_cpu_isa());  // before dlopen
   // So that dlclose can unload it once nothing of it is alive (unique_symbols.hpp).
   (void)demote_unique_symbols(b->dir->fd(), so.substr(so.find_last_of('/') + 1));
   b->lib = AotiLibrary::load(so);
