@@ -57,6 +57,7 @@ READERS = {
         "package/pt2/archive/model_metadata.hpp": "a .pt2 model's metadata, as open reads it",
         "package/pt2/archive/model_sources.hpp": "a .pt2 model's sources, as open reads them",
         "package/pt2/archive/archive_records.hpp": "a .pt2's version records",
+        "package/pt2/archive/extern_nodes.hpp": "the ops a .pt2 model calls through the proxy executor",
         "package/pt2/specs/wrapper_specs.hpp": "what a .pt2 model's sources say of its inputs",
         "package/pt2/specs/input_layout.hpp": "the layouts a .pt2 model's inputs were compiled for",
         "package/pt2/specs/symbolic_shapes.hpp": "a .pt2 model's dims tied by a size symbol",

@@ -9,7 +9,11 @@
 //    probe sizes do not move, declared fixed and every request refused;
 //  - data_len: an output whose size is read from the input's values during
 //    the run; declared [2, 0] before, now dynamic, and queries for its shape
-//    refused saying why.
+//    refused saying why;
+//  - proxy: torch.linalg.inv, torch.linalg.solve and torch.unique, which the
+//    model calls through AOTInductor's proxy executor: run on aotrun's shim
+//    (a singular matrix fails the run with libtorch's message), refused at
+//    open on libtorch naming the ops.
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
 // variant, aotrun's own shim.
 #include <nlohmann/json.hpp>
@@ -44,12 +48,13 @@ struct Array {
     a.bind();
     return a;
   }
-  static Array zeros(std::vector<int64_t> shape) {
+  static Array zeros(std::vector<int64_t> shape, DLDataType dtype = DLDataType{kDLFloat, 32, 1}) {
     Array a;
     a.shape = std::move(shape);
+    a.dtype = dtype;
     int64_t n = 1;
     for (int64_t d : a.shape) n *= d;
-    a.bytes.assign(static_cast<size_t>(n) * 4, 0);
+    a.bytes.assign(static_cast<size_t>(n) * (dtype.bits / 8), 0);
     a.bind();
     return a;
   }
@@ -59,9 +64,10 @@ struct Array {
   const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
 };
 
-// torch.testing.assert_close's float32 defaults.
+// torch.testing.assert_close's float32 defaults; integers exactly.
 std::string close(const Array& got, const Array& want) {
   if (got.shape != want.shape) return "shape differs";
+  if (want.dtype.code == kDLInt) return got.bytes == want.bytes ? "" : "integers differ";
   for (size_t i = 0; i < want.bytes.size() / 4; ++i) {
     const double a = got.f()[i], b = want.f()[i];
     if (!(std::fabs(a - b) <= 1e-5 + 1.3e-6 * std::fabs(b))) {
@@ -87,13 +93,17 @@ class Edge : public ::testing::TestWithParam<aotrun_mode> {
     const std::string prefix = c["prefix"];
     std::vector<Array> in;
     for (size_t i = 0; i < n_in; ++i) in.push_back(Array::load(prefix + ".in" + std::to_string(i) + ".npy"));
-    const Array want = Array::load(prefix + ".out0.npy");
-    Array got = Array::zeros(want.shape);
-    std::vector<DLTensor> dl;
+    std::vector<Array> want, got;
+    for (size_t k = 0; k < c["outputs"].size(); ++k) {
+      want.push_back(Array::load(prefix + ".out" + std::to_string(k) + ".npy"));
+      got.push_back(Array::zeros(want.back().shape, want.back().dtype));
+    }
+    std::vector<DLTensor> dl, out;
     for (auto& a : in) dl.push_back(a.dl);
-    const Outcome o = outcome(aotrun_runner_run(r.get(), dl.data(), dl.size(), &got.dl, 1));
+    for (auto& a : got) out.push_back(a.dl);
+    const Outcome o = outcome(aotrun_runner_run(r.get(), dl.data(), dl.size(), out.data(), out.size()));
     ASSERT_EQ(o.code, AOTRUN_OK) << prefix << ": " << o.message;
-    EXPECT_EQ(close(got, want), "") << prefix;
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(close(got[k], want[k]), "") << prefix << " output " << k;
   }
   // Opens `model` here, runs its first case here, then every case on a new
   // thread, then every case on two threads at once.
@@ -159,6 +169,44 @@ TEST_P(Edge, DataDependentOutputSizeIsDeclaredAndRefusedClearly) {
   const Outcome o = outcome(aotrun_runner_run(r.get(), in, 2, &got.dl, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_PACKAGE) << o.message;
   EXPECT_NE(o.message.find("known only after the run"), std::string::npos) << o.message;
+}
+
+bool on_shim() {
+  const char* lt = std::getenv("AOTRUN_LIBTORCH");
+  return lt != nullptr && std::string(lt) == "shim";
+}
+
+// linalg.inv, linalg.solve and unique run through the proxy executor that
+// aotrun's shim makes from the model's extern kernel nodes; a singular matrix
+// fails the run with libtorch's message and the runner goes on. On libtorch
+// (whose executor is C++ inside libtorch) the package is refused at open,
+// naming the ops, rather than failing in its first run.
+TEST_P(Edge, ProxyExecutorOpsRunOnTheShimAndAreRefusedOnLibtorch) {
+  const std::string path = kDir + "/proxy.pt2";
+  if (!on_shim()) {
+    aotrun_package* p = nullptr;
+    const Outcome o = outcome(aotrun_package_open(path.c_str(), nullptr, &p));
+    EXPECT_EQ(o.code, AOTRUN_ERR_UNSUPPORTED) << o.message;
+    EXPECT_EQ(p, nullptr);
+    for (const char* op : {"aten::linalg_inv_ex", "aten::_linalg_solve_ex", "aten::_unique2", "proxy executor"}) {
+      EXPECT_NE(o.message.find(op), std::string::npos) << o.message;
+    }
+    return;
+  }
+  sweep("proxy");
+  Package pkg(path);
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  Array a = Array::load("proxy.in0.npy"), b = Array::load("proxy.in1.npy"), ids = Array::load("proxy.in2.npy");
+  float* m = reinterpret_cast<float*>(a.bytes.data()) + 16;  // matrix 1
+  for (int j = 0; j < 4; ++j) m[2 * 4 + j] = 0.0f;           // row 2 zero: singular
+  Array o0 = Array::zeros({2, 4, 3}), o1 = Array::zeros({2, 4, 3}), o2 = Array::zeros({}, DLDataType{kDLInt, 64, 1});
+  const DLTensor in[3] = {a.dl, b.dl, ids.dl};
+  DLTensor out[3] = {o0.dl, o1.dl, o2.dl};
+  const Outcome o = outcome(aotrun_runner_run(r.get(), in, 3, out, 3));
+  EXPECT_EQ(o.code, AOTRUN_ERR_PACKAGE) << o.message;
+  EXPECT_NE(o.message.find("(Batch element 1)"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("singular"), std::string::npos) << o.message;
+  run_case(r, manifest()["proxy"]["cases"][0], 3);  // the runner goes on
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Edge,

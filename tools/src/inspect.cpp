@@ -164,6 +164,7 @@ nlohmann::ordered_json inspect_json(const Package& package) {
     nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
     for (const auto& [k, v] : facts.model_metadata) metadata[k] = v;
     pt2["model_metadata"] = metadata;
+    pt2["proxy_executor_ops"] = facts.proxy_ops;
     if (!facts.readable) pt2["error"] = facts.error;
     j["pt2"] = pt2;
     const std::vector<std::string> names = input_names(package);
@@ -218,6 +219,11 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
       head.add({"torch", facts.torch_version ? *facts.torch_version : "not recorded in the archive"});
       head.add({"archive", pairs_text(facts.records)});
       head.add({"model metadata", pairs_text(facts.model_metadata)});
+      if (!facts.proxy_ops.empty()) {
+        std::string ops;
+        for (const auto& op : facts.proxy_ops) ops += (ops.empty() ? "" : ", ") + op;
+        head.add({"proxy executor", ops + " (extern kernel nodes; run by aotrun's shim: docs/SHIM.md)"});
+      }
     } else {
       head.add({"archive", "unreadable: " + facts.error});
     }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "package/pt2/archive/archive_records.hpp"
+#include "package/pt2/archive/extern_nodes.hpp"
 #include "package/pt2/archive/model_metadata.hpp"
 #include "package/pt2/archive/model_sources.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
@@ -26,6 +27,7 @@ Pt2Facts read_pt2_facts(const std::string& path) {
     facts.sources = std::move(sources.text);
     facts.unread_sources = std::move(sources.unread);
     facts.sources_limit = pt2::kMaxModelSourceBytes;
+    facts.proxy_ops = pt2::read_extern_nodes(*zip, model).targets;
     facts.readable = true;
   } catch (const std::exception& e) {  // the library's Error: the message open gives
     facts.error = e.what();

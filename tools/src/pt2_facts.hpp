@@ -33,6 +33,9 @@ struct Pt2Facts {
   std::string sources;
   std::vector<std::string> unread_sources;
   uint64_t sources_limit = 0;  // bytes open reads of a model's sources at most
+  // The ops the model calls through AOTInductor's proxy executor (its extern
+  // kernel nodes, package/pt2/archive/extern_nodes.hpp), in node order.
+  std::vector<std::string> proxy_ops;
 };
 
 // The archive at `path`, model "model" (the one open reads by default).

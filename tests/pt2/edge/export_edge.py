@@ -14,6 +14,11 @@ random weights (fixed seed), and eager references:
   data_len.pt2      x[:, :lengths.max()] for x [2, 24] float32 and lengths
                     [2] int64: the output's dim 1 is known only after the
                     run (an unbacked size).
+  proxy.pt2         linalg.inv(a) @ b, linalg.solve(a, b) and
+                    unique(ids, return_counts=True)[1].max() for a [2, 4, 4],
+                    b [2, 4, 3] float32 and ids [16] int64: ops with no C
+                    shim function, which the model calls through
+                    AOTInductor's proxy executor (its extern kernel nodes).
 
 Each MODEL.pt2 comes with MODEL.in<i>.npy and MODEL.out0.npy (eager outputs
 for the example inputs) and, for the dynamic ones, MODEL.<size>.in<i>.npy /
@@ -69,6 +74,12 @@ class DataLen(torch.nn.Module):
         return x[:, :n] * 2.0
 
 
+class Proxy(torch.nn.Module):
+    def forward(self, a, b, ids):
+        _, counts = torch.unique(ids, return_counts=True)
+        return torch.linalg.inv(a) @ b, torch.linalg.solve(a, b), counts.max()
+
+
 def export(out, name, model, example, dynamic_shapes, sweeps, manifest):
     model = model.eval()
     ep = torch.export.export(model, example, dynamic_shapes=dynamic_shapes)
@@ -116,6 +127,12 @@ def main():
            [(torch.randn(2, 24), torch.tensor([0, 0], dtype=torch.int64)),
             (torch.randn(2, 24), torch.tensor([24, 3], dtype=torch.int64)),
             (torch.randn(2, 24), torch.tensor([1, 17], dtype=torch.int64))], manifest)
+
+    def well_conditioned():
+        return torch.randn(2, 4, 4) + 4 * torch.eye(4)
+
+    export(out, "proxy", Proxy(), (well_conditioned(), torch.randn(2, 4, 3), torch.randint(0, 6, (16,))), None,
+           [(well_conditioned(), torch.randn(2, 4, 3), torch.randint(0, 3, (16,)))], manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

@@ -209,6 +209,10 @@ std::unique_ptr<TorchShim> resolve_shim(void* scope, const std::string& source) 
   s->empty_strided = reinterpret_cast<TorchShim::EmptyStrided>(::dlsym(scope, "aoti_torch_empty_strided"));
   s->last_error = reinterpret_cast<TorchShim::LastError>(::dlsym(scope, "aotrun_shim_last_error"));
   s->set_last_error = reinterpret_cast<TorchShim::SetLastError>(::dlsym(scope, "aotrun_shim_set_last_error"));
+  s->proxy_executor_create =
+      reinterpret_cast<TorchShim::ProxyCreate>(::dlsym(scope, "aotrun_shim_proxy_executor_create"));
+  s->proxy_executor_delete =
+      reinterpret_cast<TorchShim::ProxyDelete>(::dlsym(scope, "aotrun_shim_proxy_executor_delete"));
   if (auto cuda = reinterpret_cast<TorchShim::Constant>(::dlsym(scope, "aoti_torch_device_type_cuda"))) {
     s->device_type_cuda = cuda();
   }

@@ -57,6 +57,13 @@ struct TorchShim {
   // a failed run reports the shim's reason and never a stale one.
   using SetLastError = void (*)(const char*);
   SetLastError set_last_error = nullptr;
+  // aotrun's shim only (since shim 1.4): AOTInductor's proxy executor for a
+  // model's extern kernel node list (archive/extern_nodes.hpp), which runs
+  // the ops the model calls through aoti_torch_proxy_executor_call_function.
+  using ProxyCreate = int32_t (*)(const char* nodes_json, size_t size, void** out);
+  using ProxyDelete = void (*)(void*);
+  ProxyCreate proxy_executor_create = nullptr;
+  ProxyDelete proxy_executor_delete = nullptr;
 
   // torch dtype code (c10::ScalarType, read from the shim's
   // aoti_torch_dtype_* functions) <-> DLPack; -1 / false when it has none.

@@ -7,6 +7,7 @@
 //   run_checks.hpp       what a run is refused for before it is launched
 //   launch_contexts.cpp  the launched call, its reusable contexts and input views
 //   pt2_code.cpp         Pt2Code and open_pt2
+//   proxy_executor.cpp   the model's proxy executor, made at open
 #pragma once
 
 #include <aotrun/package_abi.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "base/guard.hpp"
+#include "package/pt2/archive/extern_nodes.hpp"
 #include "package/pt2/archive/private_dir.hpp"
 #include "package/pt2/binding/aoti_library.hpp"
 #include "package/pt2/binding/tensor_convert.hpp"
@@ -78,6 +80,10 @@ struct Bridge {
   bool cuda = false;
   const CudaShim* cuda_shim = nullptr;
   std::string provider, provider_reason;  // which shim provider serves the model, and why
+  // AOTInductor's proxy executor for the ops the model calls through it
+  // (aotrun's shim makes it from the model's extern kernel node list; null
+  // when the model has none), passed to every run. Immutable once made.
+  std::shared_ptr<void> proxy_executor;
   std::string name;
 
   UpdatePlan update_plan;  // how this release takes replacement constants (read at open)
@@ -184,6 +190,14 @@ void settle_constants(Bridge& b, AotiContainerHandle h);
 void settle_specs(Bridge& b, AotiContainerHandle h);
 // Deletes a container's kept handles (after the container itself).
 void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept);
+
+// The proxy executor for `nodes` (made by aotrun's shim), or null when the
+// model has no extern kernel nodes. Throws Error UNSUPPORTED naming the ops
+// when the provider cannot run them: aotrun's shim refuses an op it does not
+// run; libtorch's executor cannot be made from C (provider_reason says why
+// the package runs on libtorch).
+std::shared_ptr<void> make_proxy_executor(const ExternNodes& nodes, const TorchShim& shim, const std::string& name,
+                                          const std::string& provider_reason);
 
 // Calls the model's run entry point `run` (the threaded or single-threaded
 // one, named `what` in messages); false with *why on failure. AOTInductor's

@@ -400,7 +400,7 @@ bool call_model(const Bridge& b, AotiFunctions::Run run, const char* what, AotiC
                 size_t n_in, AtenTensorHandle* out, size_t n_out, void* stream, std::string* why) {
   const TorchShim& shim = *b.shim;
   if (shim.set_last_error != nullptr) shim.set_last_error(nullptr);
-  if (run(h, in, n_in, out, n_out, stream, nullptr) == 0) return true;
+  if (run(h, in, n_in, out, n_out, stream, b.proxy_executor.get()) == 0) return true;
   const char* reason = shim.last_error != nullptr ? shim.last_error() : nullptr;
   *why = b.lib->failure(what) +
          (reason != nullptr && *reason != '\0' ? std::string("; aotrun's shim: ") + reason : std::string());

@@ -137,6 +137,9 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   b->shim = choice.shim;
   b->provider = provider_name(choice.kind);
   b->provider_reason = choice.reason;
+  // Before the first container: opening runs the model once.
+  b->proxy_executor =
+      bridge::make_proxy_executor(read_extern_nodes(*zip, model), *b->shim, display_name, choice.reason);
   if (cuda_model) {
     if (choice.kind != Provider::Shim) {
       fail(Code::Unsupported, "package '" + display_name +

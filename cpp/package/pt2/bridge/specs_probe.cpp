@@ -1,6 +1,7 @@
 // What the bridge works out from the model's first container: its constants,
 // and its specs from the input checks in its sources and probe runs.
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "base/checked_math.hpp"
@@ -14,9 +15,6 @@
 
 namespace aotrun::pt2::bridge {
 
-// Runs the model once, synchronously, on zero inputs of the given shapes and
-// dtypes, and reports its outputs. AOTInductor's threaded run is safe to call
-// from any thread.
 // A CUDA model probes on device memory: the zeros of host tensor *h copied
 // into a new CUDA tensor (the shim's, on the legacy stream), which replaces it.
 static bool to_device(const Bridge& b, AtenTensorHandle* h, std::string* why) {
@@ -30,8 +28,29 @@ static bool to_device(const Bridge& b, AtenTensorHandle* h, std::string* why) {
   return true;
 }
 
-bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
-           const std::vector<std::vector<int64_t>>& shapes, std::vector<OutputMeta>* out, std::string* why) {
+// Fills a probe input: zeros, or with `varied` a fixed pattern in [0.5, 1.5)
+// for float32/float64 inputs (other dtypes stay zero: integer inputs index
+// tables, and 0 is a valid index of every table).
+static void fill_probe_input(std::vector<char>* bytes, DLDataType dt, bool varied) {
+  if (!varied || dt.code != kDLFloat || (dt.bits != 32 && dt.bits != 64) || dt.lanes != 1) return;
+  uint32_t s = 12345;
+  const size_t item = dt.bits / 8, n = (bytes->size() - 1) / item;  // storage has one spare byte
+  for (size_t k = 0; k < n; ++k) {
+    s = s * 1664525u + 1013904223u;
+    const double v = 0.5 + static_cast<double>(s >> 8) / 16777216.0;
+    if (dt.bits == 32) {
+      const float f = static_cast<float>(v);
+      std::memcpy(bytes->data() + k * item, &f, item);
+    } else {
+      std::memcpy(bytes->data() + k * item, &v, item);
+    }
+  }
+}
+
+static bool probe_once(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
+                       const std::vector<std::vector<int64_t>>& shapes, bool varied, std::vector<OutputMeta>* out,
+                       std::string* why, bool* model_failed) {
+  *model_failed = false;
   // Zeros read the same in any layout; the handles still carry the one the
   // model expects (its checks, when on, compare them).
   const size_t n_in = dtypes.size();
@@ -52,6 +71,9 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
       return false;
     }
     storage[i].assign(static_cast<size_t>(bytes), 0);
+    // The pattern fills row-major order; any layout still holds only values
+    // in [0.5, 1.5), which is all a varied probe needs.
+    fill_probe_input(&storage[i], dtypes[i], varied);
     DLTensor t{};
     t.data = storage[i].data();
     t.device = DLDevice{kDLCPU, 0};
@@ -75,7 +97,7 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   // for shapes, which then keeps no OpenMP team of its own (omp_threads.hpp).
   OmpThreadsScope one(b.cuda ? 0 : 1);
   if (!call_model(b, b.lib->fn().run, AotiLibrary::kRun, h, in.data(), n_in, outs.data(), n_out, nullptr, why)) {
-    *why += " (on zero inputs)";
+    *model_failed = true;
     return false;  // the inputs were stolen by the model
   }
   out->assign(n_out, OutputMeta{});
@@ -83,6 +105,29 @@ bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtyp
   for (size_t i = 0; i < n_out && ok; ++i) ok = describe_output(*b.shim, outs[i], &(*out)[i], why);
   delete_handles(*b.shim, outs.data(), n_out);
   return ok;
+}
+
+// Runs the model once, synchronously, on zero inputs of the given shapes and
+// dtypes, and reports its outputs. A model whose own checks refuse zeros
+// (torch.linalg.inv: a zero matrix is singular) is run once more with its
+// floating inputs varied before the probe fails; a model with ops behind the
+// proxy executor (the linear algebra that refuses zeros) is run varied
+// first, so that opening it does not log the model's failure on zeros.
+// AOTInductor's threaded run is safe to call from any thread.
+bool probe(Bridge& b, AotiContainerHandle h, const std::vector<DLDataType>& dtypes,
+           const std::vector<std::vector<int64_t>>& shapes, std::vector<OutputMeta>* out, std::string* why) {
+  const bool floating = std::any_of(dtypes.begin(), dtypes.end(), [](DLDataType d) { return d.code == kDLFloat; });
+  const bool varied_first = floating && b.proxy_executor != nullptr;
+  bool model_failed = false;
+  if (probe_once(b, h, dtypes, shapes, varied_first, out, why, &model_failed)) return true;
+  if (!model_failed || !floating) {
+    if (model_failed) *why += " (on zero inputs)";
+    return false;
+  }
+  std::string again;
+  if (probe_once(b, h, dtypes, shapes, !varied_first, out, &again, &model_failed)) return true;
+  *why += " (on zero inputs and with the floating inputs in [0.5, 1.5))";
+  return false;
 }
 
 // Reads the model's constants and its way of replacing them, once (before

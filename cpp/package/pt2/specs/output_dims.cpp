@@ -113,6 +113,10 @@ bool sizes_of(const std::string& s, std::string name, size_t before, std::vector
       const size_t close = balanced_end(s, open);
       if (close == std::string::npos || close < alloc_at) return false;
       const std::vector<std::string> args = split_top_level(s.substr(open + 1, close - open - 1));
+      if (args.size() >= 2 && trim(args[0]) == "0") {  // 0-d: its sizes array is a nullptr
+        out->clear();
+        return true;
+      }
       return args.size() >= 2 && array_elements(s, trim(args[1]), c, out);
     }
     if (at == std::string::npos) return false;
@@ -134,6 +138,10 @@ bool sizes_of(const std::string& s, std::string name, size_t before, std::vector
     const size_t close = balanced_end(e, open);
     if (close == std::string::npos) return false;
     const std::vector<std::string> args = split_top_level(e.substr(open + 1, close - open - 1));
+    if (args.size() >= 3 && trim(args[1]) == "0") {  // a 0-d view
+      out->clear();
+      return true;
+    }
     return args.size() >= 3 && array_elements(s, trim(args[2]), at, out);
   }
   return false;
