@@ -317,10 +317,23 @@ static void settle_output_dims(const OutputDims& stated, size_t i, bool dynamic,
   *data_dependent = stated.has_unbacked;
 }
 
+// Every output's dtype and shape as the wrapper states them (a dim that is
+// not a literal as -1, which settle_output_dims keeps dynamic); false when
+// one dtype is not stated or not one aotrun represents.
+static bool outputs_from_wrapper(const OutputDims& stated, std::vector<OutputMeta>* out) {
+  out->assign(stated.dims.size(), OutputMeta{});
+  for (size_t i = 0; i < stated.dims.size(); ++i) {
+    if (!stated.stated[i] || !dlpack_dtype_named(stated.dtypes[i], &(*out)[i].dtype)) return false;
+    for (const OutputDim& d : stated.dims[i]) (*out)[i].shape.push_back(d.kind == OutputDim::Fixed ? d.value : -1);
+  }
+  return true;
+}
+
 // Fills b.inputs / b.outputs once, from the checks, what the wrapper states
-// of the outputs (settle_output_dims) and a probe run for their dtypes and
-// ranks (a second one, every dynamic input dim one step larger, where the
-// wrapper does not state every output).
+// of the outputs (settle_output_dims) and, where it does not state every
+// output's dims and dtype, a probe run for their dtypes and ranks (a second
+// one, every dynamic input dim one step larger, where it does not state
+// every output's dims).
 void settle_specs(Bridge& b, AotiContainerHandle h) {
   std::lock_guard<std::mutex> lock(b.mu);
   if (b.specs_ready) return;
@@ -397,11 +410,15 @@ void settle_specs(Bridge& b, AotiContainerHandle h) {
     }
     // The second probe checks that no output's rank moves with the sizes;
     // where the wrapper states every output's dims (output_dims.hpp) their
-    // count is the rank, and the model runs once at open, not twice.
+    // count is the rank, and the model runs once at open, not twice; where
+    // it states their dtypes too, not at all (issue #41: the run at open was
+    // most of a convolution net's open time). Batch padding reads its
+    // outputs from a probe.
     const bool all_stated = std::all_of(stated.stated.begin(), stated.stated.end(), [](bool v) { return v; });
-    const bool second = dynamic && !all_stated;
     std::vector<OutputMeta> m1, m2;
-    if (!probe(b, h, dtypes, lo, &m1, &why) || (second && !probe(b, h, dtypes, hi, &m2, &why))) {
+    const bool unprobed = all_stated && !b.pad_batch && outputs_from_wrapper(stated, &m1);
+    const bool second = dynamic && !all_stated;
+    if (!unprobed && (!probe(b, h, dtypes, lo, &m1, &why) || (second && !probe(b, h, dtypes, hi, &m2, &why)))) {
       fail(Code::Package, "package '" + b.name + "': reading its output specs failed: " + why);
     }
     b.data_dependent.assign(n_out, false);

@@ -55,6 +55,16 @@ size_t last_ident(const std::string& s, const std::string& key, size_t before) {
   return std::string::npos;
 }
 
+// The elements of a braced list of dims; Inductor writes a trailing comma
+// ({4L, }), which is no dim.
+std::vector<std::string> dim_list(const std::string& inside) {
+  std::vector<std::string> out;
+  for (std::string& e : split_top_level(inside)) {
+    if (!trim(e).empty()) out.push_back(std::move(e));
+  }
+  return out;
+}
+
 // The elements of `int64_t NAME[] = {...};` last defined before `before`.
 bool array_elements(const std::string& s, const std::string& name, size_t before, std::vector<std::string>* out) {
   size_t p = before;
@@ -69,7 +79,7 @@ bool array_elements(const std::string& s, const std::string& name, size_t before
         if (q >= s.size() || s[q] != '{') return false;
         const size_t close = balanced_end(s, q);
         if (close == std::string::npos) return false;
-        *out = split_top_level(s.substr(q + 1, close - q - 1));
+        *out = dim_list(s.substr(q + 1, close - q - 1));
         return true;
       }
     }
@@ -88,7 +98,7 @@ bool asserted_sizes(const std::string& s, const std::string& name, size_t before
   if (open >= s.size() || s[open] != '{') return false;
   const size_t close = balanced_end(s, open);
   if (close == std::string::npos || close > before) return false;
-  *out = split_top_level(s.substr(open + 1, close - open - 1));
+  *out = dim_list(s.substr(open + 1, close - open - 1));
   return true;
 }
 
@@ -147,12 +157,68 @@ bool sizes_of(const std::string& s, std::string name, size_t before, std::vector
   return false;
 }
 
+// The c10 dtype name in a `cached_torch_dtype_<T>` argument among s[from, to).
+bool dtype_argument(const std::string& s, size_t from, size_t to, std::string* out) {
+  const std::string key = "cached_torch_dtype_";
+  const size_t at = s.find(key, from);
+  if (at == std::string::npos || at >= to) return false;
+  *out = identifier_at(s, at + key.size());
+  return !out->empty();
+}
+
+// The dtype of the tensor handle `name` before `before`: the dtype argument
+// of the assert on it (torch 2.13+: assert_size_stride(NAME, {..}, {..},
+// "op", cached_torch_dtype_T, "torch.T")) or of the call that allocates it
+// (aoti_torch_empty_strided / _alloc_from_pool(..., &NAME_handle)), followed
+// back through moves and views (a view keeps its base's dtype).
+bool dtype_of(const std::string& s, std::string name, size_t before, std::string* out) {
+  for (int hop = 0; hop < kMaxHops; ++hop) {
+    const std::string assert_call = "assert_size_stride(" + name + ",";
+    const size_t a = s.rfind(assert_call, before);
+    if (a != std::string::npos) {
+      const size_t open = a + std::string("assert_size_stride").size();
+      const size_t close = balanced_end(s, open);
+      if (close != std::string::npos && close < before && dtype_argument(s, open, close, out)) return true;
+    }
+    const size_t at = last_ident(s, "auto " + name, before);
+    const std::string alloc = "&" + name + "_handle)";
+    const size_t alloc_at = s.rfind(alloc, before);
+    if (alloc_at != std::string::npos && (at == std::string::npos || alloc_at > at)) {
+      const size_t line = s.rfind('\n', alloc_at);
+      return dtype_argument(s, line == std::string::npos ? 0 : line, alloc_at, out);
+    }
+    if (at == std::string::npos) return false;
+    const size_t eq = skip_space(s, at + name.size() + 5);
+    if (eq >= s.size() || s[eq] != '=') return false;
+    const size_t semi = source_text::statement_end(s, eq + 1, s.size());
+    if (semi == std::string::npos) return false;
+    const std::string e = trim(s.substr(eq + 1, semi - eq - 1));
+    const std::string move = "std::move(";
+    const std::string view = "reinterpret_tensor_wrapper(";
+    if (e.compare(0, move.size(), move) == 0 && e.back() == ')') {
+      name = trim(e.substr(move.size(), e.size() - move.size() - 1));
+    } else if (const size_t v = e.find(view); v != std::string::npos) {
+      const size_t open = v + view.size() - 1;
+      const size_t close = balanced_end(e, open);
+      if (close == std::string::npos) return false;
+      const std::vector<std::string> args = split_top_level(e.substr(open + 1, close - open - 1));
+      if (args.empty()) return false;
+      name = trim(args[0]);
+    } else {
+      return false;
+    }
+    before = at;
+  }
+  return false;
+}
+
 }  // namespace
 
 OutputDims parse_output_dims(const std::string& s, size_t num_outputs) {
   OutputDims out;
   out.dims.assign(num_outputs, {});
   out.stated.assign(num_outputs, false);
+  out.dtypes.assign(num_outputs, "");
   for (const std::string bind : {"int64_t ", "auto "}) {
     for (size_t p = s.find(bind); p != std::string::npos && !out.has_unbacked; p = s.find(bind, p + 1)) {
       if (p > 0 && is_ident(s[p - 1])) continue;
@@ -189,11 +255,14 @@ OutputDims parse_output_dims(const std::string& s, size_t num_outputs) {
     }
     out.dims[index] = std::move(dims);
     out.stated[index] = true;
+    std::string dtype;
+    if (dtype_of(s, name, p, &dtype)) out.dtypes[index] = dtype;
   }
   for (size_t i = 0; i < num_outputs; ++i) {
     if (!unreadable[i]) continue;
     out.stated[i] = false;
     out.dims[i].clear();
+    out.dtypes[i].clear();
   }
   return out;
 }

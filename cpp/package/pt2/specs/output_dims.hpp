@@ -10,7 +10,9 @@
 //   output_handles[0] = var_2.release();
 // and a dim stated as an integer literal is fixed, one stated as any other
 // expression is not. An output whose allocation cannot be read (a kernel
-// allocates it) is Unknown.
+// allocates it) is Unknown. The dtype is read along the same path (the
+// allocation's or the assert's cached_torch_dtype_<T>): with every output's
+// dims and dtype stated, the bridge needs no probe run at open.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +37,10 @@ struct OutputDims {
   // (and then `stated[i]` is false).
   std::vector<std::vector<OutputDim>> dims;
   std::vector<bool> stated;
+  // Per output: its dtype as the wrapper states it where it allocates or
+  // asserts the tensor (cached_torch_dtype_float32 -> "float32"), followed
+  // back through moves and views; "" when it does not say.
+  std::vector<std::string> dtypes;
   // The wrapper binds sizes read from tensor values (`int64_t u0 = ...`):
   // an output it does not state may depend on them.
   bool has_unbacked = false;
