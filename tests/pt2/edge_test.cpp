@@ -202,7 +202,12 @@ TEST_P(Edge, ProxyExecutorOpsRunOnTheShimAndAreRefusedOnLibtorch) {
   Array o0 = Array::zeros({2, 4, 3}), o1 = Array::zeros({2, 4, 3}), o2 = Array::zeros({}, DLDataType{kDLInt, 64, 1});
   const DLTensor in[3] = {a.dl, b.dl, ids.dl};
   DLTensor out[3] = {o0.dl, o1.dl, o2.dl};
-  const Outcome o = outcome(aotrun_runner_run(r.get(), in, 3, out, 3));
+  // On a thread of its own, which ends while the model is loaded: the
+  // model's runtime keeps its last error message in thread-local storage,
+  // freed when the thread ends (on a thread that outlives the package, it
+  // stays until the thread ends, unreachable once the model is unloaded).
+  Outcome o;
+  std::thread([&] { o = outcome(aotrun_runner_run(r.get(), in, 3, out, 3)); }).join();
   EXPECT_EQ(o.code, AOTRUN_ERR_PACKAGE) << o.message;
   EXPECT_NE(o.message.find("(Batch element 1)"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("singular"), std::string::npos) << o.message;
