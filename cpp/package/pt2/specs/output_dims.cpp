@@ -102,6 +102,57 @@ bool asserted_sizes(const std::string& s, const std::string& name, size_t before
   return true;
 }
 
+// What last defines the tensor handle `name` before `before`: the call that
+// allocates it (one ending `&NAME_handle)`), or `auto NAME = EXPR;`.
+struct Definition {
+  enum Kind { kNone, kAlloc, kAuto } kind = kNone;
+  size_t at = std::string::npos;  // kAlloc: where `&NAME_handle)` stands; kAuto: where `auto NAME` does
+  std::string expr;               // kAuto: EXPR, trimmed
+};
+
+Definition definition_of(const std::string& s, const std::string& name, size_t before) {
+  Definition d;
+  const size_t at = last_ident(s, "auto " + name, before);
+  const size_t alloc_at = s.rfind("&" + name + "_handle)", before);
+  if (alloc_at != std::string::npos && (at == std::string::npos || alloc_at > at)) {
+    d.kind = Definition::kAlloc;
+    d.at = alloc_at;
+    return d;
+  }
+  if (at == std::string::npos) return d;
+  const size_t eq = skip_space(s, at + name.size() + 5);
+  if (eq >= s.size() || s[eq] != '=') return d;
+  const size_t semi = source_text::statement_end(s, eq + 1, s.size());
+  if (semi == std::string::npos) return d;
+  d.kind = Definition::kAuto;
+  d.at = at;
+  d.expr = trim(s.substr(eq + 1, semi - eq - 1));
+  return d;
+}
+
+// `std::move(OTHER)` -> OTHER.
+bool moved_from(const std::string& expr, std::string* other) {
+  const std::string move = "std::move(";
+  if (expr.compare(0, move.size(), move) != 0 || expr.back() != ')') return false;
+  *other = trim(expr.substr(move.size(), expr.size() - move.size() - 1));
+  return true;
+}
+
+// The top-level arguments of the first `CALL(...)` in `text` from `from`
+// (call names the function with its opening parenthesis); *close, when
+// given, is where its closing parenthesis stands.
+bool call_args(const std::string& text, size_t from, const std::string& call, std::vector<std::string>* args,
+               size_t* close = nullptr) {
+  const size_t c = text.find(call, from);
+  if (c == std::string::npos) return false;
+  const size_t open = c + call.size() - 1;
+  const size_t end = balanced_end(text, open);
+  if (end == std::string::npos) return false;
+  *args = split_top_level(text.substr(open + 1, end - open - 1));
+  if (close != nullptr) *close = end;
+  return true;
+}
+
 // The sizes of the tensor handle `name` before `before`, as written: from
 // its allocation (aoti_torch_empty_strided(N, int_array_A, ..., &NAME_handle)),
 // an assert on a kernel's result, a view (reinterpret_tensor_wrapper(B, N,
@@ -109,50 +160,34 @@ bool asserted_sizes(const std::string& s, const std::string& name, size_t before
 bool sizes_of(const std::string& s, std::string name, size_t before, std::vector<std::string>* out) {
   for (int hop = 0; hop < kMaxHops; ++hop) {
     if (asserted_sizes(s, name, before, out)) return true;
-    // `auto NAME = ...;`
-    const size_t at = last_ident(s, "auto " + name, before);
-    const std::string alloc = "&" + name + "_handle)";
-    const size_t alloc_at = s.rfind(alloc, before);
-    if (alloc_at != std::string::npos && (at == std::string::npos || alloc_at > at)) {
+    const Definition d = definition_of(s, name, before);
+    if (d.kind == Definition::kAlloc) {
       // AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(N, int_array_A, ...&NAME_handle));
       const std::string call = "aoti_torch_empty_strided(";
-      const size_t c = s.rfind(call, alloc_at);
-      const size_t line = s.rfind('\n', alloc_at);
+      const size_t c = s.rfind(call, d.at);
+      const size_t line = s.rfind('\n', d.at);
       if (c == std::string::npos || (line != std::string::npos && c < line)) return false;
-      const size_t open = c + call.size() - 1;
-      const size_t close = balanced_end(s, open);
-      if (close == std::string::npos || close < alloc_at) return false;
-      const std::vector<std::string> args = split_top_level(s.substr(open + 1, close - open - 1));
+      std::vector<std::string> args;
+      size_t close = 0;
+      if (!call_args(s, c, call, &args, &close) || close < d.at) return false;
       if (args.size() >= 2 && trim(args[0]) == "0") {  // 0-d: its sizes array is a nullptr
         out->clear();
         return true;
       }
       return args.size() >= 2 && array_elements(s, trim(args[1]), c, out);
     }
-    if (at == std::string::npos) return false;
-    const size_t eq = skip_space(s, at + name.size() + 5);
-    if (eq >= s.size() || s[eq] != '=') return false;
-    const size_t semi = source_text::statement_end(s, eq + 1, s.size());
-    if (semi == std::string::npos) return false;
-    const std::string e = trim(s.substr(eq + 1, semi - eq - 1));
-    const std::string move = "std::move(";
-    if (e.compare(0, move.size(), move) == 0 && e.back() == ')') {
-      name = trim(e.substr(move.size(), e.size() - move.size() - 1));
-      before = at;
+    if (d.kind != Definition::kAuto) return false;
+    if (moved_from(d.expr, &name)) {
+      before = d.at;
       continue;
     }
-    const std::string view = "reinterpret_tensor_wrapper(";
-    const size_t v = e.find(view);
-    if (v == std::string::npos) return false;
-    const size_t open = v + view.size() - 1;
-    const size_t close = balanced_end(e, open);
-    if (close == std::string::npos) return false;
-    const std::vector<std::string> args = split_top_level(e.substr(open + 1, close - open - 1));
+    std::vector<std::string> args;
+    if (!call_args(d.expr, 0, "reinterpret_tensor_wrapper(", &args)) return false;
     if (args.size() >= 3 && trim(args[1]) == "0") {  // a 0-d view
       out->clear();
       return true;
     }
-    return args.size() >= 3 && array_elements(s, trim(args[2]), at, out);
+    return args.size() >= 3 && array_elements(s, trim(args[2]), d.at, out);
   }
   return false;
 }
@@ -180,34 +215,18 @@ bool dtype_of(const std::string& s, std::string name, size_t before, std::string
       const size_t close = balanced_end(s, open);
       if (close != std::string::npos && close < before && dtype_argument(s, open, close, out)) return true;
     }
-    const size_t at = last_ident(s, "auto " + name, before);
-    const std::string alloc = "&" + name + "_handle)";
-    const size_t alloc_at = s.rfind(alloc, before);
-    if (alloc_at != std::string::npos && (at == std::string::npos || alloc_at > at)) {
-      const size_t line = s.rfind('\n', alloc_at);
-      return dtype_argument(s, line == std::string::npos ? 0 : line, alloc_at, out);
+    const Definition d = definition_of(s, name, before);
+    if (d.kind == Definition::kAlloc) {
+      const size_t line = s.rfind('\n', d.at);
+      return dtype_argument(s, line == std::string::npos ? 0 : line, d.at, out);
     }
-    if (at == std::string::npos) return false;
-    const size_t eq = skip_space(s, at + name.size() + 5);
-    if (eq >= s.size() || s[eq] != '=') return false;
-    const size_t semi = source_text::statement_end(s, eq + 1, s.size());
-    if (semi == std::string::npos) return false;
-    const std::string e = trim(s.substr(eq + 1, semi - eq - 1));
-    const std::string move = "std::move(";
-    const std::string view = "reinterpret_tensor_wrapper(";
-    if (e.compare(0, move.size(), move) == 0 && e.back() == ')') {
-      name = trim(e.substr(move.size(), e.size() - move.size() - 1));
-    } else if (const size_t v = e.find(view); v != std::string::npos) {
-      const size_t open = v + view.size() - 1;
-      const size_t close = balanced_end(e, open);
-      if (close == std::string::npos) return false;
-      const std::vector<std::string> args = split_top_level(e.substr(open + 1, close - open - 1));
-      if (args.empty()) return false;
+    if (d.kind != Definition::kAuto) return false;
+    if (!moved_from(d.expr, &name)) {
+      std::vector<std::string> args;
+      if (!call_args(d.expr, 0, "reinterpret_tensor_wrapper(", &args) || args.empty()) return false;
       name = trim(args[0]);
-    } else {
-      return false;
     }
-    before = at;
+    before = d.at;
   }
   return false;
 }
