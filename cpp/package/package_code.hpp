@@ -32,6 +32,21 @@ struct PackageFunctions {
   aotrun_pkg_container_run_single_threaded_fn run_single_threaded = nullptr;  // NULL: not usable
 };
 
+// Memory for the outputs of a run whose output sizes the model learns while
+// it runs (PackageCode::run_sizing_outputs): asked once per output, on the
+// thread that runs the model, as soon as that output's shape is known. The
+// sink owns what it hands out; the package writes the output into it before
+// its work completes.
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  // Fills `out` (data, device, dtype, ndim, a shape the sink owns; compact
+  // row-major) for output `index` of `shape`. AOTRUN_PKG_OK, or a package
+  // status (OUT_OF_MEMORY, INVALID_ARGUMENT) with *why set. Never throws.
+  virtual int32_t allocate(size_t index, const int64_t* shape, int32_t ndim, DLTensor* out,
+                           std::string* why) noexcept = 0;
+};
+
 // One entry point of a package as the loader probed it: what `aotrun
 // inspect` and aotrun_package_get_symbol report.
 struct SymbolReport {
@@ -120,6 +135,26 @@ class PackageCode {
     (void)stream;
     (void)why;
     return AOTRUN_PKG_OK;
+  }
+
+  // Whether some output's size is known only once the model has run (read
+  // from the values of the inputs, issue #40): output_shapes cannot answer
+  // for it, and run_sizing_outputs is how it runs. Settled at open.
+  virtual bool sizes_outputs_during_run() const { return false; }
+  // A run whose outputs `sink` allocates once the model has sized them,
+  // enqueued on `stream` like run (single-threaded: run_single_threaded's
+  // rules); the outputs are written when that work completes, and `sink`
+  // must live until then. Not legal under stream capture. A package status,
+  // with the message in get_last_error. Default: UNSUPPORTED.
+  virtual int32_t run_sizing_outputs(aotrun_pkg_container* c, bool single_threaded, const DLTensor* inputs,
+                                     size_t num_inputs, void* stream, OutputSink* sink) const {
+    (void)c;
+    (void)single_threaded;
+    (void)inputs;
+    (void)num_inputs;
+    (void)stream;
+    (void)sink;
+    return AOTRUN_PKG_ERR_UNSUPPORTED;
   }
 
   // The package's message for its last failure on this thread, never empty.

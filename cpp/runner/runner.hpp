@@ -104,6 +104,10 @@ class Runner {
  private:
   Runner() = default;
   void settle_mode();
+  // run_alloc of a package whose output sizes depend on input values
+  // (PackageCode::sizes_outputs_during_run): the package sizes them while
+  // it runs, in any mode, eagerly (run_alloc.cpp).
+  std::vector<DLManagedTensor*> run_alloc_sized_by_run(const DLTensor* inputs, size_t num_inputs);
   void validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs);
   // `stream`: a caller's stream of the runner's device, or NULL for its own.
   void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);

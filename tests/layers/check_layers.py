@@ -62,6 +62,7 @@ READERS = {
         "package/pt2/specs/input_layout.hpp": "the layouts a .pt2 model's inputs were compiled for",
         "package/pt2/specs/symbolic_shapes.hpp": "a .pt2 model's dims tied by a size symbol",
         "package/pt2/specs/index_bounds.hpp": "a .pt2 model's index checks",
+        "package/pt2/specs/output_dims.hpp": "what a .pt2 model's wrapper states of its outputs' dims",
         "base/safetensors_dtype.hpp": "the one table of safetensors dtypes",
     },
     "backends/triton/src": {},

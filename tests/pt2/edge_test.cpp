@@ -8,8 +8,8 @@
 //  - strided_len: an output length (length - 4) // 4 + 1 that neighbouring
 //    probe sizes do not move, declared fixed and every request refused;
 //  - data_len: an output whose size is read from the input's values during
-//    the run; declared [2, 0] before, now dynamic, and queries for its shape
-//    refused saying why;
+//    the run; declared [2, 0] before, now dynamic; queries for its shape and
+//    caller-allocated runs refused saying why, run_alloc sizing it in the run;
 //  - proxy: torch.linalg.inv, torch.linalg.solve and torch.unique, which the
 //    model calls through AOTInductor's proxy executor: run on aotrun's shim
 //    (a singular matrix fails the run with libtorch's message), refused at
@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -145,10 +146,11 @@ TEST_P(Edge, StridedDynamicLengthRunsAtEveryLength) {
 }
 
 // x[:, :lengths.max()]: the output's dim 1 is known only after the run. Not
-// [2, 0] from a probe on zeros; the shape query and run_alloc say why they
-// cannot answer, and a caller-allocated run is refused the same way, never
-// computed into a wrong shape.
-TEST_P(Edge, DataDependentOutputSizeIsDeclaredAndRefusedClearly) {
+// [2, 0] from a probe on zeros; the shape query and a caller-allocated run
+// say why they cannot answer and what can; run_alloc runs it, the model
+// sizing the output while it runs: every case (lengths differ) equal to
+// eager, from the opening thread, another thread and two at once.
+TEST_P(Edge, DataDependentOutputIsSizedByTheRun) {
   Package pkg(kDir + "/data_len.pt2");
   const aotrun_tensor_info out = pkg.output(0);
   ASSERT_EQ(out.ndim, 2);
@@ -160,15 +162,42 @@ TEST_P(Edge, DataDependentOutputSizeIsDeclaredAndRefusedClearly) {
   const Outcome q = outcome(aotrun_runner_get_output_shapes(r.get(), in, 2, shapes, 2));
   EXPECT_EQ(q.code, AOTRUN_ERR_PACKAGE) << q.message;
   EXPECT_NE(q.message.find("depends on the values of the inputs"), std::string::npos) << q.message;
-  DLManagedTensor* owned = nullptr;
-  const Outcome a = outcome(aotrun_runner_run_alloc(r.get(), in, 2, &owned, 1));
-  EXPECT_EQ(a.code, AOTRUN_ERR_PACKAGE) << a.message;
-  EXPECT_EQ(owned, nullptr);
-  const Array want = Array::load("data_len.out0.npy");
-  Array got = Array::zeros(want.shape);
+  EXPECT_NE(q.message.find("aotrun_runner_run_alloc"), std::string::npos) << q.message;
+  const Array first = Array::load("data_len.out0.npy");
+  Array got = Array::zeros(first.shape);
   const Outcome o = outcome(aotrun_runner_run(r.get(), in, 2, &got.dl, 1));
   EXPECT_EQ(o.code, AOTRUN_ERR_PACKAGE) << o.message;
   EXPECT_NE(o.message.find("known only after the run"), std::string::npos) << o.message;
+
+  const nlohmann::json m = manifest()["data_len"];
+  auto run_all = [&] {
+    for (const auto& c : m["cases"]) {
+      const std::string prefix = c["prefix"];
+      Array cx = Array::load(prefix + ".in0.npy"), cl = Array::load(prefix + ".in1.npy");
+      const DLTensor ci[2] = {cx.dl, cl.dl};
+      DLManagedTensor* owned = nullptr;
+      const Outcome a = outcome(aotrun_runner_run_alloc(r.get(), ci, 2, &owned, 1));
+      ASSERT_EQ(a.code, AOTRUN_OK) << prefix << ": " << a.message;
+      ASSERT_NE(owned, nullptr);
+      const Array want = Array::load(prefix + ".out0.npy");
+      Array copy =
+          Array::zeros(std::vector<int64_t>(owned->dl_tensor.shape, owned->dl_tensor.shape + owned->dl_tensor.ndim));
+      std::memcpy(copy.bytes.data(), owned->dl_tensor.data, copy.bytes.size());
+      owned->deleter(owned);
+      EXPECT_EQ(close(copy, want), "") << prefix;
+    }
+  };
+  run_all();
+  std::thread t(run_all);
+  t.join();
+  std::thread a(run_all), b(run_all);
+  a.join();
+  b.join();
+  // Each run_alloc is one counted run (the refusals above are not runs).
+  aotrun_runner_stats st{};
+  st.struct_size = sizeof(st);
+  ASSERT_EQ(outcome(aotrun_runner_get_stats(r.get(), &st)).code, AOTRUN_OK);
+  EXPECT_EQ(st.runs, 4 * m["cases"].size());
 }
 
 bool on_shim() {

@@ -1,4 +1,5 @@
 // `aotrun inspect`: what a package is, what it exports and what it can run.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -16,6 +17,8 @@
 #include "runtime.hpp"
 #include "report.hpp"
 #include "table.hpp"
+
+#include "package/pt2/specs/output_dims.hpp"
 
 namespace aotrun::cli {
 
@@ -104,6 +107,21 @@ std::vector<std::string> input_names(const Package& package) {
   return names;
 }
 
+// Per output of a .pt2: the dims its wrapper sizes from tensor values during
+// the run (an unbacked size, `u0`), by the reader open uses; empty lists for
+// other outputs, and for any other package.
+std::vector<std::vector<size_t>> data_dependent_dims(const std::string& sources, size_t num_outputs) {
+  std::vector<std::vector<size_t>> out(num_outputs);
+  if (sources.empty()) return out;
+  const aotrun::pt2::OutputDims stated = aotrun::pt2::parse_output_dims(sources, num_outputs);
+  for (size_t o = 0; o < num_outputs && o < stated.dims.size(); ++o) {
+    for (size_t d = 0; d < stated.dims[o].size(); ++d) {
+      if (stated.dims[o][d].kind == aotrun::pt2::OutputDim::DataDependent) out[o].push_back(d);
+    }
+  }
+  return out;
+}
+
 nlohmann::ordered_json inspect_json(const Package& package) {
   const aotrun_package_info info = package.info();
   nlohmann::ordered_json j;
@@ -137,15 +155,21 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   const std::vector<TensorSpec> input_specs = package_inputs(package);
   for (const TensorSpec& spec : input_specs) inputs.push_back(tensor_spec_json(spec));
-  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
-  for (const TensorSpec& spec : package_outputs(package)) {
-    outputs.push_back(tensor_spec_json(spec));
-  }
-  j["inputs"] = inputs;
-  j["outputs"] = outputs;
   // Read once: the archive's records and its sources (dims, checks, layouts).
   const std::optional<Pt2Facts> pt2 =
       is_pt2(info) ? std::optional<Pt2Facts>(read_pt2_facts(info.path != nullptr ? info.path : "")) : std::nullopt;
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  const std::vector<TensorSpec> output_specs = package_outputs(package);
+  const std::vector<std::vector<size_t>> data_dependent =
+      data_dependent_dims(pt2 ? pt2->sources : std::string(), output_specs.size());
+  for (size_t i = 0; i < output_specs.size(); ++i) {
+    nlohmann::ordered_json o = tensor_spec_json(output_specs[i]);
+    // The dims (shape -1) whose size the run reads from input values.
+    if (!data_dependent[i].empty()) o["data_dependent_dims"] = data_dependent[i];
+    outputs.push_back(std::move(o));
+  }
+  j["inputs"] = inputs;
+  j["outputs"] = outputs;
   const std::string no_sources;
   const std::string& sources = pt2 ? pt2->sources : no_sources;
   j["dynamic_dims"] = dims_json(report_dims(DimPlan::make(input_specs, sources), input_specs, sources));
@@ -179,6 +203,31 @@ nlohmann::ordered_json inspect_json(const Package& package) {
   j["load_ns"] = load_ns_json(info);
   j["library_version"] = aotrun_version_string();
   return j;
+}
+
+// Outputs with data-dependent dims: those dims as "data-dependent" in the
+// shape, and a note saying how such an output runs.
+void output_rows(Table& table, const std::vector<TensorSpec>& specs,
+                 const std::vector<std::vector<size_t>>& data_dependent) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& spec = specs[i];
+    const std::vector<size_t>& dd = data_dependent[i];
+    if (!spec.known || dd.empty()) {
+      table.add({tensor_label(spec), spec.known ? dtype_name(spec.dtype) : "unknown",
+                 spec.known ? spec_shape_text(spec.shape) : "?"});
+      continue;
+    }
+    std::string shape = "[";
+    for (size_t d = 0; d < spec.shape.size(); ++d) {
+      const bool by_run = std::find(dd.begin(), dd.end(), d) != dd.end();
+      shape += (d ? ", " : "") + (by_run               ? std::string("data-dependent")
+                                  : spec.shape[d] >= 0 ? std::to_string(spec.shape[d])
+                                                       : std::string("?"));
+    }
+    shape += "]";
+    table.add({tensor_label(spec), dtype_name(spec.dtype), shape,
+               "sized by the run from the input values: run_alloc (docs/PT2.md, \"Data-dependent sizes\")"});
+  }
 }
 
 // Inputs' dynamic dims show the model's symbol where it has one ([s33, s50]).
@@ -246,7 +295,7 @@ void inspect_text(const Package& package, size_t constants_limit, std::ostream& 
   const auto outputs = package_outputs(package);
   out << "\noutputs (" << outputs.size() << ")\n";
   Table out_table(2);
-  tensor_rows(out_table, outputs);
+  output_rows(out_table, outputs, data_dependent_dims(pt2 ? pt2->sources : std::string(), outputs.size()));
   out_table.print(out);
 
   out << "\ndynamic dims (run, check, bench: --dim NAME=SIZE; --batch sets those at dim 0)\n";

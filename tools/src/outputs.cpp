@@ -1,5 +1,7 @@
 #include "outputs.hpp"
 
+#include <cstring>
+
 #include "error.hpp"
 
 namespace aotrun::cli {
@@ -20,6 +22,29 @@ std::vector<HostTensor> allocate_outputs(aotrun_runner* runner, const std::vecto
                                shapes.begin() + static_cast<std::ptrdiff_t>(offset + spec.shape.size()));
     offset += spec.shape.size();
     outputs.emplace_back(spec.name, spec.dtype, std::move(shape));
+  }
+  return outputs;
+}
+
+std::vector<HostTensor> run_allocating(aotrun_runner* runner, const std::vector<DLTensor>& inputs,
+                                       const std::vector<TensorSpec>& specs, const std::string& what) {
+  std::vector<DLManagedTensor*> raw(specs.size(), nullptr);
+  check(aotrun_runner_run_alloc(runner, inputs.data(), inputs.size(), raw.data(), raw.size()), what);
+  // Released on every path, also when a copy below throws.
+  struct Release {
+    std::vector<DLManagedTensor*>& all;
+    ~Release() {
+      for (DLManagedTensor* m : all) {
+        if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+      }
+    }
+  } release{raw};
+  std::vector<HostTensor> outputs;
+  outputs.reserve(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const DLTensor& t = raw[i]->dl_tensor;
+    outputs.emplace_back(specs[i].name, t.dtype, std::vector<int64_t>(t.shape, t.shape + t.ndim));
+    if (outputs.back().nbytes() != 0) std::memcpy(outputs.back().data(), t.data, outputs.back().nbytes());
   }
   return outputs;
 }

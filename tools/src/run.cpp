@@ -237,13 +237,21 @@ int run_main(int argc, char** argv, int begin) {
   std::vector<DLTensor> input_views = aotrun::cli::input_views(built);
 
   Runner runner = create_runner(package, config);
-  std::vector<HostTensor> outputs = allocate_outputs(runner.get(), input_views, output_specs);
-  std::vector<DLTensor> output_views = views(outputs);
-
-  const auto start = std::chrono::steady_clock::now();
-  check(
-      aotrun_runner_run(runner.get(), input_views.data(), input_views.size(), output_views.data(), output_views.size()),
-      "running '" + std::string(report.info.name != nullptr ? report.info.name : path) + "'");
+  const std::string what = "running '" + std::string(report.info.name != nullptr ? report.info.name : path) + "'";
+  std::vector<HostTensor> outputs;
+  auto start = std::chrono::steady_clock::now();
+  if (report.info.device.device_type == kDLCPU) {
+    // aotrun allocates the outputs: a model whose output sizes depend on the
+    // input values runs too (no shape query can size those beforehand).
+    outputs = run_allocating(runner.get(), input_views, output_specs, what);
+  } else {
+    outputs = allocate_outputs(runner.get(), input_views, output_specs);
+    std::vector<DLTensor> output_views = views(outputs);
+    start = std::chrono::steady_clock::now();
+    check(aotrun_runner_run(runner.get(), input_views.data(), input_views.size(), output_views.data(),
+                            output_views.size()),
+          what);
+  }
   report.run_ns = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   report.effective = runner.mode();

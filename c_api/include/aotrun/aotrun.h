@@ -438,7 +438,10 @@ AOTRUN_API aotrun_status* aotrun_runner_get_output_shapes(aotrun_runner* runner,
 
 /* Runs the model synchronously: when it returns, outputs hold the results.
  * Inputs and outputs are caller-owned; outputs must have the shapes
- * aotrun_runner_get_output_shapes reports.
+ * aotrun_runner_get_output_shapes reports. An output whose size the model
+ * reads from the input values (a .pt2 slicing to lengths.max()) has no such
+ * shape before the run: refused (PACKAGE, naming the output); run it with
+ * aotrun_runner_run_alloc.
  * Threads: threaded mode — any thread, concurrently (up to num_models run at
  * once, others wait for a free instance). single_threaded and graph modes —
  * any thread; calls are serialised by the runner.
@@ -454,7 +457,10 @@ AOTRUN_API aotrun_status* aotrun_runner_run(aotrun_runner* runner, const DLTenso
  * is on the runner's device: host memory (256-byte aligned) on the CPU;
  * on CUDA, device memory from cudaMalloc (since 1.3; before, UNSUPPORTED),
  * written by the time the call returns. On failure no output is handed
- * over. Same threads and errors, plus OUT_OF_MEMORY. */
+ * over. Same threads and errors, plus OUT_OF_MEMORY. Outputs whose sizes
+ * depend on the input values are allocated once the model has sized them,
+ * in every mode (graph mode runs such a package eagerly): the way to run
+ * such a package (a .pt2 on the CPU; since 1.3, before PACKAGE). */
 AOTRUN_API aotrun_status* aotrun_runner_run_alloc(aotrun_runner* runner, const DLTensor* inputs, size_t num_inputs,
                                                   DLManagedTensor** outputs, size_t num_outputs);
 

@@ -77,6 +77,25 @@ void Container::call(bool single_threaded, const DLTensor* inputs, size_t num_in
   fail(cpu::from_pkg_code(rc), pkg_.package_error(what, rc));
 }
 
+void Container::call_sizing_outputs(bool single_threaded, const DLTensor* inputs, size_t num_inputs, OutputSink* sink) {
+  std::vector<DLTensor> adjusted(inputs, inputs + num_inputs);  // packages see byte_offset == 0
+  for (auto& t : adjusted) {
+    if (t.data != nullptr) t.data = static_cast<char*>(t.data) + t.byte_offset;
+    t.byte_offset = 0;
+  }
+  const char* what = single_threaded ? "run_single_threaded" : "run";
+  device_.begin_call();
+  const int32_t rc = package_call(pkg_.name(), what, [&] {
+    return pkg_.code().run_sizing_outputs(c_, single_threaded, adjusted.data(), num_inputs, device_.own_stream(), sink);
+  });
+  if (rc != AOTRUN_PKG_OK) {
+    const Status explained = device_.explain_failed_call(rc);
+    if (!explained.ok()) fail(explained.code, "package '" + pkg_.name() + "': " + what + " " + explained.message);
+    fail(cpu::from_pkg_code(rc), pkg_.package_error(what, rc));
+  }
+  finish_own_stream();
+}
+
 void Container::finish_own_stream() {
   const Status st = device_.finish_own_stream();
   if (!st.ok()) fail(st.code, "package '" + pkg_.name() + "': " + st.message);

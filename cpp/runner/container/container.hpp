@@ -44,6 +44,11 @@ class Container {
   // Error with the package's message, or the device's account of it.
   void call(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
             void* stream);
+  // A run whose outputs the package sizes while it runs
+  // (PackageCode::run_sizing_outputs), each allocated by `sink`, on the
+  // device's own stream; returns once the run is done and the outputs
+  // written. Throws as call() does.
+  void call_sizing_outputs(bool single_threaded, const DLTensor* inputs, size_t num_inputs, OutputSink* sink);
   // Waits for the device's own stream; throws what launched work failed with.
   void finish_own_stream();
   // The package's checks of input values for a run that does not pass

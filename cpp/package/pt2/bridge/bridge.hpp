@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/guard.hpp"
+#include "package/package_code.hpp"
 #include "package/pt2/archive/extern_nodes.hpp"
 #include "package/pt2/archive/private_dir.hpp"
 #include "package/pt2/binding/aoti_library.hpp"
@@ -209,8 +210,11 @@ bool call_model(const Bridge& b, AotiFunctions::Run run, const char* what, AotiC
 
 // A run: its checks against the model (run_checks.hpp), then its launch on
 // the host's stream (launch_contexts.cpp). The package's status, with
-// t_last_error set on failure.
-int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded);
+// t_last_error set on failure. With a `sink`, a->outputs is NULL and each
+// output is written into what the sink allocates for the shape the model
+// gave it (PackageCode::run_sizing_outputs: data-dependent sizes).
+int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded,
+                   OutputSink* sink = nullptr);
 
 // The package ABI (entry_points.cpp).
 uint32_t abi_version();
@@ -224,5 +228,8 @@ int32_t output_spec(aotrun_pkg_container* c, size_t i, aotrun_pkg_tensor_spec* s
 int32_t output_shapes(aotrun_pkg_container* pc, const aotrun_pkg_shape_args* a);
 int32_t run(aotrun_pkg_container* c, const aotrun_pkg_run_args* a);
 int32_t run_single_threaded(aotrun_pkg_container* c, const aotrun_pkg_run_args* a);
+// PackageCode::run_sizing_outputs (data-dependent output sizes).
+int32_t run_sizing_outputs(aotrun_pkg_container* c, bool single_threaded, const DLTensor* inputs, size_t num_inputs,
+                           void* stream, OutputSink* sink);
 
 }  // namespace aotrun::pt2::bridge

@@ -157,8 +157,9 @@ int32_t output_shapes_impl(aotrun_pkg_container* pc, const aotrun_pkg_shape_args
     return fail_with(AOTRUN_PKG_ERR_UNSUPPORTED,
                      "output " + std::to_string(i) + " ('" + b.outputs[i].name +
                          "') has a size that depends on the values of the inputs (the model reads it from a "
-                         "tensor during the run), so it is known only after the run; aotrun cannot yet allocate "
-                         "such outputs for a run (docs/PT2.md, \"Data-dependent sizes\")");
+                         "tensor during the run), so it is known only after the run: run it with "
+                         "aotrun_runner_run_alloc, which allocates each output once the model has sized it "
+                         "(docs/PT2.md, \"Data-dependent sizes\")");
   }
   std::vector<int64_t> key;
   std::vector<DLDataType> dtypes;
@@ -222,6 +223,22 @@ int32_t run(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a) {
 }
 int32_t run_single_threaded(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a) {
   return bridge_guard("run_single_threaded", [&] { return run_common(pc, a, true); });
+}
+
+int32_t run_sizing_outputs(aotrun_pkg_container* pc, bool single_threaded, const DLTensor* inputs, size_t num_inputs,
+                           void* stream, OutputSink* sink) {
+  const char* what = single_threaded ? "run_single_threaded" : "run";
+  return bridge_guard(what, [&] {
+    BridgeContainer* c = as_container(pc);
+    if (c == nullptr || sink == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
+    aotrun_pkg_run_args a{};
+    a.struct_size = sizeof(a);
+    a.inputs = inputs;
+    a.num_inputs = num_inputs;
+    a.num_outputs = c->b->outputs.size();  // a.outputs stays NULL: the sink's
+    a.stream = stream;
+    return run_common(pc, &a, single_threaded, sink);
+  });
 }
 
 }  // namespace aotrun::pt2::bridge

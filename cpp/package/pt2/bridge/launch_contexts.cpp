@@ -46,6 +46,9 @@ struct Work {
   // nothing) before each run, or already has the model's strides.
   std::vector<uint8_t> convert;
   std::vector<std::vector<char>> scratch;
+  // Set for a run whose outputs are allocated once the model has sized them
+  // (run_sizing_outputs); the output descriptors in `tensors` are unused.
+  OutputSink* sink = nullptr;
 
   // Input views, one per input. Making a tensor over the caller's memory and
   // destroying it again (the model steals its input handles) costs ~2,000
@@ -216,6 +219,30 @@ class CudaStreamScope {
   bool ok_ = true;
 };
 
+// Memory from `sink` for output `index`, of the shape the model gave it
+// (its padded dims cut back to the request's rows, as copy_output cuts the
+// copy); *out describes it. The package's status, t_last_error set.
+int32_t sized_output(const Bridge& b, const TorchShim& shim, AtenTensorHandle h, size_t index,
+                     const std::vector<int64_t>& rows, OutputSink* sink, DLTensor* out) {
+  int64_t dim = 0;
+  int64_t* sizes = nullptr;
+  const std::string name = "output " + std::to_string(index) + " ('" + b.outputs[index].name + "')";
+  if (shim.get_dim(h, &dim) != 0 || shim.get_sizes(h, &sizes) != 0 || dim < 0 || dim > 32) {
+    return fail_with(AOTRUN_PKG_ERR_RUNTIME, name + ": the C shim could not describe it");
+  }
+  int64_t shape[32];
+  for (int64_t d = 0; d < dim; ++d) {
+    const int g = index < b.follows.size() && static_cast<size_t>(d) < b.follows[index].size()
+                      ? b.follows[index][static_cast<size_t>(d)]
+                      : -1;
+    shape[d] = padded(b, rows, g) ? rows[static_cast<size_t>(g)] : sizes[d];
+  }
+  std::string why;
+  const int32_t rc = sink->allocate(index, shape, static_cast<int32_t>(dim), out, &why);
+  if (rc != AOTRUN_PKG_OK) return fail_with(rc, name + ": " + why);
+  return AOTRUN_PKG_OK;
+}
+
 int32_t run_work_impl(void* p) {
   auto* w = static_cast<Work*>(p);
   // A graph the caller captured, launched after the runner it was captured
@@ -326,7 +353,12 @@ int32_t run_work_impl(void* p) {
   int32_t rc = scope.ok() ? AOTRUN_PKG_OK
                           : fail_with(AOTRUN_PKG_ERR_RUNTIME, "setting the model's CUDA stream for its outputs failed");
   for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
-    if (!copy_output(shim, out[i], w->tensors[w->n_in + i], &why, padded)) {
+    DLTensor sized{};
+    if (w->sink != nullptr) {
+      rc = sized_output(b, shim, out[i], i, rows_of, w->sink, &sized);
+      if (rc != AOTRUN_PKG_OK) break;
+    }
+    if (!copy_output(shim, out[i], w->sink != nullptr ? sized : w->tensors[w->n_in + i], &why, padded)) {
       rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, "output " + std::to_string(i) + " ('" + b.outputs[i].name + "'): " + why);
     }
   }
@@ -341,7 +373,7 @@ int32_t run_work(void* p) {
 
 }  // namespace
 
-int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded) {
+int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool single_threaded, OutputSink* sink) {
   BridgeContainer* c = as_container(pc);
   if (c == nullptr || a == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: bad argument");
   if (const int32_t rc = check_run(*c, a, single_threaded); rc != AOTRUN_PKG_OK) return rc;
@@ -354,6 +386,7 @@ int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool 
     w->lib = c->lib;
   }
   w->c = c;
+  w->sink = sink;
   w->single_threaded = single_threaded;
   w->stream = b.cuda ? a->stream : nullptr;
   w->n_in = a->num_inputs;
@@ -362,7 +395,9 @@ int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool 
     const size_t n = a->num_inputs + a->num_outputs;
     size_t total = 0;
     for (size_t i = 0; i < a->num_inputs; ++i) total += static_cast<size_t>(a->inputs[i].ndim);
-    for (size_t i = 0; i < a->num_outputs; ++i) total += static_cast<size_t>(a->outputs[i].ndim);
+    for (size_t i = 0; i < a->num_outputs && a->outputs != nullptr; ++i) {
+      total += static_cast<size_t>(a->outputs[i].ndim);
+    }
     // A reused Work already has these sizes: no allocation. dims is never
     // resized below, the tensors point into it.
     if (w->dims.size() < total) w->dims.resize(total);
@@ -374,8 +409,12 @@ int32_t run_common(aotrun_pkg_container* pc, const aotrun_pkg_run_args* a, bool 
     }
     int64_t* at = w->dims.data();
     for (size_t i = 0; i < n; ++i) {
-      const DLTensor& t = i < a->num_inputs ? a->inputs[i] : a->outputs[i - a->num_inputs];
       DLTensor& copy = w->tensors[i];
+      if (i >= a->num_inputs && a->outputs == nullptr) {
+        copy = DLTensor{};  // sized by the model: the sink's (sized_output)
+        continue;
+      }
+      const DLTensor& t = i < a->num_inputs ? a->inputs[i] : a->outputs[i - a->num_inputs];
       copy = t;
       copy.shape = at;
       copy.strides = nullptr;  // compact (checked by the runner)

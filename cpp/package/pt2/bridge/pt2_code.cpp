@@ -71,6 +71,15 @@ class Pt2Code final : public PackageCode {
     if (rc != AOTRUN_PKG_OK) *why = bridge::t_last_error;
     return rc;
   }
+  // Settled with the specs by the first container (package open makes one).
+  bool sizes_outputs_during_run() const override {
+    std::lock_guard<std::mutex> lock(bridge_->mu);
+    return bridge_->specs_ready && bridge_->any_data_dependent;
+  }
+  int32_t run_sizing_outputs(aotrun_pkg_container* c, bool single_threaded, const DLTensor* inputs, size_t num_inputs,
+                             void* stream, OutputSink* sink) const override {
+    return bridge::run_sizing_outputs(c, single_threaded, inputs, num_inputs, stream, sink);
+  }
   // Filled by the first create (package open makes a metadata container).
   const std::vector<ConstantInfo>* model_constants() const override {
     return bridge_->constants_ready.load(std::memory_order_acquire) ? &bridge_->constants_infos : nullptr;
