@@ -1,6 +1,7 @@
 #include "tensor.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -239,6 +240,42 @@ std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src) {
   return sstr;
 }
 
+namespace {
+
+// complex64/complex128 take part in copies too (since aotrun-shim 1.4: a
+// model's torch.fft of a real tensor copies it into a complex one first):
+// a real value becomes (value, 0); a complex one copied into a real dtype
+// keeps its real part (bool: either part non-zero), as libtorch's copy_.
+bool is_complex_pair(int32_t dtype) { return dtype == kComplex64 || dtype == kComplex128; }
+std::complex<double> load_as_complex(const char* p, int32_t dtype) {
+  if (dtype == kComplex64) {
+    float v[2];
+    std::memcpy(v, p, sizeof v);
+    return {v[0], v[1]};
+  }
+  if (dtype == kComplex128) {
+    double v[2];
+    std::memcpy(v, p, sizeof v);
+    return {v[0], v[1]};
+  }
+  return {load_as_double(p, dtype), 0.0};
+}
+void store_from_complex(char* p, int32_t dtype, std::complex<double> v) {
+  if (dtype == kComplex64) {
+    const float f[2] = {static_cast<float>(v.real()), static_cast<float>(v.imag())};
+    std::memcpy(p, f, sizeof f);
+  } else if (dtype == kComplex128) {
+    const double d[2] = {v.real(), v.imag()};
+    std::memcpy(p, d, sizeof d);
+  } else if (dtype == kBool) {
+    store_from_double(p, dtype, v.real() != 0 || v.imag() != 0 ? 1.0 : 0.0);
+  } else {
+    store_from_double(p, dtype, v.real());
+  }
+}
+
+}  // namespace
+
 void copy_host_elements(const Tensor& dst, const Tensor& src) {
   const int64_t nd = dst.dim();
   const int64_t ns = src.dim();
@@ -246,7 +283,9 @@ void copy_host_elements(const Tensor& dst, const Tensor& src) {
   const int64_t n = dst.numel();
   if (n == 0) return;
   const bool same = dst.dtype == src.dtype;
-  if (!same && (!is_convertible(dst.dtype) || !is_convertible(src.dtype))) {
+  const bool cplx = is_complex_pair(dst.dtype) || is_complex_pair(src.dtype);
+  if (!same && ((!is_convertible(dst.dtype) && !is_complex_pair(dst.dtype)) ||
+                (!is_convertible(src.dtype) && !is_complex_pair(src.dtype)))) {
     throw ShimError(std::string("copy from ") + dtype_name(src.dtype) + " to " + dtype_name(dst.dtype) +
                     " is not supported");
   }
@@ -274,6 +313,10 @@ void copy_host_elements(const Tensor& dst, const Tensor& src) {
       for (int64_t i = 0; i < inner; ++i) std::memcpy(d + i * dinc * 4, s + i * sinc * 4, 4);
     } else if (same) {
       for (int64_t i = 0; i < inner; ++i) std::memcpy(d + i * dinc * di, s + i * sinc * si, static_cast<size_t>(di));
+    } else if (cplx) {
+      for (int64_t i = 0; i < inner; ++i) {
+        store_from_complex(d + i * dinc * di, dst.dtype, load_as_complex(s + i * sinc * si, src.dtype));
+      }
     } else {
       for (int64_t i = 0; i < inner; ++i) {
         store_from_double(d + i * dinc * di, dst.dtype, load_as_double(s + i * sinc * si, src.dtype));

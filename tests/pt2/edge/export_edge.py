@@ -19,13 +19,25 @@ random weights (fixed seed), and eager references:
                     b [2, 4, 3] float32 and ids [16] int64: ops with no C
                     shim function, which the model calls through
                     AOTInductor's proxy executor (its extern kernel nodes).
+  scans.pt2         cummax, cummin, logcumsumexp of x [3, 5] (with a NaN, -inf
+                    and a row of ties), searchsorted(seq [8], 0.25) and
+                    nonzero_static(m > 0.5, size=6, fill_value=-1): the C
+                    shim's cummax, cummin, logcumsumexp and nonzero_static
+                    (Inductor lowers searchsorted.Scalar to searchsorted_Tensor).
+  fft.pt2           torch.fft.rfft(x).abs() for x [2, 16] (a spectrogram front
+                    end) and torch.fft.fftn(h, dim=(1, 2)).real for h
+                    [2, 5, 8] (HuggingFace FNet's token mixing): the C shim's
+                    _fft_r2c, _fft_c2c, abs and view_as_real fallbacks.
 
 Each MODEL.pt2 comes with MODEL.in<i>.npy and MODEL.out0.npy (eager outputs
 for the example inputs) and, for the dynamic ones, MODEL.<size>.in<i>.npy /
 .out0.npy at the sizes the tests sweep; manifest.json records the torch
 version and what each file holds.
 
-    /path/to/venv/bin/python tests/pt2/edge/export_edge.py [--out DIR]
+    /path/to/venv/bin/python tests/pt2/edge/export_edge.py [--out DIR] [--only NAME ...]
+
+--only exports just the named models and updates their entries in an
+existing manifest.json (the other fixtures stay byte for byte).
 """
 import argparse
 import json
@@ -74,6 +86,19 @@ class DataLen(torch.nn.Module):
         return x[:, :n] * 2.0
 
 
+class Fft(torch.nn.Module):
+    def forward(self, x, h):
+        return torch.fft.rfft(x).abs(), torch.fft.fftn(h, dim=(1, 2)).real
+
+
+class Scans(torch.nn.Module):
+    def forward(self, x, seq, m):
+        v, i = torch.cummax(x, 1)
+        w, j = torch.cummin(x, -2)
+        return (v, i, w, j, torch.logcumsumexp(x, 1), torch.searchsorted(seq, 0.25),
+                torch.nonzero_static(m > 0.5, size=6, fill_value=-1))
+
+
 class Proxy(torch.nn.Module):
     def forward(self, a, b, ids):
         _, counts = torch.unique(ids, return_counts=True)
@@ -104,9 +129,24 @@ def export(out, name, model, example, dynamic_shapes, sweeps, manifest):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
-    out = ap.parse_args().out
+    ap.add_argument("--only", nargs="+", default=None)
+    args = ap.parse_args()
+    out = args.out
     torch.manual_seed(20261128)
     manifest = {"torch": torch.__version__}
+    if args.only:
+        with open(os.path.join(out, "manifest.json")) as f:
+            old = json.load(f)
+        assert old["torch"] == torch.__version__, "the other fixtures were made by torch " + old["torch"]
+        only = {}
+        for name in args.only:
+            EXPORTS[name](out, only)
+        old.update(only)
+        manifest = old
+        with open(os.path.join(out, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=1)
+            f.write("\n")
+        return
 
     batch = Dim("batch", min=2, max=16)
     # torch narrows a convolution's batch to [2, 15] (docs/PT2.md, "Upper
@@ -134,9 +174,36 @@ def main():
     export(out, "proxy", Proxy(), (well_conditioned(), torch.randn(2, 4, 3), torch.randint(0, 6, (16,))), None,
            [(well_conditioned(), torch.randn(2, 4, 3), torch.randint(0, 3, (16,)))], manifest)
 
+    EXPORTS["fft"](out, manifest)
+    EXPORTS["scans"](out, manifest)
+
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
+
+
+def export_fft(out, manifest):
+    torch.manual_seed(20261129)
+    export(out, "fft", Fft(), (torch.randn(2, 16), torch.randn(2, 5, 8)), None,
+           [(torch.randn(2, 16), torch.randn(2, 5, 8))], manifest)
+
+
+def scan_inputs():
+    # Ties (a constant row), -inf and NaN: where cummax/cummin pick indices
+    # and logcumsumexp's special cases are decided.
+    x = torch.randn(3, 5)
+    x[0, 2] = float("nan")
+    x[1, 1] = float("-inf")
+    x[2, :] = x[2, 0]
+    return x, torch.sort(torch.randn(8)).values, torch.rand(3, 4)
+
+
+def export_scans(out, manifest):
+    torch.manual_seed(20261130)
+    export(out, "scans", Scans(), scan_inputs(), None, [scan_inputs()], manifest)
+
+
+EXPORTS = {"fft": export_fft, "scans": export_scans}
 
 
 if __name__ == "__main__":

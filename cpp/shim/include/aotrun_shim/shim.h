@@ -253,6 +253,28 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_scatter_reduce_two_out(AtenTensorH
                                                                      AtenTensorHandle src, const char* reduce,
                                                                      int32_t include_self);
 
+/* --- scans, a scalar search and a static-size nonzero (CPU; since
+ * aotrun-shim 1.4) ------------------------------------------------------ */
+/* ret0: the running maximum (cummax) or minimum (cummin) along dim, self's
+ * dtype; ret1: the int64 index where it was found. Ties take the last index;
+ * a NaN, once seen, stays, its index that of the latest NaN. Both contiguous. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_cummax(AtenTensorHandle self, int64_t dim, AtenTensorHandle* ret0,
+                                                     AtenTensorHandle* ret1);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_cummin(AtenTensorHandle self, int64_t dim, AtenTensorHandle* ret0,
+                                                     AtenTensorHandle* ret1);
+/* ret0: log(cumsum(exp(self))) along dim, computed stably; floating dtypes. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_logcumsumexp(AtenTensorHandle self, int64_t dim, AtenTensorHandle* ret0);
+/* The insertion point of the scalar `self` in the 1-d sorted_sequence: a
+ * 0-d int64 (int32 when out_int32); side and sorter as for
+ * aoti_torch_cpu_searchsorted_Tensor. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_searchsorted_Scalar(AtenTensorHandle sorted_sequence, double self,
+                                                                  int32_t out_int32, int32_t right, const char** side,
+                                                                  AtenTensorHandle* sorter, AtenTensorHandle* ret0);
+/* ret0: [size, self's ndim] int64: the first `size` rows of nonzero(self),
+ * then rows of fill_value; size must be >= 0. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_nonzero_static(AtenTensorHandle self, int64_t size, int64_t fill_value,
+                                                             AtenTensorHandle* ret0);
+
 /* --- quantized linear, batched products, distances, selection and bags
  * (CPU; since aotrun-shim 1.3) ---------------------------------------- */
 /* int8 weight-only linear: self [M, K] float32, bfloat16 or float16 (rows
@@ -303,6 +325,32 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn_rnn_layer(
     int32_t bidirectional, int32_t batch_first, int32_t train, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
     AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
+/* --- torch.fft (CPU; since aotrun-shim 1.4) ---------------------------------
+ * dim: dim_len_ dims to transform (negative ones wrapped, none repeated);
+ * normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n the product of the
+ * signal sizes. Results are laid out as libtorch's CPU kernels lay them out
+ * (batch dims outermost); float32/complex64 and float64/complex128 only. */
+/* ret0: the DFT of real self over dim, complex64 (complex128 for float64);
+ * the last dim of dim keeps its first n/2 + 1 bins when onesided. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__fft_r2c(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
+                                                       int64_t normalization, int32_t onesided, AtenTensorHandle* ret0);
+/* ret0: the forward (forward != 0) or backward, unscaled but for
+ * normalization, DFT of complex self over dim (none: a copy). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__fft_c2c(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
+                                                       int64_t normalization, int32_t forward, AtenTensorHandle* ret0);
+/* The same under the name of torch releases before the generated shim. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch__fft_c2c(AtenTensorHandle self, const int64_t* dim_ptr, int64_t dim_size,
+                                                   int64_t normalization, int32_t forward, AtenTensorHandle* ret);
+/* ret0: |self|; complex64/complex128 give float32/float64, real dtypes their
+ * own (bool refused); laid out like self when it is dense. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_abs(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* ret0: a view of complex self as real [..., 2] (same storage). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_view_as_real(AtenTensorHandle self, AtenTensorHandle* ret0);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_view_as_real(AtenTensorHandle self, AtenTensorHandle* ret);
+/* ret0: a view of real self [..., 2] (last stride 1, other strides and the
+ * offset even) as complex [...] (same storage). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_view_as_complex(AtenTensorHandle self, AtenTensorHandle* ret0);
+
 /* --- AOTInductor's proxy executor (since aotrun-shim 1.4) ------------------
  * A model calls the ops that have no C shim function (torch.linalg.inv,
  * torch.linalg.solve, torch.unique, ...) through
@@ -311,10 +359,13 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn_rnn_layer(
  * The host makes one executor per model from that list and passes it to the
  * model's runs (AOTInductorModelContainerRun's proxy_executor). aotrun's
  * shim runs aten::linalg_inv_ex, aten::_linalg_solve_ex (left=True),
- * aten::_linalg_check_errors and aten::_unique2 (docs/SHIM.md). */
+ * aten::_linalg_check_errors, aten::_unique2 and (torch.fft.irfft; since
+ * aotrun-shim 1.4 like the executor) aten::_fft_c2r (docs/SHIM.md). */
 typedef struct AOTIProxyExecutorOpaque* AOTIProxyExecutorHandle;
 /* Node `extern_node_index` with its tensor inputs, then one handle per
- * tensor output, in flatten_tensor_args; num_ints must be 0 for these ops.
+ * tensor output, in flatten_tensor_args; its int arguments in
+ * flatten_int_args (num_ints: one per int, a list's elements; 0 but for
+ * aten::_fft_c2r: dim..., normalization, last_dim_size).
  * Each output handle then holds the result (the wrapper's own buffer,
  * written, when it has the result's sizes and dtype; else the result
  * itself). Fails, naming the node, on a null executor, an index out of range

@@ -88,6 +88,11 @@ float exp_sum(float* row, int64_t n, float max);
 Tensor cumsum(const Tensor& self, int64_t dim, int32_t dtype, const char* op);
 // Cumulative product, the same way (cumprod.cpp).
 Tensor cumprod(const Tensor& self, int64_t dim, int32_t dtype, const char* op);
+// Running max (min) along dim and its int64 index, both contiguous
+// (cumulative_extrema.cpp): ties take the last index, NaN sticks.
+void cum_extremum(const Tensor& self, int64_t dim, bool max, Tensor* values, Tensor* indices, const char* op);
+// log(cumsum(exp(self))) along dim, contiguous, floating dtypes (logcumsumexp.cpp).
+Tensor logcumsumexp(const Tensor& self, int64_t dim, const char* op);
 
 // Sorts along dim (sort.cpp): values laid out like self (densely when self
 // is not dense) and int64 indices; NaN above every number.
@@ -103,9 +108,15 @@ void topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
 // the sequence in errors ("sorted_sequence", "boundaries").
 Tensor searchsorted(const Tensor& seq, const Tensor& self, bool out_int32, bool right, const char* side,
                     const Tensor* sorter, const char* op, const char* seq_arg);
+// One scalar against a 1-d `seq` (a 0-d result), compared in libtorch's
+// promoted dtype: seq's when floating, else float32.
+Tensor searchsorted_scalar(const Tensor& seq, double value, bool out_int32, bool right, const char* side,
+                           const Tensor* sorter, const char* op);
 
 // Data-dependent sizes (select.cpp).
 Tensor nonzero(const Tensor& self, const char* op);
+// [size, ndim]: nonzero's first `size` rows, then rows of fill_value.
+Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value, const char* op);
 Tensor masked_select(const Tensor& self, const Tensor& mask, const char* op);
 Tensor repeat_interleave(const Tensor& repeats, const int64_t* output_size, const char* op);
 

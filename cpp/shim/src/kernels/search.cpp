@@ -6,6 +6,12 @@
 // `!(mid >= v)` moves right; right: `!(mid > v)` moves right), so NaN inputs
 // land at the end and unsorted sequences give libtorch's answer.
 // Result: int64 (or int32 with out_int32) of self's shape, contiguous.
+// aoti_torch_cpu_searchsorted_Scalar (since aotrun-shim 1.4): one double
+// against a 1-d sequence, a 0-d result. As libtorch wraps the scalar in a
+// float64 0-d tensor and promotes both to their result type, the search runs
+// in the sequence's dtype when it is floating (the scalar rounded to it,
+// through float for the 16-bit ones) and in float32 for integer and bool
+// sequences (each element rounded to float32 once).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -102,7 +108,59 @@ Tensor searchsorted(const Tensor& seq, const Tensor& self, bool out_int32, bool 
   return out;
 }
 
+Tensor searchsorted_scalar(const Tensor& seq, double value, bool out_int32, bool right, const char* side,
+                           const Tensor* sorter, const char* op) {
+  expect_cpu_defined(seq, op, "sorted_sequence");
+  if (seq.dim() != 1) {
+    fail_arg(op, "sorted_sequence", "must be 1-d when 'self' is a scalar, got " + std::to_string(seq.dim()) + "-d");
+  }
+  if (!is_convertible(seq.dtype)) {
+    fail_arg(op, "sorted_sequence", std::string("has unsupported dtype ") + dtype_name(seq.dtype));
+  }
+  const int32_t common = is_floating(seq.dtype) ? seq.dtype : kFloat32;
+  Tensor v = empty_contiguous({}, common);
+  switch (common) {
+    case kFloat64: store<double>(v.data(), 0, value); break;
+    case kBFloat16: store<uint16_t>(v.data(), 0, float_to_bf16(static_cast<float>(value))); break;
+    case kFloat16: store<uint16_t>(v.data(), 0, float_to_half(static_cast<float>(value))); break;
+    default: store<float>(v.data(), 0, static_cast<float>(value)); break;
+  }
+  if (common == seq.dtype) return searchsorted(seq, v, out_int32, right, side, sorter, op, "sorted_sequence");
+  // Integer or bool elements to float32, each rounded once (64-bit ones
+  // directly, not through double).
+  const int64_t n = seq.sizes[0], st = seq.strides[0];
+  Tensor conv = empty_contiguous({n}, kFloat32);
+  const char* src = static_cast<const char*>(seq.data());
+  const int64_t item = static_cast<int64_t>(seq.itemsize());
+  for (int64_t i = 0; i < n; ++i) {
+    const char* e = src + i * st * item;
+    float f;
+    if (seq.dtype == kInt64) {
+      f = static_cast<float>(load<int64_t>(e, 0));
+    } else if (seq.dtype == kUInt64) {
+      f = static_cast<float>(load<uint64_t>(e, 0));
+    } else {
+      f = static_cast<float>(load_as_double(e, seq.dtype));
+    }
+    store<float>(conv.data(), i, f);
+  }
+  return searchsorted(conv, v, out_int32, right, side, sorter, op, "sorted_sequence");
+}
+
 }  // namespace aotrun::shim::kernels
+
+extern "C" AOTITorchError aoti_torch_cpu_searchsorted_Scalar(AtenTensorHandle sorted_sequence, double self,
+                                                             int32_t out_int32, int32_t right, const char** side,
+                                                             AtenTensorHandle* sorter, AtenTensorHandle* ret0) {
+  using namespace aotrun::shim;
+  return guard(__func__, [&] {
+    const Tensor& seq = as_tensor(sorted_sequence, "sorted_sequence");
+    const Tensor* srt = sorter != nullptr && *sorter != nullptr ? &as_tensor(*sorter, "sorter") : nullptr;
+    Tensor out = kernels::searchsorted_scalar(seq, self, out_int32 != 0, right != 0, side != nullptr ? *side : nullptr,
+                                              srt, "aoti_torch_cpu_searchsorted_Scalar");
+    *out_arg(ret0, "ret0") = new_handle(std::move(out));
+  });
+}
 
 extern "C" AOTITorchError aoti_torch_cpu_searchsorted_Tensor(AtenTensorHandle sorted_sequence, AtenTensorHandle self,
                                                              int32_t out_int32, int32_t right, const char** side,

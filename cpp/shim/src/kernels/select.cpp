@@ -2,6 +2,9 @@
 //   aoti_torch_cpu_nonzero                 [n, ndim] int64 coordinates of the
 //                                          non-zero elements (NaN counts), row-major order,
 //                                          laid out column by column as libtorch's
+//   aoti_torch_cpu_nonzero_static          [size, ndim] int64, contiguous: nonzero's
+//                                          first `size` rows, then rows of fill_value
+//                                          (since aotrun-shim 1.4)
 //   aoti_torch_cpu_masked_select           1-d: self's elements where the bool
 //                                          mask is true, both broadcast, row-major order
 //   aoti_torch_cpu_repeat_interleave_Tensor  1-d: i repeated repeats[i] times
@@ -80,6 +83,20 @@ Tensor nonzero(const Tensor& self, const char* op) {
   return out;
 }
 
+Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value, const char* op) {
+  expect_cpu_defined(self, op, "self");
+  if (size < 0) fail_arg(op, "size", "must be non-negative, got " + std::to_string(size));
+  const Tensor nz = nonzero(self, op);  // strides {1, n}
+  const int64_t nd = self.dim(), n = nz.sizes[0];
+  Tensor out = empty_contiguous({size, nd}, kInt64);
+  const int64_t* src = static_cast<const int64_t*>(nz.data());
+  int64_t* o = static_cast<int64_t*>(out.data());
+  for (int64_t r = 0; r < size; ++r) {
+    for (int64_t k = 0; k < nd; ++k) o[r * nd + k] = r < n ? src[k * n + r] : fill_value;
+  }
+  return out;
+}
+
 Tensor masked_select(const Tensor& self, const Tensor& mask, const char* op) {
   expect_cpu_defined(self, op, "self");
   expect_cpu_defined(mask, op, "mask");
@@ -141,6 +158,15 @@ extern "C" AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTens
   using namespace aotrun::shim;
   return guard(__func__, [&] {
     Tensor out = kernels::nonzero(as_tensor(self, "self"), "aoti_torch_cpu_nonzero");
+    *out_arg(ret0, "ret0") = new_handle(std::move(out));
+  });
+}
+
+extern "C" AOTITorchError aoti_torch_cpu_nonzero_static(AtenTensorHandle self, int64_t size, int64_t fill_value,
+                                                        AtenTensorHandle* ret0) {
+  using namespace aotrun::shim;
+  return guard(__func__, [&] {
+    Tensor out = kernels::nonzero_static(as_tensor(self, "self"), size, fill_value, "aoti_torch_cpu_nonzero_static");
     *out_arg(ret0, "ret0") = new_handle(std::move(out));
   });
 }

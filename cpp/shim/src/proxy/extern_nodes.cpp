@@ -25,6 +25,12 @@ ExternArg read_arg(const json& arg, const std::string& where) {
   } else if (a.serialized_kind == "as_int" && v.is_number_integer()) {
     a.kind = ExternArg::kInt;
     a.i = v.get<int64_t>();
+  } else if (a.serialized_kind == "as_sym_int" && v.is_object()) {
+    a.kind = ExternArg::kInt;  // {"as_int": n} or {"as_name": "s0"}: the value comes with the call
+    if (v.contains("as_int") && v["as_int"].is_number_integer()) a.i = v["as_int"].get<int64_t>();
+  } else if ((a.serialized_kind == "as_ints" || a.serialized_kind == "as_sym_ints") && v.is_array()) {
+    a.kind = ExternArg::kInts;
+    for (const json& e : v) a.ints.push_back(e.is_number_integer() ? e.get<int64_t>() : 0);
   } else if (a.serialized_kind == "as_float" && v.is_number()) {
     a.kind = ExternArg::kFloat;
     a.f = v.get<double>();
@@ -50,6 +56,12 @@ size_t ExternNode::tensor_count() const {
   size_t n = 0;
   for (const auto* list : {&inputs, &outputs})
     for (const ExternArg& a : *list) n += a.kind == ExternArg::kTensor ? 1 : 0;
+  return n;
+}
+
+size_t ExternNode::int_count() const {
+  size_t n = 0;
+  for (const ExternArg& a : inputs) n += a.kind == ExternArg::kInt ? 1 : a.kind == ExternArg::kInts ? a.ints.size() : 0;
   return n;
 }
 

@@ -15,14 +15,16 @@
 namespace aotrun::shim::proxy {
 
 struct ExternArg {
-  enum Kind { kTensor, kBool, kInt, kFloat, kString, kNone, kOther };
+  // kInts: as_ints or as_sym_ints (a list of ints); kInt: as_int or as_sym_int.
+  enum Kind { kTensor, kBool, kInt, kFloat, kString, kNone, kOther, kInts };
   std::string name;  // the schema's argument name ("" for outputs)
   Kind kind = kOther;
   std::string serialized_kind;  // "as_tensor", "as_bool", ... as written
   bool b = false;
   int64_t i = 0;
   double f = 0;
-  std::string s;  // as_string's value, or the tensor's name
+  std::string s;              // as_string's value, or the tensor's name
+  std::vector<int64_t> ints;  // as_ints' values (as_sym_ints: as many zeros, the values come with the call)
 };
 
 struct ExternNode {
@@ -34,6 +36,9 @@ struct ExternNode {
   // Tensors the wrapper passes for this node: its tensor inputs, then its
   // tensor outputs, in order.
   size_t tensor_count() const;
+  // Ints the wrapper passes for this node (flatten_int_args): one per int
+  // input, the length of each list input, in order.
+  size_t int_count() const;
 };
 
 // Parses the document; throws ShimError naming what is malformed.

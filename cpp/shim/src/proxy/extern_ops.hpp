@@ -17,12 +17,15 @@ struct ExternCall {
   const ExternNode& node;
   std::vector<const Tensor*> inputs;      // the tensor inputs, in order
   std::vector<AtenTensorHandle> outputs;  // one per tensor output
+  std::vector<int64_t> ints;              // flatten_int_args (ops that take ints)
 };
 
 using ExternOpFn = void (*)(const ExternCall& call);
 
 // The op for `target`, or null when aotrun does not run it.
 ExternOpFn find_extern_op(const std::string& target);
+// Whether the op for `target` reads int arguments (flatten_int_args).
+bool extern_op_takes_ints(const std::string& target);
 // "aten::linalg_inv_ex, aten::_linalg_solve_ex, ..." for messages.
 std::string extern_op_names();
 
@@ -32,10 +35,11 @@ std::string extern_op_names();
 // data-dependent size).
 void set_output(const ExternCall& call, size_t k, const Tensor& value);
 
-// The ops (linalg_ops.cpp, unique_op.cpp).
+// The ops (linalg_ops.cpp, unique_op.cpp, fft_op.cpp).
 void linalg_inv_ex(const ExternCall& call);
 void linalg_solve_ex(const ExternCall& call);
 void linalg_check_errors(const ExternCall& call);
 void unique2(const ExternCall& call);
+void fft_c2r(const ExternCall& call);  // fft_op.cpp (since aotrun-shim 1.4)
 
 }  // namespace aotrun::shim::proxy

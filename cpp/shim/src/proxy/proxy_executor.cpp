@@ -26,6 +26,7 @@ namespace {
 struct Entry {
   const char* target;
   ExternOpFn fn;
+  bool takes_ints = false;  // reads int arguments (flatten_int_args)
 };
 // The ops aotrun runs for models (each tested against libtorch and eager).
 constexpr Entry kOps[] = {
@@ -33,17 +34,19 @@ constexpr Entry kOps[] = {
     {"aten::_linalg_solve_ex", linalg_solve_ex},
     {"aten::_linalg_check_errors", linalg_check_errors},
     {"aten::_unique2", unique2},
+    {"aten::_fft_c2r", fft_c2r, true},
 };
 
-// Arguments an op reads from the node itself. Integers and lists would
-// arrive through the flattened int arguments, which none of these ops take:
-// a node passing one is refused rather than misread.
-void check_argument_kinds(const ExternNode& n, size_t index) {
+// Arguments an op reads from the node itself. Integers and int lists arrive
+// through the flattened int arguments, which only ops marked takes_ints
+// read: elsewhere a node passing one is refused rather than misread.
+void check_argument_kinds(const ExternNode& n, size_t index, bool takes_ints) {
   for (const ExternArg& a : n.inputs) {
     if (a.kind == ExternArg::kTensor || a.kind == ExternArg::kBool || a.kind == ExternArg::kString ||
         a.kind == ExternArg::kNone) {
       continue;
     }
+    if (takes_ints && (a.kind == ExternArg::kInt || a.kind == ExternArg::kInts)) continue;
     throw ShimError("extern kernel node " + std::to_string(index) + " (" + n.target + ") passes argument '" + a.name +
                     "' as " + a.serialized_kind + ", which aotrun's proxy executor does not take for this op");
   }
@@ -62,6 +65,13 @@ ExternOpFn find_extern_op(const std::string& target) {
     if (target == e.target) return e.fn;
   }
   return nullptr;
+}
+
+bool extern_op_takes_ints(const std::string& target) {
+  for (const Entry& e : kOps) {
+    if (target == e.target) return e.takes_ints;
+  }
+  return false;
 }
 
 std::string extern_op_names() {
@@ -102,7 +112,7 @@ extern "C" AOTITorchError aotrun_shim_proxy_executor_create(const char* nodes_js
         throw ShimError("the model calls " + n.target + " through AOTInductor's proxy executor (extern kernel node " +
                         std::to_string(i) + "), which aotrun's shim does not run; it runs " + proxy::extern_op_names());
       }
-      proxy::check_argument_kinds(n, i);
+      proxy::check_argument_kinds(n, i, proxy::extern_op_takes_ints(n.target));
       ex->ops.push_back(fn);
     }
     *out = ex.release();
@@ -115,7 +125,6 @@ extern "C" AOTITorchError aoti_torch_proxy_executor_call_function(AOTIProxyExecu
                                                                   int extern_node_index, int num_ints,
                                                                   int64_t* flatten_int_args, int num_tensors,
                                                                   AtenTensorHandle* flatten_tensor_args) {
-  (void)flatten_int_args;
   return guard(__func__, [&] {
     if (proxy_executor == nullptr) {
       throw ShimError("the model calls an op through AOTInductor's proxy executor, and its host passed none");
@@ -127,13 +136,16 @@ extern "C" AOTITorchError aoti_torch_proxy_executor_call_function(AOTIProxyExecu
     }
     const proxy::ExternNode& n = ex.nodes[static_cast<size_t>(extern_node_index)];
     const std::string where = "extern kernel node " + std::to_string(extern_node_index) + " (" + n.target + ")";
-    if (num_ints != 0 || num_tensors < 0 || static_cast<size_t>(num_tensors) != n.tensor_count()) {
+    if (num_ints < 0 || static_cast<size_t>(num_ints) != n.int_count() || num_tensors < 0 ||
+        static_cast<size_t>(num_tensors) != n.tensor_count()) {
       throw ShimError(where + ": the wrapper passed " + std::to_string(num_ints) + " ints and " +
-                      std::to_string(num_tensors) + " tensors, its node says 0 and " +
-                      std::to_string(n.tensor_count()));
+                      std::to_string(num_tensors) + " tensors, its node says " + std::to_string(n.int_count()) +
+                      " and " + std::to_string(n.tensor_count()));
     }
+    if (num_ints > 0 && flatten_int_args == nullptr) throw ShimError(where + ": flatten_int_args is null");
     if (num_tensors > 0 && flatten_tensor_args == nullptr) throw ShimError(where + ": flatten_tensor_args is null");
-    proxy::ExternCall call{n, {}, {}};
+    proxy::ExternCall call{n, {}, {}, {}};
+    if (num_ints > 0) call.ints.assign(flatten_int_args, flatten_int_args + num_ints);
     size_t t = 0;
     for (const proxy::ExternArg& a : n.inputs) {
       if (a.kind == proxy::ExternArg::kTensor) call.inputs.push_back(&as_tensor(flatten_tensor_args[t++], "input"));
