@@ -49,6 +49,10 @@ struct ShapeCache {
   Descriptor in[kTensors], out_desc[kTensors];
 };
 thread_local ShapeCache t_shape_cache;
+// This thread's cache, looked up once per run: in a shared library each
+// access of a thread_local is a call to __tls_get_addr (the compiler
+// repeated it per field, nine times per run, issue #41 item 4).
+[[gnu::noinline]] ShapeCache* this_thread_cache() noexcept { return &t_shape_cache; }
 std::atomic<uint64_t> g_next_runner_id{1};
 
 // Whether the inputs' ranks and dims are exactly `key` (compared in place:
@@ -206,7 +210,7 @@ void Runner::validate_run_inputs(const DLTensor* inputs, size_t num_inputs) cons
 }
 
 void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs) {
-  ShapeCache& cache = t_shape_cache;
+  ShapeCache& cache = *this_thread_cache();
   if (cache.runner_id == id_ && repeats_validated(cache, inputs, num_inputs, outputs, num_outputs)) return;
   validate_inputs(*pkg_, inputs, num_inputs, device_);
   if (!pkg_->outputs_known()) {

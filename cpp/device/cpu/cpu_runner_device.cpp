@@ -31,10 +31,7 @@ class CpuRunnerDevice final : public RunnerDevice {
   void* own_stream() const override { return const_cast<Stream*>(&stream_); }
   Status finish_own_stream() override { return Status::Ok(); }
 
-  void begin_call() override {
-    std::string& launch_failure = last_launch_failure();
-    if (!launch_failure.empty()) launch_failure.clear();
-  }
+  void begin_call() override { clear_launch_failure(); }
 
   Status explain_failed_call(int32_t rc) override {
     if (!last_launch_failure().empty()) {

@@ -192,9 +192,20 @@ int32_t host_stream_is_capturing(void* c, aotrun_pkg_stream s, int32_t* out) {
 
 }  // namespace
 
+namespace {
+thread_local bool t_launch_failed = false;  // last_launch_failure() may be non-empty
+}  // namespace
+
 std::string& last_launch_failure() {
   thread_local std::string message;
+  t_launch_failed = true;  // a caller may write it
   return message;
+}
+
+void clear_launch_failure() noexcept {
+  if (!t_launch_failed) return;
+  last_launch_failure().clear();
+  t_launch_failed = false;
 }
 
 int32_t to_pkg_code(Code code) {

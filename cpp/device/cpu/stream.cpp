@@ -53,7 +53,7 @@ Status refuse(const Task& task, const char* why) noexcept {
 
 }  // namespace
 
-Status Stream::launch(Task task) noexcept {
+Status Stream::launch(Task&& task) noexcept {
   if (capturing_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(capture_mu_);
     if (capture_graph_) {

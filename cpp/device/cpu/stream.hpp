@@ -37,7 +37,7 @@ class Stream {
   // ownership of the task's context in every case: a task that cannot be
   // enqueued or recorded (out of memory) is released before it returns.
   // Never throws: it runs under the package's host service calls.
-  Status launch(Task task) noexcept;
+  Status launch(Task&& task) noexcept;
 
   // Point in the stream after everything enqueued so far, and whether / when
   // it is reached. Used by events. On an inline stream every point is

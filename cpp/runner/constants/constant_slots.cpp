@@ -10,6 +10,10 @@ namespace {
 // runner's run inside a run, so leases nest across runners).
 thread_local const ConstantSlots* t_lease = nullptr;
 
+// This thread's t_lease, looked up once per lease: each access of a
+// thread_local in a shared library is a call to __tls_get_addr.
+[[gnu::noinline]] const ConstantSlots** this_thread_lease() noexcept { return &t_lease; }
+
 }  // namespace
 
 ConstantSlots::ConstantSlots(std::unique_ptr<ConstantSet> initial) { sets_[0] = std::move(initial); }
@@ -21,7 +25,7 @@ ConstantSlots::~ConstantSlots() {
   sets_[active_.load()].reset();
 }
 
-ConstantSlots::Lease::Lease(ConstantSlots& slots) : slots_(slots), outer_(t_lease) {
+ConstantSlots::Lease::Lease(ConstantSlots& slots) : slots_(slots), tls_(this_thread_lease()), outer_(*tls_) {
   for (;;) {
     slot_ = slots_.active_.load(std::memory_order_seq_cst);
     slots_.readers_[slot_].fetch_add(1, std::memory_order_seq_cst);
@@ -31,11 +35,11 @@ ConstantSlots::Lease::Lease(ConstantSlots& slots) : slots_(slots), outer_(t_leas
     slots_.readers_[slot_].fetch_sub(1, std::memory_order_release);
   }
   set_ = slots_.sets_[slot_].get();
-  t_lease = &slots_;
+  *tls_ = &slots_;
 }
 
 ConstantSlots::Lease::~Lease() {
-  t_lease = outer_;
+  *tls_ = outer_;
   slots_.readers_[slot_].fetch_sub(1, std::memory_order_release);
 }
 

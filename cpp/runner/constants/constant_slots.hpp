@@ -42,6 +42,7 @@ class ConstantSlots {
     ConstantSlots& slots_;
     int slot_;
     ConstantSet* set_;
+    const ConstantSlots** tls_;   // this thread's innermost-lease slot (a lease never changes threads)
     const ConstantSlots* outer_;  // the lease this thread held before (another runner's)
   };
 
