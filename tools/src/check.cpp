@@ -7,6 +7,7 @@
 
 #include "check_report.hpp"
 #include "check_runs.hpp"
+#include "pt2_facts.hpp"
 #include "commands.hpp"
 #include "error.hpp"
 #include "runtime.hpp"
@@ -140,10 +141,27 @@ int check_main(int argc, char** argv, int begin) {
                                        {"single_threaded", AOTRUN_MODE_SINGLE_THREADED, false},
                                        {"graph", AOTRUN_MODE_GRAPH, false},
                                        {"async", async_mode, true}};
+  // Outputs whose sizes the model reads from the inputs' values run only
+  // through run_alloc (docs/PT2.md, "Data-dependent sizes"), which is
+  // synchronous: the asynchronous case is skipped saying so.
+  bool sized_by_run = false;
+  if (report.info.format != nullptr && std::string(report.info.format) == "pt2" &&
+      report.info.device.device_type == kDLCPU) {
+    for (const auto& dims : data_dependent_dims(read_pt2_facts(path).sources, output_specs.size())) {
+      sized_by_run |= !dims.empty();
+    }
+  }
   std::vector<std::vector<HostTensor>> threaded_runs;  // run 1 is the baseline
   for (const ModeCase& mode : cases) {
     ModeResult m;
     m.mode = mode;
+    if (mode.async && sized_by_run) {
+      m.skipped =
+          "an output's size depends on the input values: such a model runs only through run_alloc, "
+          "which is synchronous";
+      report.modes.push_back(std::move(m));
+      continue;
+    }
     const char* reason = nullptr;
     if (!package.mode_available(mode.runner_mode, &reason)) {
       const std::string why = reason != nullptr && *reason != '\0' ? reason : "not available";
@@ -157,7 +175,7 @@ int check_main(int argc, char** argv, int begin) {
     }
     RunnerConfig config = base;
     config.mode = mode.runner_mode;
-    ModeRuns done = run_mode(package, config, mode.async, input_views, output_specs, runs);
+    ModeRuns done = run_mode(package, config, mode.async, input_views, output_specs, runs, sized_by_run);
     m.effective = done.effective;
     m.stats = done.stats;
     // Threaded runs after the first are compared with the first; the first

@@ -18,8 +18,19 @@ std::string run_label(size_t index, bool async) {
 }  // namespace
 
 ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async, const std::vector<DLTensor>& inputs,
-                  const std::vector<TensorSpec>& output_specs, int runs) {
+                  const std::vector<TensorSpec>& output_specs, int runs, bool allocating) {
   ModeRuns result;
+  if (allocating) {
+    Runner runner = create_runner(package, config);
+    for (int r = 0; r < runs; ++r) {
+      result.outputs.push_back(
+          run_allocating(runner.get(), inputs, output_specs, run_label(static_cast<size_t>(r), false)));
+    }
+    result.effective = runner.mode();
+    result.stats = runner.stats();
+    result.stats.fallback_reason = nullptr;
+    return result;
+  }
   // Declared before the runner so that, on any exit, the runner (which waits
   // for its in-flight runs) goes first and the buffers after it.
   std::vector<std::vector<DLTensor>> output_views(static_cast<size_t>(runs));

@@ -23,8 +23,10 @@ struct ModeRuns {
 // `async` every run is submitted with aotrun_runner_run_async before any is
 // waited, so they may overlap up to the runner's window. Throws Failure with
 // the library's code when the runner cannot be created or a run fails (after
-// every submitted run has completed).
+// every submitted run has completed). With `allocating` (a model whose output
+// sizes depend on input values; synchronous only) each run is a run_alloc,
+// whose outputs are copied out (run_allocating).
 ModeRuns run_mode(const Package& package, const RunnerConfig& config, bool async, const std::vector<DLTensor>& inputs,
-                  const std::vector<TensorSpec>& output_specs, int runs);
+                  const std::vector<TensorSpec>& output_specs, int runs, bool allocating = false);
 
 }  // namespace aotrun::cli

@@ -18,8 +18,6 @@
 #include "report.hpp"
 #include "table.hpp"
 
-#include "package/pt2/specs/output_dims.hpp"
-
 namespace aotrun::cli {
 
 namespace {
@@ -105,21 +103,6 @@ std::vector<std::string> input_names(const Package& package) {
   std::vector<std::string> names;
   for (const TensorSpec& s : package_inputs(package)) names.push_back(s.name);
   return names;
-}
-
-// Per output of a .pt2: the dims its wrapper sizes from tensor values during
-// the run (an unbacked size, `u0`), by the reader open uses; empty lists for
-// other outputs, and for any other package.
-std::vector<std::vector<size_t>> data_dependent_dims(const std::string& sources, size_t num_outputs) {
-  std::vector<std::vector<size_t>> out(num_outputs);
-  if (sources.empty()) return out;
-  const aotrun::pt2::OutputDims stated = aotrun::pt2::parse_output_dims(sources, num_outputs);
-  for (size_t o = 0; o < num_outputs && o < stated.dims.size(); ++o) {
-    for (size_t d = 0; d < stated.dims[o].size(); ++d) {
-      if (stated.dims[o][d].kind == aotrun::pt2::OutputDim::DataDependent) out[o].push_back(d);
-    }
-  }
-  return out;
 }
 
 nlohmann::ordered_json inspect_json(const Package& package) {

@@ -6,6 +6,7 @@
 
 #include "package/pt2/archive/archive_records.hpp"
 #include "package/pt2/archive/extern_nodes.hpp"
+#include "package/pt2/specs/output_dims.hpp"
 #include "package/pt2/archive/model_metadata.hpp"
 #include "package/pt2/archive/model_sources.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
@@ -33,6 +34,18 @@ Pt2Facts read_pt2_facts(const std::string& path) {
     facts.error = e.what();
   }
   return facts;
+}
+
+std::vector<std::vector<size_t>> data_dependent_dims(const std::string& sources, size_t num_outputs) {
+  std::vector<std::vector<size_t>> out(num_outputs);
+  if (sources.empty()) return out;
+  const aotrun::pt2::OutputDims stated = aotrun::pt2::parse_output_dims(sources, num_outputs);
+  for (size_t o = 0; o < num_outputs && o < stated.dims.size(); ++o) {
+    for (size_t d = 0; d < stated.dims[o].size(); ++d) {
+      if (stated.dims[o][d].kind == aotrun::pt2::OutputDim::DataDependent) out[o].push_back(d);
+    }
+  }
+  return out;
 }
 
 }  // namespace aotrun::cli

@@ -5,6 +5,7 @@
 // that inspect reports what open sees; no zip code lives in the CLI.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,5 +41,12 @@ struct Pt2Facts {
 
 // The archive at `path`, model "model" (the one open reads by default).
 Pt2Facts read_pt2_facts(const std::string& path);
+
+// Per output of a .pt2 whose model's C++ is `sources`: the dims its wrapper
+// sizes from input values during the run (an unbacked size, `u0`: known only
+// after the run, so only run_alloc can run such a model), read by the rule
+// open reads them by (package/pt2/specs/output_dims.hpp). Empty lists for
+// other outputs; all empty when `sources` is.
+std::vector<std::vector<size_t>> data_dependent_dims(const std::string& sources, size_t num_outputs);
 
 }  // namespace aotrun::cli
