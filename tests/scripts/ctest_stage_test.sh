@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/ctest_stage.py on a tiny project (tests/scripts/stage_fixture):
 # a stage that holds its floor passes and groups its skip reasons; one with
-# fewer tests than the floor, or none, fails.
+# fewer tests than the floor, or none, fails; LeakSanitizer's tracer crash is
+# retried once, a leak report never.
 #
 #   ctest_stage_test.sh SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
@@ -28,5 +29,19 @@ cmake -S "$scratch" -B "$scratch/build" -DN_TESTS=0 >/dev/null
 if out=$(stage --floor 0); then fail "no tests: the stage passed: $out"; fi
 echo "ok: a stage with no tests fails even with floor 0"
 
-[ "$(wc -l <"$scratch/summary")" -eq 3 ] || fail "one summary line per stage expected: $(cat "$scratch/summary")"
+# A tracer crash at exit is retried once and named; a leak report is not.
+cmake -S "$scratch" -B "$scratch/build" -DN_TESTS=3 -DFLAKY=tracer_crash >/dev/null
+rm -f "$scratch"/build/*.ran
+out=$(stage --floor 5) || fail "a tracer crash alone failed the stage: $out"
+grep -q "^stage fx: ok, 5 tests: 4 passed, 0 failed, 1 skipped (floor 5)$" <<<"$out" || fail "summary: $out"
+cmake -S "$scratch" -B "$scratch/build" -DN_TESTS=3 "-DFLAKY=tracer_crash;real_leak" >/dev/null
+rm -f "$scratch"/build/*.ran
+if out=$(stage --floor 6); then fail "a leak report was retried: $out"; fi
+grep -q "^stage fx: FAILED, 6 tests: 4 passed, 1 failed, 1 skipped (floor 6)$" <<<"$out" || fail "summary: $out"
+grep -q "retried: tracer_crash (its body passed" <<<"$out" || fail "the tracer crash was not retried: $out"
+grep -q "failed: real_leak" <<<"$out" || fail "the leak report was not kept as a failure: $out"
+rm -f "$scratch"/build/*.ran
+echo "ok: LeakSanitizer's tracer crash is retried once, a leak report is not"
+
+[ "$(wc -l <"$scratch/summary")" -eq 5 ] || fail "one summary line per stage expected: $(cat "$scratch/summary")"
 rm -rf "$scratch"
