@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "device/cuda/cuda_context.hpp"
+#include "device/device_table.hpp"
 #include "package/pt2/archive/model_metadata.hpp"
 #include "package/pt2/archive/model_sources.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
@@ -106,13 +107,14 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
   const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
   // {"AOTI_DEVICE_KEY": "cpu" | "cuda", "AOTI_CPU_ISA": ..., ...}, as inspect shows it.
+  // AOTInductor's device keys are the device table's names.
   const ModelMetadata metadata = parse_model_metadata(model.metadata_json);
-  const std::string& device_key = metadata.device_key;
-  if (device_key != "cpu" && device_key != "cuda") {
-    fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" + device_key +
-                                "'; aotrun runs CPU and CUDA .pt2 packages");
+  const DeviceKind* device_kind = find_device(metadata.device_key);
+  if (device_kind == nullptr) {
+    fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" +
+                                metadata.device_key + "'; aotrun runs .pt2 packages on " + device_labels());
   }
-  const bool cuda_model = device_key == "cuda";
+  const bool cuda_model = device_kind->type == kDLCUDA;
 
   auto b = std::make_unique<Bridge>();
   b->name = display_name;
@@ -182,7 +184,7 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
   // loads its CUDA kernels from the .cubin files beside it when they first
   // run), so they go now, and a process killed later leaves no directory behind.
   if (!cuda_model && !b->constants->library_reads_itself()) b->dir->remove();
-  if (device != nullptr) *device = cuda_model ? DLDevice{kDLCUDA, 0} : DLDevice{kDLCPU, 0};
+  if (device != nullptr) *device = DLDevice{static_cast<DLDeviceType>(device_kind->type), 0};
 
   return std::make_unique<Pt2Code>(path, std::move(b));
 }
