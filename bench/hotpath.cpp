@@ -54,10 +54,10 @@
 
 #include <aotrun/aotrun.h>
 
-#include "package/pt2/binding/aoti_library.hpp"
+#include "package/pt2/loading/aoti_library.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
 #include "package/pt2/archive/private_dir.hpp"
-#include "package/pt2/binding/torch_runtime.hpp"
+#include "package/pt2/provider/torch_runtime.hpp"
 #include "package/pt2/archive/zip_archive.hpp"
 #include "support/direct_package.hpp"
 

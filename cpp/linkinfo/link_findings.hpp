@@ -3,7 +3,7 @@
 // shim functions it calls that a libtorch lacks (with the torch release that
 // first has each), the symbol versions it needs against this process's
 // libraries, and the vector extensions it was compiled for against this CPU.
-// The package loader refuses on these (package/pt2/binding/link_check.hpp); `aotrun inspect`
+// The package loader refuses on these (package/pt2/provider/link_check.hpp); `aotrun inspect`
 // shows them, for packages that open and for ones that are refused.
 #pragma once
 

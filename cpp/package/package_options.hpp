@@ -10,7 +10,7 @@ namespace aotrun {
 struct Pt2Options {
   std::string model = "model";  // which model of the archive
   std::string libtorch;         // libtorch_cpu.so or its directory, or "shim"; "" = $AOTRUN_LIBTORCH
-  std::string provider;         // "auto", "shim", "libtorch"; "" = $AOTRUN_PROVIDER (pt2/binding/provider_choice.hpp)
+  std::string provider;         // "auto", "shim", "libtorch"; "" = $AOTRUN_PROVIDER (pt2/provider/provider_choice.hpp)
   // Dim 0 of every input is a batch of independent rows: a request with
   // fewer rows than the model was compiled for is padded up to its minimum
   // (the last row repeated) and the outputs' extra rows dropped (docs/PT2.md).
@@ -25,7 +25,7 @@ struct Pt2Options {
 // libtorch): the C API refuses any other when it is set. Declared here, with
 // the option, so that a caller of Package::open need not reach into the .pt2
 // kind (defined beside the reader of the option,
-// pt2/binding/provider_choice.cpp).
+// pt2/provider/provider_choice.cpp).
 bool is_provider_word(const std::string& word);
 
 struct PackageOptions {

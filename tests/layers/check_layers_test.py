@@ -27,7 +27,7 @@ CLEAN = {
     "cpp/package/package.hpp": '#include "device/runner_device.hpp"\n#include "linkinfo/elf.hpp"\n',
     "cpp/package/package_options.hpp": "",
     "cpp/package/pt2/archive/pt2_archive.hpp": '#include "base/error.hpp"\n',
-    "cpp/package/pt2/binding/provider_choice.hpp": '#include "package/package_options.hpp"\n',
+    "cpp/package/pt2/provider/provider_choice.hpp": '#include "package/package_options.hpp"\n',
     "cpp/runner/runner.hpp": '#include "package/package.hpp"\n#include "runner/async/window.hpp"\n',
     "cpp/runner/async/window.hpp": '#include "base/error.hpp"\n',
     "cpp/shim/shim.cpp": '#include "base/error.hpp"\n#include <aotrun/package_abi.h>\n',
@@ -55,7 +55,7 @@ BROKEN = {
     "folder in no layer": ("cpp/util/old.hpp", "", "in no layer"),
     # Over the stack.
     "c_api includes the .pt2 kind": ("c_api/src/package_api.cpp",
-                                     '#include "package/pt2/binding/provider_choice.hpp"\n',
+                                     '#include "package/pt2/provider/provider_choice.hpp"\n',
                                      "c_api/src may not include package/pt2/"),
     "public header includes cpp/": ("c_api/include/aotrun/aotrun.hpp", '#include "base/error.hpp"\n',
                                     "c_api/include may include nothing of cpp/"),

@@ -20,7 +20,7 @@
 #include "package/pt2/bridge/aoti_bridge.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
 #include "package/pt2/archive/private_dir.hpp"
-#include "package/pt2/binding/tensor_convert.hpp"
+#include "package/pt2/provider/tensor_convert.hpp"
 #include "package/pt2/specs/input_layout.hpp"
 #include "package/pt2/specs/wrapper_specs.hpp"
 #include "package/pt2/archive/zip_archive.hpp"

@@ -1,5 +1,5 @@
 // What a model library needs from this process, checked before dlopen
-// (cpp/package/pt2/binding/link_check.cpp, cpp/linkinfo/elf_symbols.cpp).
+// (cpp/package/pt2/provider/link_check.cpp, cpp/linkinfo/elf_symbols.cpp).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "linkinfo/elf_symbols.hpp"
-#include "package/pt2/binding/link_check.hpp"
+#include "package/pt2/provider/link_check.hpp"
 #include "base/error.hpp"
 
 using aotrun::Code;

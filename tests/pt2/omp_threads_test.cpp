@@ -1,4 +1,4 @@
-// The OpenMP threads a CPU .pt2 run uses (package/pt2/binding/omp_threads):
+// The OpenMP threads a CPU .pt2 run uses (package/pt2/loading/omp_threads):
 // the process's CPUs shared among a container's model instances, unless
 // OMP_NUM_THREADS is set; the caller's own setting is back after the run.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "package/pt2/binding/omp_threads.hpp"
+#include "package/pt2/loading/omp_threads.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Which C shim provider serves a .pt2 package, and why
-// (cpp/package/pt2/binding/provider_choice.cpp), through the C API: the
+// (cpp/package/pt2/provider/provider_choice.cpp), through the C API: the
 // automatic choice, forcing either provider, one provider per process, a
 // host that loaded libtorch itself, and the reports (aotrun_package_get_provider,
 // the 1.3 slots of aotrun_get_api).

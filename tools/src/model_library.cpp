@@ -127,7 +127,7 @@ std::string libtorch_in_use() {
       &found);
   if (!found.empty()) return through_standin(found);
   // Nothing loaded yet: what the package loader would pick first
-  // (package/pt2/binding/provider_choice.hpp): a libtorch named by
+  // (package/pt2/provider/provider_choice.hpp): a libtorch named by
   // AOTRUN_LIBTORCH unless AOTRUN_PROVIDER says otherwise, else the shim.
   const char* env = std::getenv("AOTRUN_LIBTORCH");
   const char* provider_env = std::getenv("AOTRUN_PROVIDER");

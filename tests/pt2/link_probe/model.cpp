@@ -1,5 +1,5 @@
 // A stand-in for an AOTInductor model library, for the checks made before
-// dlopen (cpp/package/pt2/binding/link_check.cpp): it calls one libtorch shim function every
+// dlopen (cpp/package/pt2/provider/link_check.cpp): it calls one libtorch shim function every
 // libtorch has and one that none has, and needs libstdc++ (std::terminate,
 // version GLIBCXX_3.4). Never loaded: only its tables are read.
 extern "C" int aoti_torch_delete_tensor_object(void*);

@@ -1,5 +1,5 @@
 // A made-up AOTInductor model library for the provider choice
-// (cpp/package/pt2/binding/provider_choice.cpp): the container entry points
+// (cpp/package/pt2/provider/provider_choice.cpp): the container entry points
 // of a one-input, one-output model whose run returns a copy of its input,
 // and an import of aoti_torch_cpu__adaptive_avg_pool2d, which libtorch
 // exports and aotrun's shim does not. It is never called: importing it is

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
-#include "package/pt2/binding/omp_threads.hpp"
+#include "package/pt2/loading/omp_threads.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/bridge/run_checks.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
-#include "package/pt2/binding/omp_threads.hpp"
+#include "package/pt2/loading/omp_threads.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/bridge/run_checks.hpp"
 

@@ -8,7 +8,7 @@
 #include "base/dltensor.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
-#include "package/pt2/binding/omp_threads.hpp"
+#include "package/pt2/loading/omp_threads.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/specs/call_spec.hpp"
 #include "package/pt2/specs/input_layout.hpp"

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "package/pt2/constants/source_constants.hpp"
-#include "package/pt2/binding/tensor_convert.hpp"
+#include "package/pt2/provider/tensor_convert.hpp"
 #include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
 #include "base/error.hpp"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "package/constant_info.hpp"
-#include "package/pt2/binding/aoti_library.hpp"
-#include "package/pt2/binding/torch_runtime.hpp"
+#include "package/pt2/loading/aoti_library.hpp"
+#include "package/pt2/provider/torch_runtime.hpp"
 
 namespace aotrun::pt2 {
 

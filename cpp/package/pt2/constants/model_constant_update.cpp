@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "linkinfo/elf_symbols.hpp"
-#include "package/pt2/binding/tensor_convert.hpp"
+#include "package/pt2/provider/tensor_convert.hpp"
 #include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
 #include "base/error.hpp"

@@ -20,7 +20,7 @@
 
 #include <aotrun/package_abi.h>
 
-#include "package/pt2/binding/aoti_library.hpp"
+#include "package/pt2/loading/aoti_library.hpp"
 #include "package/pt2/constants/constant_list.hpp"
 
 namespace aotrun::pt2 {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "package/pt2/binding/aoti_library.hpp"
+#include "package/pt2/loading/aoti_library.hpp"
 #include "package/pt2/constants/constant_list.hpp"
 #include "package/pt2/constants/model_constant_update.hpp"
 #include "package/pt2/constants/pickle_weights.hpp"

@@ -1,4 +1,4 @@
-#include "package/pt2/binding/link_check.hpp"
+#include "package/pt2/provider/link_check.hpp"
 
 #include <dlfcn.h>
 

@@ -1,4 +1,4 @@
-#include "package/pt2/binding/pin_dependencies.hpp"
+#include "package/pt2/loading/pin_dependencies.hpp"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -1,4 +1,4 @@
-#include "package/pt2/binding/model_thread_exit.hpp"
+#include "package/pt2/loading/model_thread_exit.hpp"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -1,4 +1,4 @@
-#include "package/pt2/binding/provider_choice.hpp"
+#include "package/pt2/provider/provider_choice.hpp"
 
 #include <cstdlib>
 

@@ -13,7 +13,7 @@
 
 #include "base/dl_handle.hpp"
 #include "package/package_code.hpp"
-#include "package/pt2/binding/torch_runtime.hpp"
+#include "package/pt2/provider/torch_runtime.hpp"
 
 namespace aotrun::pt2 {
 

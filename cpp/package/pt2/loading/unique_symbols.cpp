@@ -1,4 +1,4 @@
-#include "package/pt2/binding/unique_symbols.hpp"
+#include "package/pt2/loading/unique_symbols.hpp"
 
 #include <elf.h>
 #include <fcntl.h>

@@ -1,4 +1,5 @@
-// The dtype, device type, layout and memory format codes (c10's values).
+// The dtype, device type, layout and memory format codes (c10's values):
+// aoti_torch_dtype_*, aoti_torch_device_type_*, aoti_torch_layout_*, ...
 #include "aotrun_shim/shim.h"
 #include "dtype.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "package/package_options.hpp"
-#include "package/pt2/binding/torch_runtime.hpp"
+#include "package/pt2/provider/torch_runtime.hpp"
 
 namespace aotrun::pt2 {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "linkinfo/cpu_features.hpp"
-#include "package/pt2/binding/torch_runtime.hpp"
+#include "package/pt2/provider/torch_runtime.hpp"
 
 namespace aotrun::pt2 {
 

@@ -1,4 +1,4 @@
-#include "package/pt2/binding/tensor_convert.hpp"
+#include "package/pt2/provider/tensor_convert.hpp"
 
 #include <algorithm>
 #include <cstdint>

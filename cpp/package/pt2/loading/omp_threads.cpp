@@ -1,4 +1,4 @@
-#include "package/pt2/binding/omp_threads.hpp"
+#include "package/pt2/loading/omp_threads.hpp"
 
 #include <dlfcn.h>
 #include <sched.h>

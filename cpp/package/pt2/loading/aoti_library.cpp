@@ -1,4 +1,4 @@
-#include "package/pt2/binding/aoti_library.hpp"
+#include "package/pt2/loading/aoti_library.hpp"
 
 #include <dlfcn.h>
 
@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "base/error.hpp"
-#include "package/pt2/binding/model_thread_exit.hpp"
-#include "package/pt2/binding/pin_dependencies.hpp"
+#include "package/pt2/loading/model_thread_exit.hpp"
+#include "package/pt2/loading/pin_dependencies.hpp"
 
 namespace aotrun::pt2 {
 namespace {

@@ -1,4 +1,4 @@
-#include "package/pt2/binding/torch_runtime.hpp"
+#include "package/pt2/provider/torch_runtime.hpp"
 
 #include <climits>
 #include <cstdlib>
