@@ -17,6 +17,14 @@
 //  - fft: torch.fft.rfft(x).abs() and torch.fft.fftn(h, dim=(1, 2)).real,
 //    the C shim's _fft_r2c, _fft_c2c, abs and view_as_real fallbacks;
 //  - scans: cummax, cummin, logcumsumexp and nonzero_static.
+//  - median: torch.median(x, dim, keepdim) (NaN, ties, -0.0; int64 lines of
+//    even length), aten::median.dim through the proxy executor;
+//  - spectral: irfft(rfft(x) * w), irfft(rfft(x) * g), irfft(rfft(x)[..., :5])
+//    and irfft(rfft(x) * w + rfft(x)) (n=16), the C shim's mul_Tensor,
+//    slice_Tensor and view_dtype on complex64, constant_pad_nd and _fft_c2r
+//    through the proxy executor.
+//  - int4_linear: int4 weight-only linears (float32 and bfloat16), the C
+//    shim's _weight_int4pack_mm_cpu_tensor.
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
 // variant, aotrun's own shim.
 #include <nlohmann/json.hpp>
@@ -257,6 +265,44 @@ TEST_P(Edge, TorchFftFallbacksMatchEager) { sweep("fft"); }
 // (-inf and NaN) and nonzero_static (padded with its fill value): the C
 // shim's scan fallbacks (aotrun-shim 1.4), from any thread.
 TEST_P(Edge, ScanFallbacksMatchEager) { sweep("scans"); }
+
+// gpt-fast's int4 weight-only linear on CPU (packed weights, [K / G, N, 2]
+// scales and zeros, a group-size constant): the C shim's
+// _weight_int4pack_mm_cpu_tensor (aotrun-shim 1.4) in float32 and bfloat16,
+// at every batch size swept, from any thread.
+TEST_P(Edge, Int4WeightOnlyLinearMatchesEager) { sweep("int4_linear"); }
+
+// A package that calls ops through the proxy executor, on libtorch: refused
+// at open naming `ops` (libtorch's executor is C++ inside libtorch). True
+// when that was checked (not on the shim).
+bool refused_on_libtorch(const std::string& model, const std::vector<const char*>& ops) {
+  if (on_shim()) return false;
+  const std::string path = kDir + "/" + model + ".pt2";
+  aotrun_package* p = nullptr;
+  const Outcome o = outcome(aotrun_package_open(path.c_str(), nullptr, &p));
+  EXPECT_EQ(o.code, AOTRUN_ERR_UNSUPPORTED) << o.message;
+  EXPECT_EQ(p, nullptr);
+  for (const char* op : ops) EXPECT_NE(o.message.find(op), std::string::npos) << o.message;
+  return true;
+}
+
+// torch.median(x, dim, keepdim) (values and indices; a NaN wins, ties give
+// libtorch's index, even lengths the lower median): aten::median.dim through
+// the proxy executor (aotrun-shim 1.4), every case in every mode from
+// several threads against eager.
+TEST_P(Edge, MedianDimRunsOnTheShimAndIsRefusedOnLibtorch) {
+  if (refused_on_libtorch("median", {"aten::median.dim", "proxy executor"})) return;
+  sweep("median");
+}
+
+// A spectrum multiplied by a complex weight and by a real input, sliced
+// (high frequencies zeroed) and added to itself, then irfft: the C shim's
+// complex mul_Tensor, slice_Tensor and view_dtype, and constant_pad_nd and
+// _fft_c2r through the proxy executor (aotrun-shim 1.4).
+TEST_P(Edge, SpectrumMultiplyAndSliceRunOnTheShimAndAreRefusedOnLibtorch) {
+  if (refused_on_libtorch("spectral", {"aten::_fft_c2r", "aten::constant_pad_nd", "proxy executor"})) return;
+  sweep("spectral");
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, Edge,
                          ::testing::Values(AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH),

@@ -28,6 +28,30 @@ random weights (fixed seed), and eager references:
                     end) and torch.fft.fftn(h, dim=(1, 2)).real for h
                     [2, 5, 8] (HuggingFace FNet's token mixing): the C shim's
                     _fft_r2c, _fft_c2c, abs and view_as_real fallbacks.
+  median.pt2        torch.median(x, 1), torch.median(x, 0) and torch.median(y, -1,
+                    keepdim=True) for x [4, 7] float32 (NaNs, ties, -0.0) and
+                    y [2, 3, 6] int64 (ties, even sizes: the lower median):
+                    aten::median.dim, which the model calls through the proxy
+                    executor.
+  spectral.pt2      irfft(rfft(x) * w, n=16) for a complex64 weight w [9]
+                    (view_as_complex of a float32 [9, 2] constant),
+                    irfft(rfft(x) * g, n=16) for a real input g [2, 9],
+                    irfft(rfft(x)[..., :5], n=16) (the high frequencies
+                    zeroed) and irfft(rfft(x) * w + rfft(x), n=16) for x
+                    [2, 16]: the C shim's mul_Tensor, slice_Tensor and
+                    view_dtype on complex64 (Inductor generates no code for
+                    complex tensors), constant_pad_nd and _fft_c2r through
+                    the proxy executor.
+  int4_linear.pt2   two int4 weight-only linears of x [batch 2..32, 256] as
+                    gpt-fast and torchao run them on CPU (weights packed by
+                    _convert_weight_to_int4pack_for_cpu, [K / G, N, 2] scales
+                    and zeros, _weight_int4pack_mm_for_cpu): float32 with
+                    group size 64 and bfloat16 with group size 128, N = 16.
+                    The C shim's _weight_int4pack_mm_cpu_tensor. N = 16 is
+                    one column block, packed alike under every ATen CPU
+                    capability (wider weights are packed for the exporting
+                    CPU's), and the values are dyadic, every sum exact: the
+                    eager outputs hold on any host.
 
 Each MODEL.pt2 comes with MODEL.in<i>.npy and MODEL.out0.npy (eager outputs
 for the example inputs) and, for the dynamic ones, MODEL.<size>.in<i>.npy /
@@ -97,6 +121,28 @@ class Scans(torch.nn.Module):
         w, j = torch.cummin(x, -2)
         return (v, i, w, j, torch.logcumsumexp(x, 1), torch.searchsorted(seq, 0.25),
                 torch.nonzero_static(m > 0.5, size=6, fill_value=-1))
+
+
+class Median(torch.nn.Module):
+    def forward(self, x, y):
+        v, i = torch.median(x, 1)
+        u, k = torch.median(x, 0)
+        w, j = torch.median(y, -1, keepdim=True)
+        return v, i, u, k, w, j
+
+
+class Spectral(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        # The complex weight as (re, im) pairs: aotrun's package layer takes
+        # no complex64 constant (nor input) yet.
+        self.w = torch.nn.Parameter(torch.randn(9, 2))
+
+    def forward(self, x, g):
+        X = torch.fft.rfft(x)
+        w = torch.view_as_complex(self.w)
+        return (torch.fft.irfft(X * w, n=16), torch.fft.irfft(X * g, n=16),
+                torch.fft.irfft(X[..., :5], n=16), torch.fft.irfft(X * w + X, n=16))
 
 
 class Proxy(torch.nn.Module):
@@ -176,6 +222,9 @@ def main():
 
     EXPORTS["fft"](out, manifest)
     EXPORTS["scans"](out, manifest)
+    EXPORTS["int4_linear"](out, manifest)
+    EXPORTS["median"](out, manifest)
+    EXPORTS["spectral"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
@@ -203,8 +252,75 @@ def export_scans(out, manifest):
     export(out, "scans", Scans(), scan_inputs(), None, [scan_inputs()], manifest)
 
 
-EXPORTS = {"fft": export_fft, "scans": export_scans}
+def median_inputs():
+    # A row with NaNs (the first one wins), a row of ties, -0.0 beside 0.0;
+    # int64 lines of even length with ties.
+    x = torch.randn(4, 7)
+    x[0, 5] = float("nan")
+    x[0, 2] = float("nan")
+    x[1, :] = torch.tensor([2.0, 1.0, 2.0, 3.0, 2.0, 1.0, 2.0])
+    x[2, 1] = -0.0
+    x[2, 4] = 0.0
+    x[3, 0] = x[3, 6] = 0.0
+    return x, torch.randint(0, 4, (2, 3, 6))
 
+
+def export_median(out, manifest):
+    torch.manual_seed(20261201)
+    export(out, "median", Median(), median_inputs(), None, [median_inputs()], manifest)
+
+
+def export_spectral(out, manifest):
+    torch.manual_seed(20261202)
+    model = Spectral()
+    export(out, "spectral", model, (torch.randn(2, 16), torch.randn(2, 9)), None,
+           [(torch.randn(2, 16), torch.randn(2, 9))], manifest)
+
+
+EXPORTS = {"fft": export_fft, "scans": export_scans, "median": export_median, "spectral": export_spectral}
+
+
+def int4_group_quantize(w, group):
+    """gpt-fast's asymmetric group quantization (q in 0..15, value =
+    (q - 8) * scale + zero), with each scale a power of two and each zero a
+    multiple of 2^-6 so that every product and sum downstream is exact."""
+    n, k = w.shape
+    g = w.reshape(n, k // group, group)
+    lo, hi = g.amin(-1), g.amax(-1)
+    scale = torch.exp2(torch.ceil(torch.log2((hi - lo).clamp(min=1e-3) / 15)))
+    zero = torch.round((lo + 8 * scale) * 64) / 64
+    q = torch.clamp(torch.round((g - (zero - 8 * scale)[..., None]) / scale[..., None]), 0, 15)
+    q = q.reshape(n, k).to(torch.int32)
+    scales_and_zeros = torch.stack([scale, zero], -1).transpose(0, 1).contiguous()  # [K / G, N, 2]
+    return q, scales_and_zeros
+
+
+class Int4Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        for name, group, dtype in (("f32", 64, torch.float32), ("bf16", 128, torch.bfloat16)):
+            q, sz = int4_group_quantize(torch.randn(16, 256) * 0.1, group)
+            self.register_buffer("w_" + name, torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, 1))
+            self.register_buffer("sz_" + name, sz.to(dtype))
+
+    def forward(self, x):
+        a = torch.ops.aten._weight_int4pack_mm_for_cpu(x, self.w_f32, 64, self.sz_f32)
+        b = torch.ops.aten._weight_int4pack_mm_for_cpu(x.to(torch.bfloat16), self.w_bf16, 128, self.sz_bf16)
+        return a, b.float()
+
+
+def int4_inputs(batch):
+    return (torch.randint(-8, 9, (batch, 256)).float() / 4,)  # exact in bfloat16
+
+
+def export_int4_linear(out, manifest):
+    torch.manual_seed(20261203)
+    batch = Dim("batch", min=2, max=32)
+    export(out, "int4_linear", Int4Linear(), int4_inputs(4), {"x": {0: batch}},
+           [int4_inputs(2), int4_inputs(32), int4_inputs(7)], manifest)
+
+
+EXPORTS["int4_linear"] = export_int4_linear
 
 if __name__ == "__main__":
     main()

@@ -282,6 +282,17 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_nonzero_static(AtenTensorHandle se
  * ret0 [M, N] = self @ (mat2 * scales[:, None])^T, self's dtype. */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
                                                                   AtenTensorHandle scales, AtenTensorHandle* ret0);
+/* int4 weight-only linear (since aotrun-shim 1.4), libtorch's
+ * _weight_int4pack_mm_for_cpu: X [M, K] float32, bfloat16 or float16
+ * (contiguous), w [N, K / 2] uint8 as _convert_weight_to_int4pack_for_cpu
+ * packs it under libtorch's CPU capability (N a multiple of 16), qGroupSize a
+ * one-element int64 tensor (32, 64, 128 or 256, dividing K), qScaleAndZeros
+ * [K / qGroupSize, N, 2] (scale, zero) of X's dtype, contiguous.
+ * ret0 [M, N] = X @ ((q - 8) * scale + zero)^T per group, X's dtype. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X, AtenTensorHandle w,
+                                                                             AtenTensorHandle qGroupSize,
+                                                                             AtenTensorHandle qScaleAndZeros,
+                                                                             AtenTensorHandle* ret0);
 /* out = beta * self + alpha * (batch1 @ batch2) for each batch; self
  * broadcast to [b, n, p], not read when beta == 0. */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self,
@@ -351,6 +362,22 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_view_as_real(AtenTensorHandle self, At
  * offset even) as complex [...] (same storage). */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_view_as_complex(AtenTensorHandle self, AtenTensorHandle* ret0);
 
+/* --- Pointwise functions around an FFT (CPU; since aotrun-shim 1.4) --------
+ * Inductor generates no code for complex tensors and calls these instead
+ * (irfft(rfft(x) * w), X[..., :k], spectra added through a float view).
+ * ret0: self * other, broadcast, in libtorch's promoted dtype (0-d tensors
+ * rank below tensors with dims), laid out as libtorch's TensorIterator lays
+ * it out; complex64/complex128, every real dtype and bool. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mul_Tensor(AtenTensorHandle self, AtenTensorHandle other,
+                                                         AtenTensorHandle* ret0);
+/* ret0: a view of self along dim from *start (null: 0) to *end (null: the
+ * end), every step-th element (step > 0); bounds clamped as libtorch's. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_slice_Tensor(AtenTensorHandle self, int64_t dim, int64_t* start,
+                                                           int64_t* end, int64_t step, AtenTensorHandle* ret0);
+/* ret0: a view of self's bytes as dtype (Tensor.view(dtype)); with another
+ * element size the last dim must have stride 1 and scales. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_view_dtype(AtenTensorHandle self, int32_t dtype, AtenTensorHandle* ret0);
+
 /* --- AOTInductor's proxy executor (since aotrun-shim 1.4) ------------------
  * A model calls the ops that have no C shim function (torch.linalg.inv,
  * torch.linalg.solve, torch.unique, ...) through
@@ -359,13 +386,15 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_view_as_complex(AtenTensorHandle s
  * The host makes one executor per model from that list and passes it to the
  * model's runs (AOTInductorModelContainerRun's proxy_executor). aotrun's
  * shim runs aten::linalg_inv_ex, aten::_linalg_solve_ex (left=True),
- * aten::_linalg_check_errors, aten::_unique2 and (torch.fft.irfft; since
- * aotrun-shim 1.4 like the executor) aten::_fft_c2r (docs/SHIM.md). */
+ * aten::_linalg_check_errors, aten::_unique2 and (since aotrun-shim 1.4
+ * like the executor) aten::_fft_c2r (torch.fft.irfft), aten::median.dim and
+ * aten::constant_pad_nd (docs/SHIM.md). */
 typedef struct AOTIProxyExecutorOpaque* AOTIProxyExecutorHandle;
 /* Node `extern_node_index` with its tensor inputs, then one handle per
  * tensor output, in flatten_tensor_args; its int arguments in
  * flatten_int_args (num_ints: one per int, a list's elements; 0 but for
- * aten::_fft_c2r: dim..., normalization, last_dim_size).
+ * aten::_fft_c2r: dim..., normalization, last_dim_size; aten::median.dim:
+ * dim; aten::constant_pad_nd: pad..., then value when it is an int).
  * Each output handle then holds the result (the wrapper's own buffer,
  * written, when it has the result's sizes and dtype; else the result
  * itself). Fails, naming the node, on a null executor, an index out of range

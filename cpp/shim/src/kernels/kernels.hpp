@@ -133,6 +133,19 @@ ScatterReduce scatter_reduce_mode(const char* reduce, const char* op);
 // [M, N] = self @ (mat2 * scales[:, None])ᵀ in self's dtype.
 Tensor weight_int8pack_mm(const Tensor& self, const Tensor& mat2, const Tensor& scales, const char* op);
 
+// int4 weight-only linear (int4pack_mm.cpp), libtorch's
+// _weight_int4pack_mm_for_cpu: x [M, K] float32, bfloat16 or float16, w
+// [N, K / 2] uint8 packed as libtorch packs it for `int4pack_capability()`,
+// qScaleAndZeros [K / group, N, 2] of x's dtype; returns [M, N] in x's dtype.
+// The capability is the one libtorch would pick here (ATEN_CPU_CAPABILITY,
+// else the CPU): it decides the weight's nibble layout and the rounding.
+enum class Int4PackCapability { kDefault, kAvx2, kAvx512 };
+Int4PackCapability int4pack_capability();
+// The group size held by a one-element int64 tensor (AOTInductor's constant).
+int64_t int4pack_group_size(const Tensor& q_group_size, const char* op);
+Tensor weight_int4pack_mm(const Tensor& x, const Tensor& w, int64_t group, const Tensor& q_scale_and_zeros,
+                          const char* op);
+
 // out = beta * self + alpha * (batch1 @ batch2) per batch (baddbmm.cpp);
 // `out` resized as libtorch does.
 void baddbmm(Tensor& out, const Tensor& self, const Tensor& batch1, const Tensor& batch2, double beta, double alpha);
