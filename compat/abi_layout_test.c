@@ -319,9 +319,11 @@ PIN(aotrun_api, runner_get_constants_state, API_SLOT(69)); /* last slot of 1.2 *
 PIN(aotrun_api, package_options_set_provider, API_SLOT(70));
 PIN(aotrun_api, package_get_provider, API_SLOT(71));
 PIN(aotrun_api, package_options_set_pt2_pad_batch, API_SLOT(72));
+PIN(aotrun_api, package_get_input_model_name, API_SLOT(73));
 PIN(aotrun_api, package_get_output_model_name, API_SLOT(74));
-PIN(aotrun_api, package_options_set_pt2_above_compiled_max, API_SLOT(75)); /* last slot of 1.3 */
-PIN_SIZE(aotrun_api, API_SLOT(76));                                        /* grows only by appending */
+PIN(aotrun_api, package_options_set_pt2_above_compiled_max, API_SLOT(75));
+PIN(aotrun_api, package_preview_provider, API_SLOT(76)); /* last slot of 1.3 */
+PIN_SIZE(aotrun_api, API_SLOT(77));                      /* grows only by appending */
 #elif defined(AOTRUN_API_VERSION_1_2)
 PIN_SIZE(aotrun_api, API_SLOT(70));
 #elif defined(AOTRUN_API_VERSION_1_1)

@@ -85,6 +85,7 @@ aotrun_api make_table() {
   t.package_get_input_model_name = &aotrun_package_get_input_model_name;
   t.package_get_output_model_name = &aotrun_package_get_output_model_name;
   t.package_options_set_pt2_above_compiled_max = &aotrun_package_options_set_pt2_above_compiled_max;
+  t.package_preview_provider = &aotrun_package_preview_provider;
   return t;
 }
 

@@ -13,6 +13,7 @@
 
 struct aotrun_package_options {
   aotrun::PackageOptions options;
+  aotrun::ProviderPreview preview;  // the strings aotrun_package_preview_provider hands out
 };
 
 struct aotrun_package {

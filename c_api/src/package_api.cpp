@@ -134,6 +134,18 @@ aotrun_status* aotrun_package_open(const char* path, const aotrun_package_option
   });
 }
 
+aotrun_status* aotrun_package_preview_provider(const char* path, aotrun_package_options* options, const char** provider,
+                                               const char** library, const char** reason) {
+  return guarded([&] {
+    require(path, "path");
+    require(options, "options");
+    options->preview = aotrun::Package::preview_provider(path, options->options);
+    if (provider != nullptr) *provider = options->preview.provider.c_str();
+    if (library != nullptr) *library = options->preview.library.c_str();
+    if (reason != nullptr) *reason = options->preview.reason.c_str();
+  });
+}
+
 void aotrun_package_close(aotrun_package* package) { delete package; }
 
 const char* aotrun_mode_name(aotrun_mode mode) {

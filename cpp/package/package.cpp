@@ -37,6 +37,14 @@ PackageCandidate look_at(const std::string& path) {
   return c;
 }
 
+// The kind that reads the candidate: the last one claims every regular file.
+const PackageKind& kind_of(const PackageCandidate& candidate) {
+  for (const PackageKind* k : package_kinds()) {
+    if (k->claims(candidate)) return *k;
+  }
+  return *package_kinds().back();
+}
+
 }  // namespace
 
 const char* mode_name(RunMode mode) {
@@ -52,17 +60,16 @@ std::string Package::package_error(const char* what, int32_t rc) const {
   return "package '" + name_ + "': " + what + " failed (status " + std::to_string(rc) + "): " + code_->last_error();
 }
 
+ProviderPreview Package::preview_provider(const std::string& path, const PackageOptions& options) {
+  const PackageCandidate candidate = look_at(path);
+  return kind_of(candidate).preview_provider(candidate, options);
+}
+
 std::shared_ptr<Package> Package::open(const std::string& path, const PackageOptions& options) {
   const uint64_t t0 = now_ns();
   const PackageCandidate candidate = look_at(path);
-  const PackageKind* kind = nullptr;
-  for (const PackageKind* k : package_kinds()) {
-    if (k->claims(candidate)) {
-      kind = k;
-      break;
-    }
-  }
-  LoadedPackage loaded = kind->load(candidate, options);  // the last kind claims every regular file
+  const PackageKind* kind = &kind_of(candidate);
+  LoadedPackage loaded = kind->load(candidate, options);
 
   std::shared_ptr<Package> p(new Package());
   p->path_ = path;

@@ -30,6 +30,10 @@ const char* mode_name(RunMode mode);
 class Package {
  public:
   static std::shared_ptr<Package> open(const std::string& path, const PackageOptions& options);
+  // Which C shim provider open(path, options) would choose now, loading
+  // nothing (ProviderPreview; the package kinds' preview_provider). Throws
+  // what open throws for a path it cannot read as a package.
+  static ProviderPreview preview_provider(const std::string& path, const PackageOptions& options);
 
   const std::string& name() const { return name_; }
   const std::string& path() const { return path_; }

@@ -58,6 +58,15 @@ struct SymbolReport {
   bool ignored = false;
 };
 
+// Which provider of libtorch's C shim opening a package would choose, asked
+// before open and loading nothing (aotrun_package_options_preview_provider).
+// All "" for kinds whose code calls no C shim.
+struct ProviderPreview {
+  std::string provider;  // "shim" or "libtorch"; "" when open would refuse
+  std::string library;   // the file whose exports the model would bind to; "" when none
+  std::string reason;    // one sentence: why, or the refusal open would give
+};
+
 // Names and capabilities of a package's code: plain data, settled when it
 // is loaded.
 struct PackageCodeInfo {

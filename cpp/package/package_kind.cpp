@@ -18,6 +18,8 @@ std::string file_stem(const std::string& path) {
   return s.empty() ? file : s;
 }
 
+ProviderPreview PackageKind::preview_provider(const PackageCandidate&, const PackageOptions&) const { return {}; }
+
 const std::vector<const PackageKind*>& package_kinds() {
   static const std::vector<const PackageKind*> kinds = {&directory_kind(), &pt2_archive_kind(), &shared_object_kind()};
   return kinds;

@@ -55,6 +55,9 @@ class PackageKind {
   virtual bool claims(const PackageCandidate& c) const = 0;
   // Checks and loads. Throws Error naming the file and what is wrong with it.
   virtual LoadedPackage load(const PackageCandidate& c, const PackageOptions& options) const = 0;
+  // Which C shim provider load would choose, loading nothing (see
+  // ProviderPreview). Kinds whose code calls no C shim keep this: all "".
+  virtual ProviderPreview preview_provider(const PackageCandidate& c, const PackageOptions& options) const;
 };
 
 // The kinds, in the order they are asked; the last one claims any regular file.

@@ -327,6 +327,121 @@ TEST(Provider, APackageCallingNoShimReportsNone) {
   });
 }
 
+// aotrun_package_preview_provider: what open would choose, loading nothing.
+namespace {
+
+struct Preview {
+  std::string provider, library, reason, error;  // error: "CODE: message" when the call failed
+};
+
+Preview preview(const std::string& path, const std::string& provider = "", const std::string& libtorch = "") {
+  aotrun_package_options* o = nullptr;
+  EXPECT_EQ(aotrun_package_options_create(&o), nullptr);
+  if (!provider.empty()) {
+    EXPECT_EQ(aotrun_package_options_set_provider(o, provider.c_str()), nullptr);
+  }
+  if (!libtorch.empty()) {
+    EXPECT_EQ(aotrun_package_options_set_libtorch(o, libtorch.c_str()), nullptr);
+  }
+  const char* name = nullptr;
+  const char* lib = nullptr;
+  const char* why = nullptr;
+  Preview p;
+  aotrun_status* s = aotrun_package_preview_provider(path.c_str(), o, &name, &lib, &why);
+  if (s != nullptr) {
+    p.error = describe(s);
+  } else {
+    p = {name, lib, why, ""};
+  }
+  aotrun_package_options_free(o);
+  return p;
+}
+
+}  // namespace
+
+TEST(ProviderPreview, BeforeOpenItNamesTheShimLoadsNothingAndOpenAgrees) {
+  in_fresh_process([] {
+    const Preview p = preview(kMlp);
+    ASSERT_EQ(p.error, "");
+    EXPECT_EQ(p.provider, "shim");
+    EXPECT_TRUE(contains(p.library, "/libaotrun_shim.so.1")) << p.library;
+    EXPECT_TRUE(contains(p.reason, "aotrun's shim implements all")) << p.reason;
+    // Nothing was loaded: neither the stand-ins nor a libtorch.
+    EXPECT_EQ(::dlopen("libtorch_cpu.so", RTLD_NOW | RTLD_NOLOAD), nullptr);
+    EXPECT_FALSE(real_libtorch_loaded());
+    Opened o;
+    open_with(kMlp, "", "", &o);
+    ASSERT_NE(o.pkg, nullptr) << o.error;
+    EXPECT_EQ(provider_of(o.pkg).first, p.provider);
+    EXPECT_EQ(provider_of(o.pkg).second, p.reason);
+    // Afterwards the answer is the provider in use.
+    const Preview again = preview(kMlp);
+    EXPECT_EQ(again.provider, "shim");
+    EXPECT_EQ(again.library, p.library);
+    EXPECT_TRUE(contains(again.reason, "loaded for an earlier .pt2 package")) << again.reason;
+  });
+}
+
+TEST(ProviderPreview, WhatOpenWouldRefuseIsTheAnswerNotAnError) {
+  in_fresh_process([] {
+    // The shim lacks a function the model imports, and no libtorch is set.
+    const Preview lacking = preview(kFake);
+    ASSERT_EQ(lacking.error, "");
+    EXPECT_EQ(lacking.provider, "");
+    EXPECT_TRUE(contains(lacking.reason, kLacking)) << lacking.reason;
+    EXPECT_TRUE(contains(lacking.library, "/libaotrun_shim.so.1")) << lacking.library;
+    Opened o;
+    open_with(kFake, "", "", &o);
+    EXPECT_TRUE(contains(o.error, lacking.reason)) << o.error << " vs " << lacking.reason;
+    // libtorch forced with none configured.
+    const Preview forced = preview(kMlp, "libtorch");
+    EXPECT_EQ(forced.provider, "");
+    EXPECT_EQ(forced.library, "");
+    EXPECT_TRUE(contains(forced.reason, "no libtorch is configured")) << forced.reason;
+  });
+}
+
+TEST(ProviderPreview, AConfiguredLibtorchIsNamedByItsLibrary) {
+  const std::string lt = libtorch_dir();
+  REQUIRE_LIBTORCH_DIR(lt);
+  in_fresh_process([lt] {
+    const Preview fake = preview(kFake, "auto", lt);
+    EXPECT_EQ(fake.provider, "libtorch");
+    EXPECT_EQ(fake.library, lt + "/libtorch_cpu.so");
+    EXPECT_TRUE(contains(fake.reason, kLacking)) << fake.reason;
+    const Preview forced = preview(kMlp, "libtorch", lt);
+    EXPECT_EQ(forced.provider, "libtorch");
+    EXPECT_EQ(forced.library, lt + "/libtorch_cpu.so");
+    EXPECT_FALSE(real_libtorch_loaded());
+  });
+}
+
+TEST(ProviderPreview, PackagesCallingNoShimAndBadArgumentsAndPaths) {
+  in_fresh_process([] {
+    const Preview native = preview(bare_so("counting"));
+    EXPECT_EQ(native.error, "");
+    EXPECT_EQ(native.provider + native.library + native.reason, "");
+    EXPECT_EQ(preview("/no/such/model.pt2").error.rfind("NOT_FOUND: ", 0), 0u);
+    ::setenv("AOTRUN_PROVIDER", "torch", 1);
+    EXPECT_EQ(preview(kMlp).error,
+              "INVALID_ARGUMENT: AOTRUN_PROVIDER=torch names an unknown C shim provider; expected auto, shim "
+              "(aotrun's own) or libtorch");
+    ::unsetenv("AOTRUN_PROVIDER");
+    aotrun_package_options* o = nullptr;
+    AOTRUN_ASSERT_OK(aotrun_package_options_create(&o));
+    EXPECT_EQ(describe(aotrun_package_preview_provider(nullptr, o, nullptr, nullptr, nullptr)),
+              "INVALID_ARGUMENT: path is NULL");
+    EXPECT_EQ(describe(aotrun_package_preview_provider(kMlp.c_str(), nullptr, nullptr, nullptr, nullptr)),
+              "INVALID_ARGUMENT: options is NULL");
+    AOTRUN_ASSERT_OK(aotrun_package_preview_provider(kMlp.c_str(), o, nullptr, nullptr, nullptr));  // all optional
+    aotrun_package_options_free(o);
+    // The slot of the 1.3 table.
+    const aotrun_api* api = aotrun_get_api(AOTRUN_API_VERSION_1_3);
+    ASSERT_NE(api, nullptr);
+    EXPECT_EQ(api->package_preview_provider, &aotrun_package_preview_provider);
+  });
+}
+
 // CUDA models (AOTI_DEVICE_KEY "cuda", exported with torch 2.11 on a GPU
 // machine: tests/gpu/pt2/export_cuda_fixtures.py) run on aotrun's shim and
 // its CUDA layer only (docs/SHIM.md, "CUDA"). Here, with no GPU, what a user

@@ -42,8 +42,14 @@ nlohmann::ordered_json link_findings_json(const std::string& package_path) {
     j["error"] = lib.error();
     return j;
   }
-  const aotrun::LinkFindings f = aotrun::examine_library(lib.file(), libtorch_in_use(), lib.cpu_isa());
+  const ProviderView provider = provider_preview(package_path);
+  const aotrun::LinkFindings f = aotrun::examine_library(lib.file(), provider.library, lib.cpu_isa());
   j["ok"] = !refuses(f);
+  // What open would choose, asked of libaotrun (null name: it would refuse,
+  // or the package calls no C shim).
+  j["provider"] = {{"name", or_null(provider.name)},
+                   {"library", or_null(provider.library)},
+                   {"reason", or_null(provider.error.empty() ? provider.reason : provider.error)}};
   j["elf_error"] = or_null(f.elf_error);
   j["tables_error"] = or_null(f.tables_error);
   nlohmann::ordered_json missing = nlohmann::ordered_json::array();
@@ -73,7 +79,13 @@ void link_findings_text(const std::string& package_path, std::ostream& out) {
     t.print(out);
     return;
   }
-  const aotrun::LinkFindings f = aotrun::examine_library(lib.file(), libtorch_in_use(), lib.cpu_isa());
+  const ProviderView provider = provider_preview(package_path);
+  const aotrun::LinkFindings f = aotrun::examine_library(lib.file(), provider.library, lib.cpu_isa());
+  if (!provider.name.empty()) {
+    t.add({"provider", provider.name + ": " + provider.reason});
+  } else if (!provider.reason.empty() || !provider.error.empty()) {
+    t.add({"provider", "none: " + (provider.error.empty() ? provider.reason : provider.error)});
+  }
   t.add({"image", f.elf_error.empty() ? "loadable by the dynamic loader" : "REFUSED: " + f.elf_error});
   if (!f.tables_error.empty()) t.add({"symbols", "not read: " + f.tables_error});
   if (!f.shim_calls.empty()) {

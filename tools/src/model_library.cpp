@@ -1,17 +1,13 @@
 #include "model_library.hpp"
 
-#include <dlfcn.h>
 #include <fcntl.h>
-#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <climits>
-#include <cstdlib>
 #include <exception>
 #include <fstream>
 
-#include <aotrun/aotrun.h>
+#include <aotrun/aotrun.hpp>
 #include <nlohmann/json.hpp>
 
 #include "package/pt2/archive/model_metadata.hpp"
@@ -87,57 +83,17 @@ void ModelLibrary::from_pt2(const std::string& path) {
 
 ModelLibrary::~ModelLibrary() = default;
 
-namespace {
-
-// aotrun's own shim (cpp/shim): its stand-in libtorch_cpu.so defines no shim
-// function (they live in libaotrun_shim.so.1, two directories up, which the
-// stand-in NEEDs), so the link check reads the shim library itself.
-std::string through_standin(const std::string& torch_cpu) {
-  const size_t slash = torch_cpu.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : torch_cpu.substr(0, slash);
-  char real[PATH_MAX];
-  const std::string shim = dir + "/../../libaotrun_shim.so.1";
-  return is_file(shim) && ::realpath(shim.c_str(), real) != nullptr ? std::string(real) : torch_cpu;
-}
-
-// AOTRUN_LIBTORCH=shim: the stand-ins beside the libaotrun this CLI uses.
-std::string bundled_shim() {
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&aotrun_get_api), &info) == 0 || info.dli_fname == nullptr) return "";
-  const std::string lib = info.dli_fname;
-  const size_t slash = lib.rfind('/');
-  const std::string standin =
-      (slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) + "/aotrun/torch-standins/libtorch_cpu.so";
-  return is_file(standin) ? through_standin(standin) : "";
-}
-
-}  // namespace
-
-std::string libtorch_in_use() {
-  std::string found;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* data) {
-        const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
-        if (ends_with(name, "/libtorch_cpu.so")) {
-          *static_cast<std::string*>(data) = name;
-          return 1;
-        }
-        return 0;
-      },
-      &found);
-  if (!found.empty()) return through_standin(found);
-  // Nothing loaded yet: what the package loader would pick first
-  // (package/pt2/provider/provider_choice.hpp): a libtorch named by
-  // AOTRUN_LIBTORCH unless AOTRUN_PROVIDER says otherwise, else the shim.
-  const char* env = std::getenv("AOTRUN_LIBTORCH");
-  const char* provider_env = std::getenv("AOTRUN_PROVIDER");
-  const std::string where = env != nullptr ? env : "";
-  const std::string provider = provider_env != nullptr ? provider_env : "";
-  if (provider == "shim" || provider == "auto" || where.empty() || where == "shim") {
-    return provider == "libtorch" ? "" : bundled_shim();
+ProviderView provider_preview(const std::string& package_path) {
+  ProviderView v;
+  try {
+    const aotrun::cxx::ProviderPreview p = aotrun::cxx::Package::preview_provider(package_path);
+    v.name = p.name;
+    v.library = p.library;
+    v.reason = p.reason;
+  } catch (const std::exception& e) {  // a path open cannot read: its message
+    v.error = e.what();
   }
-  if (is_file(where)) return through_standin(where);
-  return is_file(where + "/libtorch_cpu.so") ? through_standin(where + "/libtorch_cpu.so") : "";
+  return v;
 }
 
 }  // namespace aotrun::cli

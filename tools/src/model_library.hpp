@@ -35,9 +35,15 @@ class ModelLibrary {
   std::unique_ptr<aotrun::pt2::PrivateDir> dir_;  // holds a .pt2's extracted library
 };
 
-// The library a .pt2's shim calls bind to: the provider this process has
-// loaded, else the one the environment would pick first (AOTRUN_LIBTORCH,
-// AOTRUN_PROVIDER; aotrun's shim library when nothing is set); "" when none.
-std::string libtorch_in_use();
+// Which C shim provider opening a package would choose, asked of libaotrun
+// (aotrun_package_preview_provider; the rule open applies, loading
+// nothing): `library` is the file the model's shim calls would bind to, ""
+// when none; `name` is "" when open would refuse for want of a provider
+// (`reason` then gives open's refusal) and for packages that call no C shim.
+// `error` says why the path could not be read as a package.
+struct ProviderView {
+  std::string name, library, reason, error;
+};
+ProviderView provider_preview(const std::string& package_path);
 
 }  // namespace aotrun::cli

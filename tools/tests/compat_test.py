@@ -575,10 +575,35 @@ def case_inspect_link_findings_pt2():
     f = json.loads(out)["link_findings"]
     check(f["ok"] is True and f["shim"]["called"] > 0 and f["shim"]["missing"] == [], "shim satisfied", f)
     check(f["shim"]["libtorch"].endswith("libtorch_cpu.so"), "libtorch named", f)
+    # The provider, as libaotrun answers it (aotrun_package_preview_provider):
+    # the path in AOTRUN_LIBTORCH forces libtorch, whose library was checked.
+    check(f["provider"]["name"] == "libtorch" and f["provider"]["library"] == f["shim"]["libtorch"]
+          and "AOTRUN_LIBTORCH=" in f["provider"]["reason"], "provider", f)
     check(f["cpu"]["isa"] and f["cpu"]["missing"] == [], "cpu isa", f)
     check(any(v["family"] == "GLIBCXX" and v["missing"] == [] for v in f["symbol_versions"]), "GLIBCXX", f)
     _, out, _, _ = cli("inspect", path, extra_env={"AOTRUN_LIBTORCH": lt}, expect=0)
     check("all exported by" in out and "nothing found that refuses it" in out, "text findings", out)
+
+
+def case_inspect_provider_shim():
+    # Nothing set: the provider open would choose is aotrun's shim, asked of
+    # libaotrun, and the model's imports are checked against its library.
+    path = os.path.join(ARGS.fixtures, "torch-2.15.0", "mlp.pt2")
+    unset = {"AOTRUN_LIBTORCH": "", "AOTRUN_PROVIDER": ""}
+    _, out, _, _ = cli("inspect", "--json", path, extra_env=unset, expect=0)
+    f = json.loads(out)["link_findings"]
+    p = f["provider"]
+    check(p["name"] == "shim" and "libaotrun_shim.so.1" in p["library"] and p["library"] == f["shim"]["libtorch"],
+          "the shim and its library", f)
+    check(f["ok"] is True and f["shim"]["missing"] == [], "all imports exported by the shim", f)
+    _, out, _, _ = cli("inspect", path, extra_env=unset, expect=0)
+    check("provider       shim: aotrun's shim implements all" in out, "text provider row", out)
+    # Forcing libtorch with none configured: open refuses; inspect names the refusal as the provider's.
+    _, out, err, _ = cli("inspect", "--json", path, extra_env={"AOTRUN_LIBTORCH": "", "AOTRUN_PROVIDER": "libtorch"},
+                         expect=1)
+    p = json.loads(out)["link_findings"]["provider"]
+    check(p["name"] is None and p["library"] is None and "no libtorch is configured" in p["reason"]
+          and p["reason"] in err, "the refusal as the provider", p, err)
 
 
 def case_inspect_refused_pt2():

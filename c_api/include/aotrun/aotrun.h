@@ -257,6 +257,31 @@ AOTRUN_API aotrun_status* aotrun_package_options_set_pt2_above_compiled_max(aotr
 AOTRUN_API aotrun_status* aotrun_package_open(const char* path, const aotrun_package_options* options,
                                               aotrun_package** out);
 
+/* Since 1.3. Which provider of libtorch's C shim aotrun_package_open(path,
+ * options) would choose now, without opening the package: nothing is loaded
+ * or run (a .pt2's model library is extracted into a private directory, its
+ * imports read, and removed). For diagnosis before open, also of a package
+ * open refuses: `aotrun inspect` checks a model's imports against *library.
+ * A later open decides again, and differs if a provider is loaded between.
+ *   *provider  "shim" (aotrun's own) or "libtorch"; "" when open would refuse
+ *              for want of a provider, and for packages that call no C shim
+ *              (aotrun's own);
+ *   *library   the file whose exports the model would bind to (aotrun's
+ *              libaotrun_shim.so.1, or a libtorch_cpu.so); "" when none;
+ *   *reason    one sentence: why (as aotrun_package_get_provider gives it
+ *              after open), or the refusal open would give.
+ * The strings are owned by `options` and stay valid until its next preview
+ * or aotrun_package_options_free; any of the three pointers may be NULL.
+ * Serialised per options object, like its setters. The trust and pin checks
+ * of open are not made (nothing is loaded).
+ * Errors: INVALID_ARGUMENT (path or options NULL, a bad provider setting),
+ * and what aotrun_package_open gives for a path it cannot read as a
+ * package (NOT_FOUND, BAD_PACKAGE, UNSUPPORTED: a model for another
+ * device). */
+AOTRUN_API aotrun_status* aotrun_package_preview_provider(const char* path, aotrun_package_options* options,
+                                                          const char** provider, const char** library,
+                                                          const char** reason);
+
 /* Releases the caller's reference. Runners created from the package keep it
  * loaded until they are destroyed, so closing early is safe. Not concurrently
  * with other calls on the same package. */
@@ -904,6 +929,8 @@ typedef struct aotrun_api {
   aotrun_status* (*package_get_input_model_name)(const aotrun_package*, size_t, const char**);
   aotrun_status* (*package_get_output_model_name)(const aotrun_package*, size_t, const char**);
   aotrun_status* (*package_options_set_pt2_above_compiled_max)(aotrun_package_options*, int);
+  aotrun_status* (*package_preview_provider)(const char*, aotrun_package_options*, const char**, const char**,
+                                             const char**);
 } aotrun_api;
 
 /* Returns the function table for API `version`, or NULL if this library does
@@ -953,7 +980,7 @@ AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_libtorch) == 64 * 
                      "aotrun_api 1.1 table changed");
 AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, runner_get_constants_state) == 70 * sizeof(void*),
                      "aotrun_api 1.2 table changed");
-AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_options_set_pt2_above_compiled_max) == 76 * sizeof(void*),
+AOTRUN_STATIC_ASSERT(offsetof(aotrun_api, package_preview_provider) == 77 * sizeof(void*),
                      "aotrun_api 1.3 table changed");
 
 #endif /* AOTRUN_AOTRUN_H_ */

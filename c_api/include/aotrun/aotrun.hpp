@@ -449,6 +449,15 @@ struct ProviderInfo {
   std::string reason;
 };
 
+/* Which C shim provider opening a package would choose, the library its
+ * model would bind to, and why, or the refusal open would give (name ""),
+ * asked without opening it (aotrun_package_preview_provider). C API 1.3. */
+struct ProviderPreview {
+  std::string name;
+  std::string library;
+  std::string reason;
+};
+
 /* ===========================================================================
  * Package
  *
@@ -535,6 +544,21 @@ class Package : public detail::Handle<aotrun_package, aotrun_package_close> {
     const char* name = nullptr;
     throw_on_error(aotrun_package_get_output_model_name(get(), index, &name));
     return name != nullptr ? name : "";
+  }
+  /* Which C shim provider opening `path` with `options` (or the defaults)
+   * would choose now, loading nothing (aotrun_package_preview_provider).
+   * Throws what aotrun_package_open throws for a path it cannot read as a
+   * package. Since 1.3. */
+  static ProviderPreview preview_provider(const std::string& path, PackageOptions& options) {
+    const char* name = nullptr;
+    const char* library = nullptr;
+    const char* reason = nullptr;
+    throw_on_error(aotrun_package_preview_provider(path.c_str(), options.get(), &name, &library, &reason));
+    return {name != nullptr ? name : "", library != nullptr ? library : "", reason != nullptr ? reason : ""};
+  }
+  static ProviderPreview preview_provider(const std::string& path) {
+    PackageOptions options;
+    return preview_provider(path, options);
   }
   /* Which C shim provider serves it and why. Since 1.3. */
   ProviderInfo provider() const {

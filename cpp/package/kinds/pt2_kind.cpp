@@ -11,6 +11,15 @@
 namespace aotrun {
 namespace {
 
+// "dir/resnet.pt2" -> "resnet"; a model other than the default one is named
+// after a colon ("resnet:encoder").
+std::string package_name(const std::string& path, const PackageOptions& options) {
+  std::string name = file_stem(path);
+  if (auto dot = name.rfind(".pt2"); dot != std::string::npos && dot + 4 == name.size()) name.resize(dot);
+  if (!options.pt2.model.empty() && options.pt2.model != pt2::kDefaultModel) name += ":" + options.pt2.model;
+  return name;
+}
+
 class Pt2ArchiveKind final : public PackageKind {
  public:
   const char* format() const override { return "pt2"; }
@@ -28,13 +37,18 @@ class Pt2ArchiveKind final : public PackageKind {
       fail(Code::BadPackage, "archive '" + c.path + "' is not a zip archive (a .pt2 is a zip file)");
     }
     LoadedPackage p;
-    p.name = file_stem(c.path);
-    if (auto dot = p.name.rfind(".pt2"); dot != std::string::npos && dot + 4 == p.name.size()) p.name.resize(dot);
-    if (!options.pt2.model.empty() && options.pt2.model != pt2::kDefaultModel) p.name += ":" + options.pt2.model;
+    p.name = package_name(c.path, options);
     const uint64_t t = now_ns();
     p.code = pt2::open_pt2(c.path, p.name, options.pt2, &p.device);
     p.dlopen_ns = now_ns() - t;
     return p;
+  }
+
+  ProviderPreview preview_provider(const PackageCandidate& c, const PackageOptions& options) const override {
+    if (!pt2::looks_like_zip(c.fd.get())) {
+      fail(Code::BadPackage, "archive '" + c.path + "' is not a zip archive (a .pt2 is a zip file)");
+    }
+    return pt2::preview_pt2(c.path, package_name(c.path, options), options.pt2);
   }
 };
 

@@ -509,6 +509,15 @@ extern "C" {
     ) -> *mut aotrun_status;
 }
 extern "C" {
+    pub fn aotrun_package_preview_provider(
+        path: *const ::std::os::raw::c_char,
+        options: *mut aotrun_package_options,
+        provider: *mut *const ::std::os::raw::c_char,
+        library: *mut *const ::std::os::raw::c_char,
+        reason: *mut *const ::std::os::raw::c_char,
+    ) -> *mut aotrun_status;
+}
+extern "C" {
     pub fn aotrun_package_close(package: *mut aotrun_package);
 }
 pub const AOTRUN_MODE_THREADED: aotrun_mode = 0;
@@ -2628,12 +2637,21 @@ pub struct aotrun_api {
             arg2: ::std::os::raw::c_int,
         ) -> *mut aotrun_status,
     >,
+    pub package_preview_provider: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const ::std::os::raw::c_char,
+            arg2: *mut aotrun_package_options,
+            arg3: *mut *const ::std::os::raw::c_char,
+            arg4: *mut *const ::std::os::raw::c_char,
+            arg5: *mut *const ::std::os::raw::c_char,
+        ) -> *mut aotrun_status,
+    >,
 }
 #[test]
 fn bindgen_test_layout_aotrun_api() {
     assert_eq!(
         ::std::mem::size_of::<aotrun_api>(),
-        616usize,
+        624usize,
         concat!("Size of: ", stringify!(aotrun_api))
     );
     assert_eq!(
@@ -3959,6 +3977,23 @@ fn bindgen_test_layout_aotrun_api() {
         );
     }
     test_field_package_options_set_pt2_above_compiled_max();
+    fn test_field_package_preview_provider() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<aotrun_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).package_preview_provider) as usize - ptr as usize
+            },
+            616usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(aotrun_api),
+                "::",
+                stringify!(package_preview_provider)
+            )
+        );
+    }
+    test_field_package_preview_provider();
 }
 extern "C" {
     pub fn aotrun_get_api(version: u32) -> *const aotrun_api;

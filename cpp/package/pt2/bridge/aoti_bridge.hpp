@@ -44,4 +44,13 @@ namespace aotrun::pt2 {
 std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
                                       const Pt2Options& options, DLDevice* device = nullptr);
 
+// What open_pt2 would choose as the model's C shim provider now, loading
+// nothing: the archive is read, the model library extracted and its imports
+// read, the provider rule run (provider_choice.hpp, preview_provider). The
+// trust and pin checks are not made (nothing is loaded). Throws what open_pt2
+// throws for an archive or model it cannot read, and INVALID_ARGUMENT for a
+// bad provider setting; a provider open would refuse is an answer, not an
+// error.
+ProviderPreview preview_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options);
+
 }  // namespace aotrun::pt2

@@ -100,28 +100,20 @@ class Pt2Code final : public PackageCode {
   std::unique_ptr<Bridge> bridge_;  // every container of this code points into it
 };
 
-}  // namespace
-
-std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
-                                      const Pt2Options& options, DLDevice* device) {
-  const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
-  const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
-  // {"AOTI_DEVICE_KEY": "cpu" | "cuda", "AOTI_CPU_ISA": ..., ...}, as inspect shows it.
-  // AOTInductor's device keys are the device table's names.
-  const ModelMetadata metadata = parse_model_metadata(model.metadata_json);
-  const DeviceKind* device_kind = find_device(metadata.device_key);
-  if (device_kind == nullptr) {
+// The model's device: AOTInductor's device keys are the device table's names.
+const DeviceKind* model_device(const ModelMetadata& metadata, const std::string& display_name) {
+  const DeviceKind* kind = find_device(metadata.device_key);
+  if (kind == nullptr) {
     fail(Code::Unsupported, "package '" + display_name + "' is an AOTInductor model for device '" +
                                 metadata.device_key + "'; aotrun runs .pt2 packages on " + device_labels());
   }
-  const bool cuda_model = device_kind->type == kDLCUDA;
+  return kind;
+}
 
-  auto b = std::make_unique<Bridge>();
-  b->name = display_name;
-  b->pad_batch = options.pad_batch;
-  b->above_compiled_max = options.above_compiled_max;
-  b->cuda = cuda_model;
-  ProviderRequest provider = provider_request(options);  // a bad setting fails before any extraction
+// What the options and the environment ask of the provider; a bad setting
+// fails before any extraction.
+ProviderRequest provider_request_for(const Pt2Options& options, bool cuda_model, const std::string& display_name) {
+  ProviderRequest provider = provider_request(options);
   if (cuda_model) {
     // CUDA models run on aotrun's shim and its CUDA layer only (libtorch's
     // allocator gives graph capture no sound pool: docs/SHIM.md "CUDA").
@@ -137,6 +129,38 @@ std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string
     }
     provider.shim_only = "aotrun runs CUDA models on its own shim only (docs/SHIM.md, \"CUDA\")";
   }
+  return provider;
+}
+
+}  // namespace
+
+ProviderPreview preview_pt2(const std::string& path, const std::string& display_name, const Pt2Options& options) {
+  const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
+  const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
+  const ModelMetadata metadata = parse_model_metadata(model.metadata_json);
+  const bool cuda_model = model_device(metadata, display_name)->type == kDLCUDA;
+  const ProviderRequest request = provider_request_for(options, cuda_model, display_name);
+  const PrivateDir dir;
+  const std::string so = "model.so";
+  zip->extract(model.library, dir.fd(), so, 0500);  // its imports are read, not loaded
+  return preview_provider(request, dir.path() + "/" + so, display_name);
+}
+
+std::unique_ptr<PackageCode> open_pt2(const std::string& path, const std::string& display_name,
+                                      const Pt2Options& options, DLDevice* device) {
+  const std::unique_ptr<ZipArchive> zip = ZipArchive::open(path);
+  const Pt2Model model = find_model(*zip, options.model.empty() ? kDefaultModel : options.model);
+  // {"AOTI_DEVICE_KEY": "cpu" | "cuda", "AOTI_CPU_ISA": ..., ...}, as inspect shows it.
+  const ModelMetadata metadata = parse_model_metadata(model.metadata_json);
+  const DeviceKind* device_kind = model_device(metadata, display_name);
+  const bool cuda_model = device_kind->type == kDLCUDA;
+
+  auto b = std::make_unique<Bridge>();
+  b->name = display_name;
+  b->pad_batch = options.pad_batch;
+  b->above_compiled_max = options.above_compiled_max;
+  b->cuda = cuda_model;
+  const ProviderRequest provider = provider_request_for(options, cuda_model, display_name);
   b->sources = checked_sources(*zip, model, display_name);  // parsed with the model's input count (settle_specs)
   b->dir = std::make_unique<PrivateDir>();
   // A weights blob stored uncompressed is mapped from the archive itself:

@@ -112,10 +112,17 @@ ProviderRequest provider_request(const Pt2Options& options) {
   return r;
 }
 
-ProviderChoice choose_provider(const ProviderRequest& request, const std::string& model_so, const std::string& name) {
-  const std::string pkg = "package '" + name + "'";
-  const ShimCoverage shim =
-      request.mode == ProviderMode::Libtorch ? ShimCoverage{} : shim_coverage(model_so);  // read outside the lock
+namespace {
+
+// The rule: which provider serves package `pkg` (a sentence naming it), given
+// the request, what aotrun's shim lacks of the model's imports, and the
+// provider the process already has. Sets *reason; throws Error LOAD_FAILED
+// to refuse. Pure: choose_provider runs it under the provider lock and loads
+// what it picks, preview_provider runs it and loads nothing.
+ProviderPick pick_provider(const ProviderRequest& request, const ShimCoverage& shim,
+                           const std::optional<ProviderInUse>& in_use, const std::string& pkg,
+                           std::string* reason_out) {
+  std::string& reason = *reason_out;
   const std::string covered =
       "aotrun's shim implements all " + std::to_string(shim.calls) + " aoti_* function(s) the model library imports";
   const std::string lacks = std::to_string(shim.missing.size()) + " function(s) of libtorch's C shim that aotrun's " +
@@ -127,78 +134,89 @@ ProviderChoice choose_provider(const ProviderRequest& request, const std::string
     }
     if (!shim.missing.empty()) fail(Code::LoadFailed, pkg + " imports " + lacks + "; " + request.shim_only);
   }
-  std::string reason;
-  const SettledProvider settled = settle_provider([&](const std::optional<ProviderInUse>& in_use) -> ProviderPick {
-    const std::string forced = "forced by " + request.mode_source;
-    if (in_use) {
-      const bool shim_used = in_use->kind == Provider::Shim;
-      if (request.mode == ProviderMode::Shim && !shim_used) {
-        fail(Code::LoadFailed, pkg + ": " + request.mode_source + " asks for aotrun's shim, but this process already " +
-                                   "uses " + describe(*in_use) + "; " + kOneProvider +
-                                   " (run it in another process, or leave the provider to auto)");
-      }
-      // The same path again (a directory of stand-ins named as a libtorch) is no conflict.
-      if (request.mode == ProviderMode::Libtorch && shim_used && request.libtorch != in_use->source) {
-        fail(Code::LoadFailed, pkg + ": " + request.mode_source + " asks for libtorch, but this process already " +
-                                   "uses " + describe(*in_use) + "; " + kOneProvider +
-                                   " (force libtorch before the first .pt2 is opened: AOTRUN_PROVIDER=libtorch)");
-      }
-      if (shim_used && !shim.missing.empty()) {
-        fail(Code::LoadFailed, pkg + " imports " + lacks + "; this process already uses " + describe(*in_use) +
-                                   ", and libtorch cannot be loaded beside it: " + kOneProvider +
-                                   " (run it in a process that forces libtorch: AOTRUN_PROVIDER=libtorch and " +
-                                   "AOTRUN_LIBTORCH)");
-      }
-      if (request.mode != ProviderMode::Auto) {
-        reason = forced + " (" + describe(*in_use) + ")";
-      } else if (shim_used) {
-        reason = covered + " (" + describe(*in_use) + ")";
-      } else {
-        reason = "libtorch is already in use in this process (" + in_use->source +
-                 (in_use->by_host ? ", loaded by the host" : "") + "): a model's libtorch_cpu.so binds to it";
-      }
-      return {in_use->kind, ""};
+  const std::string forced = "forced by " + request.mode_source;
+  if (in_use) {
+    const bool shim_used = in_use->kind == Provider::Shim;
+    if (request.mode == ProviderMode::Shim && !shim_used) {
+      fail(Code::LoadFailed, pkg + ": " + request.mode_source + " asks for aotrun's shim, but this process already " +
+                                 "uses " + describe(*in_use) + "; " + kOneProvider +
+                                 " (run it in another process, or leave the provider to auto)");
     }
-    switch (request.mode) {
-      case ProviderMode::Shim:
-        if (!shim.available) {
-          fail(Code::LoadFailed, pkg + ": " + request.mode_source + " asks for aotrun's own shim, but this libaotrun " +
-                                     "has no aotrun/torch-standins beside it (built without AOTRUN_BUILD_SHIM, or " +
-                                     "installed without it)");
-        }
-        if (!shim.missing.empty()) {
-          fail(Code::LoadFailed, pkg + " imports " + lacks + " (the shim was " + forced +
-                                     "; run it on libtorch: AOTRUN_PROVIDER=libtorch and AOTRUN_LIBTORCH)");
-        }
-        reason = forced;
-        return {Provider::Shim, ""};
-      case ProviderMode::Libtorch:
-        if (request.libtorch.empty()) {
-          fail(Code::LoadFailed,
-               pkg + ": " + request.mode_source + " asks for libtorch, and no libtorch is configured: " + kSetLibtorch);
-        }
-        reason = forced + (request.libtorch_source == request.mode_source
-                               ? std::string()
-                               : " (libtorch from " + request.libtorch_source + ")");
-        return {Provider::Libtorch, request.libtorch};
-      case ProviderMode::Auto: break;
+    // The same path again (a directory of stand-ins named as a libtorch) is no conflict.
+    if (request.mode == ProviderMode::Libtorch && shim_used && request.libtorch != in_use->source) {
+      fail(Code::LoadFailed, pkg + ": " + request.mode_source + " asks for libtorch, but this process already " +
+                                 "uses " + describe(*in_use) + "; " + kOneProvider +
+                                 " (force libtorch before the first .pt2 is opened: AOTRUN_PROVIDER=libtorch)");
     }
-    if (shim.available && shim.missing.empty()) {
-      reason = covered;
+    if (shim_used && !shim.missing.empty()) {
+      fail(Code::LoadFailed, pkg + " imports " + lacks + "; this process already uses " + describe(*in_use) +
+                                 ", and libtorch cannot be loaded beside it: " + kOneProvider +
+                                 " (run it in a process that forces libtorch: AOTRUN_PROVIDER=libtorch and " +
+                                 "AOTRUN_LIBTORCH)");
+    }
+    if (request.mode != ProviderMode::Auto) {
+      reason = forced + " (" + describe(*in_use) + ")";
+    } else if (shim_used) {
+      reason = covered + " (" + describe(*in_use) + ")";
+    } else {
+      reason = "libtorch is already in use in this process (" + in_use->source +
+               (in_use->by_host ? ", loaded by the host" : "") + "): a model's libtorch_cpu.so binds to it";
+    }
+    return {in_use->kind, ""};
+  }
+  switch (request.mode) {
+    case ProviderMode::Shim:
+      if (!shim.available) {
+        fail(Code::LoadFailed, pkg + ": " + request.mode_source + " asks for aotrun's own shim, but this libaotrun " +
+                                   "has no aotrun/torch-standins beside it (built without AOTRUN_BUILD_SHIM, or " +
+                                   "installed without it)");
+      }
+      if (!shim.missing.empty()) {
+        fail(Code::LoadFailed, pkg + " imports " + lacks + " (the shim was " + forced +
+                                   "; run it on libtorch: AOTRUN_PROVIDER=libtorch and AOTRUN_LIBTORCH)");
+      }
+      reason = forced;
       return {Provider::Shim, ""};
-    }
-    const std::string why_not_shim = shim.available ? "the model library imports " + lacks
-                                                    : "aotrun's own shim is not beside this libaotrun "
-                                                      "(aotrun/torch-standins)";
-    if (!request.libtorch.empty()) {
-      reason = why_not_shim + "; libtorch from " + request.libtorch_source;
+    case ProviderMode::Libtorch:
+      if (request.libtorch.empty()) {
+        fail(Code::LoadFailed,
+             pkg + ": " + request.mode_source + " asks for libtorch, and no libtorch is configured: " + kSetLibtorch);
+      }
+      reason = forced + (request.libtorch_source == request.mode_source
+                             ? std::string()
+                             : " (libtorch from " + request.libtorch_source + ")");
       return {Provider::Libtorch, request.libtorch};
-    }
-    if (shim.available) {
-      fail(Code::LoadFailed, pkg + " imports " + lacks + ", and no libtorch is configured to run it: " + kSetLibtorch);
-    }
-    fail(Code::LoadFailed, "running a PyTorch .pt2 package needs a C shim provider: " + why_not_shim +
-                               ", and no libtorch is configured: " + kSetLibtorch);
+    case ProviderMode::Auto: break;
+  }
+  if (shim.available && shim.missing.empty()) {
+    reason = covered;
+    return {Provider::Shim, ""};
+  }
+  const std::string why_not_shim = shim.available ? "the model library imports " + lacks
+                                                  : "aotrun's own shim is not beside this libaotrun "
+                                                    "(aotrun/torch-standins)";
+  if (!request.libtorch.empty()) {
+    reason = why_not_shim + "; libtorch from " + request.libtorch_source;
+    return {Provider::Libtorch, request.libtorch};
+  }
+  if (shim.available) {
+    fail(Code::LoadFailed, pkg + " imports " + lacks + ", and no libtorch is configured to run it: " + kSetLibtorch);
+  }
+  fail(Code::LoadFailed, "running a PyTorch .pt2 package needs a C shim provider: " + why_not_shim +
+                             ", and no libtorch is configured: " + kSetLibtorch);
+}
+
+ShimCoverage coverage_for(const ProviderRequest& request, const std::string& model_so) {
+  return request.mode == ProviderMode::Libtorch ? ShimCoverage{} : shim_coverage(model_so);
+}
+
+}  // namespace
+
+ProviderChoice choose_provider(const ProviderRequest& request, const std::string& model_so, const std::string& name) {
+  const ShimCoverage shim = coverage_for(request, model_so);  // read outside the lock
+  std::string reason;
+  const SettledProvider settled = settle_provider([&](const std::optional<ProviderInUse>& in_use) {
+    return pick_provider(request, shim, in_use, "package '" + name + "'", &reason);
   });
   ProviderChoice c;
   c.shim = settled.shim;
@@ -209,6 +227,28 @@ ProviderChoice choose_provider(const ProviderRequest& request, const std::string
     c.reason += " ('" + settled.in_use.source + "' holds aotrun's shim stand-ins)";
   }
   return c;
+}
+
+ProviderPreview preview_provider(const ProviderRequest& request, const std::string& model_so, const std::string& name) {
+  const ShimCoverage shim = coverage_for(request, model_so);
+  const std::optional<ProviderInUse> in_use = provider_in_use();
+  ProviderPreview p;
+  try {
+    const ProviderPick pick = pick_provider(request, shim, in_use, "package '" + name + "'", &p.reason);
+    const ServingLibrary lib =
+        in_use ? serving_library(in_use->kind, in_use->source) : serving_library(pick.kind, pick.libtorch);
+    p.provider = provider_name(lib.kind);  // a libtorch path may hold the shim's stand-ins
+    p.library = lib.file;
+  } catch (const Error& e) {
+    // Refused: the library the refusal is about, the one the process has or
+    // the one the request would have used.
+    p.reason = e.what();
+    p.library = (in_use                                   ? serving_library(in_use->kind, in_use->source)
+                 : request.mode == ProviderMode::Libtorch ? serving_library(Provider::Libtorch, request.libtorch)
+                                                          : serving_library(Provider::Shim, ""))
+                    .file;
+  }
+  return p;
 }
 
 }  // namespace aotrun::pt2

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "package/package_code.hpp"
 #include "package/package_options.hpp"
 #include "package/pt2/provider/torch_runtime.hpp"
 
@@ -51,5 +52,11 @@ struct ProviderChoice {
 // the torch release that first has it), or the provider already in use and
 // how to choose the other one in a fresh process.
 ProviderChoice choose_provider(const ProviderRequest& request, const std::string& model_so, const std::string& name);
+
+// What choose_provider would decide now, loading nothing: the same rule, run
+// on the provider the process has now (a later open decides again, and
+// differs if a provider is loaded in between). A refusal is returned, not
+// thrown: provider "", reason its message, library the one it is about.
+ProviderPreview preview_provider(const ProviderRequest& request, const std::string& model_so, const std::string& name);
 
 }  // namespace aotrun::pt2

@@ -264,6 +264,32 @@ void load_picked(const ProviderPick& pick, const std::optional<ProviderInUse>& h
 
 }  // namespace
 
+std::optional<ProviderInUse> provider_in_use() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_in_use) return g_in_use;
+  std::optional<ProviderInUse> host;
+  void* scope = host_scope(&host);
+  if (scope != nullptr && scope != RTLD_DEFAULT) ::dlclose(scope);  // a look only: the reference goes back
+  return host;
+}
+
+ServingLibrary serving_library(Provider kind, const std::string& source) {
+  if (source.empty()) return {kind, kind == Provider::Shim ? bundled_shim_library() : ""};
+  const std::string file = is_dir(source) ? source + "/libtorch_cpu.so" : source;
+  if (is_aotrun_shim(file)) return {Provider::Shim, file};
+  // Stand-ins (named as a libtorch, or found beside libaotrun) NEED the shim
+  // library two directories up, which defines what they serve.
+  const size_t slash = file.rfind('/');
+  const std::string shim =
+      (slash == std::string::npos ? std::string(".") : file.substr(0, slash)) + "/../../libaotrun_shim.so.1";
+  struct stat st {};
+  char real[PATH_MAX];
+  if (::stat(shim.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::realpath(shim.c_str(), real) != nullptr) {
+    return {Provider::Shim, real};
+  }
+  return {kind, ::stat(file.c_str(), &st) == 0 ? file : ""};
+}
+
 SettledProvider settle_provider(const std::function<ProviderPick(const std::optional<ProviderInUse>&)>& decide) {
   std::lock_guard<std::mutex> lock(g_mu);
   std::optional<ProviderInUse> host;

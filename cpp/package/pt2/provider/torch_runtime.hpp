@@ -163,6 +163,22 @@ struct SettledProvider {
 };
 SettledProvider settle_provider(const std::function<ProviderPick(const std::optional<ProviderInUse>&)>& decide);
 
+// The provider this process has now, without loading anything: what
+// settle_provider would pass to its policy (nullopt when none yet).
+std::optional<ProviderInUse> provider_in_use();
+
+// The library whose exports serve a provider loaded from `source` (a
+// ProviderInUse's or a ProviderPick's: libtorch_cpu.so, its directory, or a
+// library found in the process), and which provider that is: libtorch_cpu.so
+// itself, or aotrun's libaotrun_shim.so.1 when `source` holds the shim's
+// stand-ins (which NEED it); for the shim with no source, the one beside this
+// libaotrun. `file` is "" when there is no such file.
+struct ServingLibrary {
+  Provider kind;
+  std::string file;
+};
+ServingLibrary serving_library(Provider kind, const std::string& source);
+
 // The process's shim chosen by name only (bench/hotpath.cpp): `hint` (or else
 // $AOTRUN_LIBTORCH) is a libtorch path or "shim"; a provider already in use
 // wins. Throws Error LOAD_FAILED naming what to set when nothing is named.
