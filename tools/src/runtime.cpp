@@ -83,28 +83,20 @@ std::function<bool(int64_t)> dynamic_size_probe(const Package& package, const st
   return [&package, inputs, runner](int64_t size) {
     if (!*runner) *runner = std::make_unique<Runner>(package);
     std::vector<std::vector<int64_t>> shapes;
-    std::vector<DLTensor> views;
+    std::vector<DLDataType> dtypes;
     for (const TensorSpec& s : inputs) {
       if (!s.known) return true;  // nothing to ask about
       shapes.push_back(s.shape);
       for (int64_t& d : shapes.back()) {
         if (d < 0) d = size;
       }
+      dtypes.push_back(s.dtype);
     }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      DLTensor t{};
-      t.device = DLDevice{kDLCPU, 0};
-      t.ndim = static_cast<int32_t>(shapes[i].size());
-      t.dtype = inputs[i].dtype;
-      t.shape = shapes[i].data();
-      views.push_back(t);
+    try {
+      return (*runner)->accepts(dtypes, shapes, 4096);
+    } catch (const aotrun::cxx::Error&) {
+      return true;  // not a refusal of the size: the run says what is wrong
     }
-    std::vector<int64_t> out(4096);
-    aotrun_status* st =
-        aotrun_runner_get_output_shapes((*runner)->get(), views.data(), views.size(), out.data(), out.size());
-    const aotrun_code code = st == nullptr ? AOTRUN_OK : aotrun_status_code(st);
-    aotrun_status_free(st);
-    return code != AOTRUN_ERR_INVALID_ARGUMENT;
   };
 }
 

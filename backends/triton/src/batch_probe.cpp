@@ -13,7 +13,7 @@ namespace {
 bool accepts(aotrun::cxx::Runner& runner, const PackageSpecs& specs, int64_t rows, std::string* why,
              std::vector<int64_t>* shapes_out = nullptr) {
   std::vector<std::vector<int64_t>> shapes;
-  std::vector<DLTensor> inputs;
+  std::vector<DLDataType> dtypes;
   size_t out_dims = 0;
   for (const Spec& s : specs.inputs) {
     std::vector<int64_t> shape = s.shape;
@@ -21,26 +21,15 @@ bool accepts(aotrun::cxx::Runner& runner, const PackageSpecs& specs, int64_t row
       if (shape[d] < 0) shape[d] = d == 0 ? rows : 2;
     }
     shapes.push_back(std::move(shape));
-  }
-  for (size_t i = 0; i < specs.inputs.size(); ++i) {
-    DLTensor t{};
-    t.device = DLDevice{kDLCPU, 0};
-    t.ndim = static_cast<int32_t>(shapes[i].size());
-    t.dtype = to_dlpack(specs.inputs[i].dtype);
-    t.shape = shapes[i].data();
-    inputs.push_back(t);
+    dtypes.push_back(to_dlpack(s.dtype));
   }
   for (const Spec& s : specs.outputs) out_dims += static_cast<size_t>(s.ndim);
-  std::vector<int64_t> out(out_dims + 1);
-  aotrun_status* st =
-      aotrun_runner_get_output_shapes(runner.get(), inputs.data(), inputs.size(), out.data(), out.size());
-  if (st == nullptr) {
-    if (shapes_out != nullptr) *shapes_out = std::vector<int64_t>(out.begin(), out.end() - 1);
-    return true;
+  try {
+    return runner.accepts(dtypes, shapes, out_dims, shapes_out, why);
+  } catch (const aotrun::cxx::Error& e) {  // any refusal means: not this batch
+    *why = e.what();
+    return false;
   }
-  *why = aotrun_status_message(st);
-  aotrun_status_free(st);
-  return false;
 }
 
 }  // namespace

@@ -832,6 +832,35 @@ class Runner : public detail::Handle<aotrun_runner, aotrun_runner_destroy> {
     return shapes;
   }
 
+  /* Whether the package takes inputs of these dtypes and shapes: the output
+   * shape query on views without data (aotrun_runner_get_output_shapes;
+   * nothing is run for shapes seen before). True, with the outputs' dims
+   * concatenated into *output_dims when given (`capacity` elements at most:
+   * the sum of the outputs' ndim); false for INVALID_ARGUMENT (shapes or
+   * dtypes the package refuses), its message in *why when given. Other
+   * errors throw. The probe the CLI and the Triton backend share. */
+  bool accepts(const std::vector<DLDataType>& dtypes, const std::vector<std::vector<int64_t>>& shapes, size_t capacity,
+               std::vector<int64_t>* output_dims = nullptr, std::string* why = nullptr) {
+    std::vector<DLTensor> views(shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      views[i].device = DLDevice{kDLCPU, 0};
+      views[i].ndim = static_cast<int32_t>(shapes[i].size());
+      views[i].dtype = i < dtypes.size() ? dtypes[i] : DLDataType{};
+      views[i].shape = const_cast<int64_t*>(shapes[i].data());  // read only
+    }
+    std::vector<int64_t> dims(capacity + 1);  // never empty: a model without outputs' dims still gets a buffer
+    aotrun_status* st = aotrun_runner_get_output_shapes(get(), views.data(), views.size(), dims.data(), dims.size());
+    if (st != nullptr && aotrun_status_code(st) == AOTRUN_ERR_INVALID_ARGUMENT) {
+      if (why != nullptr) *why = aotrun_status_message(st);
+      aotrun_status_free(st);
+      return false;
+    }
+    throw_on_error(st);
+    dims.resize(capacity);
+    if (output_dims != nullptr) *output_dims = std::move(dims);
+    return true;
+  }
+
   /* Runs synchronously into caller-owned outputs of the shapes
    * output_shapes reports. */
   void run(ConstTensorSpan inputs, TensorSpan outputs) {
