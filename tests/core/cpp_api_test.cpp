@@ -343,6 +343,22 @@ TEST(CppApi, RunnerRunsInEveryMode) {
   EXPECT_EQ(defaults.stats().num_models, 1);
 }
 
+TEST(CppApi, AcceptsAnswersTheShapeQueryWithoutData) {
+  ax::Package pkg(pkg_path("mlp"));  // [batch, 256] float32 -> [batch, 64]
+  ax::Runner r(pkg);
+  std::vector<int64_t> dims;
+  std::string why = "unchanged";
+  EXPECT_TRUE(r.accepts({DLDataType{kDLFloat, 32, 1}}, {{5, 256}}, 2, &dims, &why));
+  EXPECT_EQ(dims, (std::vector<int64_t>{5, 64}));
+  EXPECT_EQ(why, "unchanged");
+  // A refused shape and a refused dtype: false and the message, no throw.
+  EXPECT_FALSE(r.accepts({DLDataType{kDLFloat, 32, 1}}, {{5, 255}}, 2, &dims, &why));
+  EXPECT_NE(why.find("255"), std::string::npos) << why;
+  EXPECT_FALSE(r.accepts({DLDataType{kDLInt, 64, 1}}, {{5, 256}}, 2, nullptr, &why));
+  EXPECT_NE(why.find("dtype"), std::string::npos) << why;
+  EXPECT_FALSE(r.accepts({}, {}, 2));  // no inputs for a model of one
+}
+
 TEST(CppApi, RunAllocHandsOverOutputsEqualToRun) {
   ax::Package pkg(pkg_path("mlp"));
   ax::Runner r(pkg, ax::RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
