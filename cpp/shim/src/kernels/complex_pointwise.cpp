@@ -24,7 +24,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
-#include "typed.hpp"
+#include "compute/typed.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {

@@ -17,7 +17,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
-#include "kernels/onednn.hpp"
+#include "compute/onednn.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {

@@ -33,7 +33,7 @@
 #include "error.hpp"
 #include "fft.hpp"
 #include "kernels.hpp"
-#include "typed.hpp"
+#include "compute/typed.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {

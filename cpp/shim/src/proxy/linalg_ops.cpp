@@ -1,7 +1,7 @@
 // The linear-algebra ops AOTInductor leaves to the proxy executor (they have
 // no C shim function): linalg_inv_ex, _linalg_solve_ex and the
 // _linalg_check_errors that follows them, on LAPACK (OpenBLAS's, loaded when
-// first used: kernels/openblas.hpp). Matrices are factored in column-major
+// first used: compute/openblas.hpp). Matrices are factored in column-major
 // copies, as libtorch does, so the LU factors, the pivots (1-based, int32)
 // and the info codes are LAPACK's, the same as libtorch's; float32 and
 // float64, batched over the leading dims.
@@ -12,7 +12,7 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
-#include "kernels/openblas.hpp"
+#include "compute/openblas.hpp"
 #include "proxy/extern_ops.hpp"
 
 namespace aotrun::shim::proxy {

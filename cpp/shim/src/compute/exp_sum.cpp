@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels.hpp"
+#include "kernels/kernels.hpp"
 
 namespace aotrun::shim::kernels {
 

@@ -1,4 +1,4 @@
-#include "kernels/onednn.hpp"
+#include "compute/onednn.hpp"
 
 #include <omp.h>
 

@@ -2,7 +2,7 @@
 // used).
 #include <cblas.h>
 
-#include "kernels.hpp"
+#include "kernels/kernels.hpp"
 #include "openblas.hpp"
 
 namespace aotrun::shim::kernels {

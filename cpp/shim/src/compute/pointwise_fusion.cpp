@@ -9,7 +9,7 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "kernels/kernels.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "dtype.hpp"
-#include "kernels.hpp"
+#include "kernels/kernels.hpp"
 #include "tensor.hpp"
 
 namespace aotrun::shim::kernels {
