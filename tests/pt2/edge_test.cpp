@@ -56,7 +56,9 @@ struct Array {
     Array a;
     a.shape = n.shape;
     a.bytes = n.data;
-    a.dtype = n.descr == "<i8" ? DLDataType{kDLInt, 64, 1} : DLDataType{kDLFloat, 32, 1};
+    a.dtype = n.descr == "<i8"   ? DLDataType{kDLInt, 64, 1}
+              : n.descr == "<c8" ? DLDataType{kDLComplex, 64, 1}  // compared as float32 pairs
+                                 : DLDataType{kDLFloat, 32, 1};
     a.bind();
     return a;
   }
@@ -302,6 +304,23 @@ TEST_P(Edge, MedianDimRunsOnTheShimAndIsRefusedOnLibtorch) {
 TEST_P(Edge, SpectrumMultiplyAndSliceRunOnTheShimAndAreRefusedOnLibtorch) {
   if (refused_on_libtorch("spectral", {"aten::_fft_c2r", "aten::constant_pad_nd", "proxy executor"})) return;
   sweep("spectral");
+}
+
+// A complex64 constant (an nn.Parameter), a complex64 input and a complex64
+// output, beside a real one: complex tensors cross aotrun's package layer as
+// DLPack complex (kDLComplex, 64 bits), with the constant listed as such.
+TEST_P(Edge, ComplexConstantsInputsAndOutputsCrossTheRuntime) {
+  if (refused_on_libtorch("complex_io", {"aten::_fft_c2r", "proxy executor"})) return;
+  Package pkg(kDir + "/complex_io.pt2");
+  const aotrun_package_info info = pkg.info();
+  ASSERT_EQ(info.num_constants, 1u);
+  const aotrun_constant_info c = pkg.constant(0);
+  EXPECT_EQ(c.dtype.code, kDLComplex);
+  EXPECT_EQ(c.dtype.bits, 64);
+  EXPECT_EQ(pkg.input(0).dtype.code, kDLComplex);
+  EXPECT_EQ(pkg.output(0).dtype.code, kDLComplex);
+  EXPECT_EQ(pkg.output(1).dtype.code, kDLFloat);
+  sweep("complex_io");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Edge,

@@ -149,6 +149,7 @@ bool dtype_from_descr(const std::string& descr, DLDataType* out) {
   static const std::map<std::string, DLDataType> kTypes = {
       {"f4", {kDLFloat, 32, 1}}, {"f8", {kDLFloat, 64, 1}}, {"i1", {kDLInt, 8, 1}},  {"i2", {kDLInt, 16, 1}},
       {"i4", {kDLInt, 32, 1}},   {"i8", {kDLInt, 64, 1}},   {"u1", {kDLUInt, 8, 1}}, {"b1", {kDtypeCodeBool, 8, 1}},
+      {"c8", {kDLComplex, 64, 1}}, {"c16", {kDLComplex, 128, 1}},
   };
   auto it = kTypes.find(body);
   if (it == kTypes.end()) return false;
@@ -175,6 +176,8 @@ std::string npy_descr(DLDataType d) {
   if (d.code == kDLInt && d.bits == 64) return "<i8";
   if (d.code == kDLUInt && d.bits == 8) return "|u1";
   if (is_bool(d)) return "|b1";
+  if (d.code == kDLComplex && d.bits == 64) return "<c8";
+  if (d.code == kDLComplex && d.bits == 128) return "<c16";
   return "";
 }
 

@@ -144,6 +144,9 @@ void fill_random(HostTensor& t, uint64_t seed) {
   const DLDataType d = t.dtype();
   if (is(d, kDLFloat, 32)) return fill_floats<float>(t.data(), t.numel(), state);
   if (is(d, kDLFloat, 64)) return fill_floats<double>(t.data(), t.numel(), state);
+  // Complex: (real, imaginary) pairs, each part like a float's.
+  if (is(d, kDLComplex, 64)) return fill_floats<float>(t.data(), t.numel() * 2, state);
+  if (is(d, kDLComplex, 128)) return fill_floats<double>(t.data(), t.numel() * 2, state);
   if (is(d, kDLInt, 8)) return fill_ints<int8_t>(t.data(), t.numel(), state);
   if (is(d, kDLInt, 16)) return fill_ints<int16_t>(t.data(), t.numel(), state);
   if (is(d, kDLInt, 32)) return fill_ints<int32_t>(t.data(), t.numel(), state);

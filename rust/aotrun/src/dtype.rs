@@ -25,6 +25,10 @@ impl DataType {
     pub const U16: DataType = DataType::new(sys::kDLUInt, 16);
     pub const U32: DataType = DataType::new(sys::kDLUInt, 32);
     pub const U64: DataType = DataType::new(sys::kDLUInt, 64);
+    /// Complex numbers as interleaved (real, imaginary) `f32` / `f64` pairs
+    /// (`.pt2` complex64 / complex128 tensors).
+    pub const C64: DataType = DataType::new(sys::kDLComplex, 64);
+    pub const C128: DataType = DataType::new(sys::kDLComplex, 128);
 
     const fn new(code: sys::DLDataTypeCode, bits: u8) -> DataType {
         DataType { code: code as u8, bits, lanes: 1 }

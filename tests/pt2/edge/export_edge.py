@@ -42,6 +42,9 @@ random weights (fixed seed), and eager references:
                     view_dtype on complex64 (Inductor generates no code for
                     complex tensors), constant_pad_nd and _fft_c2r through
                     the proxy executor.
+  complex_io.pt2    z * w and irfft(z * w, n=16) for a complex64 input z
+                    [2, 9] and a complex64 weight w [9] (an nn.Parameter):
+                    complex constants, inputs and outputs through aotrun.
   int4_linear.pt2   two int4 weight-only linears of x [batch 2..32, 256] as
                     gpt-fast and torchao run them on CPU (weights packed by
                     _convert_weight_to_int4pack_for_cpu, [K / G, N, 2] scales
@@ -145,6 +148,16 @@ class Spectral(torch.nn.Module):
                 torch.fft.irfft(X[..., :5], n=16), torch.fft.irfft(X * w + X, n=16))
 
 
+class ComplexIO(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(9, dtype=torch.complex64), requires_grad=False)
+
+    def forward(self, z):
+        y = z * self.w
+        return y, torch.fft.irfft(y, n=16)
+
+
 class Proxy(torch.nn.Module):
     def forward(self, a, b, ids):
         _, counts = torch.unique(ids, return_counts=True)
@@ -225,6 +238,7 @@ def main():
     EXPORTS["int4_linear"](out, manifest)
     EXPORTS["median"](out, manifest)
     EXPORTS["spectral"](out, manifest)
+    EXPORTS["complex_io"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
@@ -321,6 +335,15 @@ def export_int4_linear(out, manifest):
 
 
 EXPORTS["int4_linear"] = export_int4_linear
+
+
+def export_complex_io(out, manifest):
+    torch.manual_seed(20261129)
+    export(out, "complex_io", ComplexIO(), (torch.randn(2, 9, dtype=torch.complex64),), None,
+           [(torch.randn(2, 9, dtype=torch.complex64),)], manifest)
+
+
+EXPORTS["complex_io"] = export_complex_io
 
 if __name__ == "__main__":
     main()

@@ -36,6 +36,9 @@ constexpr NamedDtype kDtypes[] = {
     // kDLBool (code 6, one byte per element) since DLPack 0.8; Debian's
     // dlpack.h (0.6) predates the enumerator, so the code is spelled out.
     {"bool", {static_cast<uint8_t>(6), 8, 1}},
+    // Interleaved (real, imaginary) float32 / float64 pairs on both sides.
+    {"complex64", {kDLComplex, 64, 1}},
+    {"complex128", {kDLComplex, 128, 1}},
 };
 static_assert(sizeof kDtypes / sizeof kDtypes[0] <= sizeof(TorchShim::dtypes) / sizeof(TorchShim::DtypePair),
               "TorchShim::dtypes is too small for kDtypes");
