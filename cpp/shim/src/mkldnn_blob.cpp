@@ -9,7 +9,7 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
-#include "kernels/onednn.hpp"
+#include "compute/onednn.hpp"
 
 namespace aotrun::shim {
 namespace {

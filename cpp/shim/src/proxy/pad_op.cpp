@@ -17,7 +17,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/typed.hpp"
+#include "compute/typed.hpp"
 #include "proxy/extern_ops.hpp"
 
 namespace aotrun::shim::proxy {

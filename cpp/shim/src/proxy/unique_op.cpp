@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "error.hpp"
-#include "kernels/typed.hpp"
+#include "compute/typed.hpp"
 #include "proxy/extern_ops.hpp"
 
 namespace aotrun::shim::proxy {
