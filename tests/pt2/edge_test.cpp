@@ -23,6 +23,9 @@
 //    and irfft(rfft(x) * w + rfft(x)) (n=16), the C shim's mul_Tensor,
 //    slice_Tensor and view_dtype on complex64, constant_pad_nd and _fft_c2r
 //    through the proxy executor.
+//  - spectrum_zero: irfft(cat([X[..., :5], zeros_like(X[..., 5:])], -1)) and
+//    irfft(Y) after Y[..., 5:] = 0, the C shim's cat on complex64, aten::full
+//    and aten::slice_scatter through the proxy executor.
 //  - int4_linear: int4 weight-only linears (float32 and bfloat16), the C
 //    shim's _weight_int4pack_mm_cpu_tensor.
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
@@ -304,6 +307,15 @@ TEST_P(Edge, MedianDimRunsOnTheShimAndIsRefusedOnLibtorch) {
 TEST_P(Edge, SpectrumMultiplyAndSliceRunOnTheShimAndAreRefusedOnLibtorch) {
   if (refused_on_libtorch("spectral", {"aten::_fft_c2r", "aten::constant_pad_nd", "proxy executor"})) return;
   sweep("spectral");
+}
+
+// A spectrum rebuilt with its high frequencies zeroed (torch.cat of a slice
+// and zeros_like) and one zeroed in place (Y[..., 5:] = 0), then irfft: the C
+// shim's cat on complex64, aten::full and aten::slice_scatter through the
+// proxy executor (aotrun-shim 1.4).
+TEST_P(Edge, SpectrumZeroedByCatAndInPlaceRunsOnTheShimAndIsRefusedOnLibtorch) {
+  if (refused_on_libtorch("spectrum_zero", {"aten::full", "aten::slice_scatter", "proxy executor"})) return;
+  sweep("spectrum_zero");
 }
 
 // A complex64 constant (an nn.Parameter), a complex64 input and a complex64

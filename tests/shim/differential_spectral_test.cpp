@@ -1,8 +1,8 @@
 // The real fallbacks of issue #38 (since aotrun-shim 1.4): the pointwise
 // functions Inductor leaves to the C shim around an FFT
 // (aoti_torch_cpu_mul_Tensor, aoti_torch_cpu_slice_Tensor,
-// aoti_torch_cpu_view_dtype) and the proxy executor's aten::median.dim and
-// aten::constant_pad_nd.
+// aoti_torch_cpu_view_dtype, aoti_torch_cpu_cat) and the proxy executor's
+// aten::median.dim, aten::constant_pad_nd, aten::full and aten::slice_scatter.
 //
 // ShimDifferentialSpectral.*: the same call on real libtorch (AOTRUN_LIBTORCH)
 // and on the shim, comparing return codes, sizes, strides, storage offsets,
@@ -79,6 +79,7 @@ struct Api {
   int32_t (*mul)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*) = nullptr;
   int32_t (*slice)(AtenTensorHandle, int64_t, int64_t*, int64_t*, int64_t, AtenTensorHandle*) = nullptr;
   int32_t (*view_dtype)(AtenTensorHandle, int32_t, AtenTensorHandle*) = nullptr;
+  int32_t (*cat)(const AtenTensorHandle*, int64_t, int64_t, AtenTensorHandle*) = nullptr;
   std::string missing;
   void resolve(void* h) {
     auto get = [&](auto& fn, const char* name) {
@@ -88,6 +89,7 @@ struct Api {
     get(mul, "aoti_torch_cpu_mul_Tensor");
     get(slice, "aoti_torch_cpu_slice_Tensor");
     get(view_dtype, "aoti_torch_cpu_view_dtype");
+    get(cat, "aoti_torch_cpu_cat");
   }
 };
 
@@ -572,6 +574,85 @@ TEST(ShimDifferentialSpectral, ViewDtypeSameAndOtherElementSizes) {
   view_case(C64, F32, {0, 3}, {3, 1});
 }
 
+// ---- cat -------------------------------------------------------------------------
+
+struct CatIn {
+  int32_t dtype;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+};
+
+void cat_case(const std::vector<CatIn>& ins, int64_t dim, const std::string& note = "") {
+  std::string what = "cat dim " + std::to_string(dim) + " " + note + ":";
+  for (const CatIn& c : ins) what += " " + std::to_string(c.dtype) + str(c.sizes) + str(c.strides);
+  compare(
+      what,
+      [&](Side& sd) {
+        std::vector<AtenTensorHandle> v;
+        for (size_t i = 0; i < ins.size(); ++i) {
+          v.push_back(
+              rand_view(sd, ins[i].dtype, ins[i].sizes, ins[i].strides, 17 + static_cast<uint32_t>(i), ins[i].offset));
+        }
+        return v;
+      },
+      [&](const Api& f, const std::vector<AtenTensorHandle>& in, AtenTensorHandle* o) {
+        return f.cat(in.data(), static_cast<int64_t>(in.size()), dim, o);
+      });
+}
+
+TEST(ShimDifferentialSpectral, CatDtypesAndPromotion) {
+  NEED_BOTH();
+  for (int32_t d : {C64, C128, F32, F64, F16, BF16, I64, I32, I16, I8, U8, B}) {
+    cat_case({{d, {2, 5}, {5, 1}}, {d, {2, 4}, {4, 1}}}, -1, "the spectrum rebuilt");
+    cat_case({{d, {2, 3}, {3, 1}}, {d, {1, 3}, {3, 1}}, {d, {4, 3}, {3, 1}}}, 0, "three");
+  }
+  const std::vector<std::pair<int32_t, int32_t>> pairs = {
+      {C64, F32}, {F32, C64}, {C64, F64}, {C64, C128}, {C64, I64}, {C64, B}, {F32, F64}, {F16, BF16},
+      {F16, F32}, {BF16, I8}, {I64, I32}, {U8, I8},    {I16, U8},  {B, I32}, {B, F16},   {I32, F32}};
+  for (const auto& [x, y] : pairs) cat_case({{x, {3, 2}, {2, 1}}, {y, {3, 4}, {4, 1}}}, 1, "mixed dtypes");
+}
+
+TEST(ShimDifferentialSpectral, CatDimsEmptiesAndStrides) {
+  NEED_BOTH();
+  for (int32_t d : {C64, F32, I64, B}) {
+    for (int64_t dim : {0, 1, 2, -1, -2, -3}) {
+      std::vector<int64_t> a = {2, 3, 4}, b = a;
+      b[(dim + 3) % 3] = 1;
+      cat_case({{d, a, row_major(a)}, {d, b, row_major(b)}}, dim, "dims");
+    }
+    // 1-d empties are skipped (shape and dim wrap), other empties are not.
+    cat_case({{d, {0}, {1}}, {d, {2, 3}, {3, 1}}, {d, {0}, {1}}, {d, {2, 1}, {1, 1}}}, -1, "skipped 1-d empties");
+    cat_case({{d, {0}, {1}}, {d, {0}, {1}}}, 0, "all skipped");
+    cat_case({{d, {0}, {1}}, {d, {0}, {1}}}, 3, "all skipped, dim not wrapped");
+    cat_case({{d, {2, 0}, {1, 1}}, {d, {2, 3}, {3, 1}}}, 1, "empty with dims");
+    cat_case({{d, {0, 3}, {3, 1}}, {d, {2, 3}, {3, 1}}}, 0, "empty with dims");
+    cat_case({{d, {2, 0}, {1, 1}}, {d, {2, 3}, {3, 1}}}, 0, "refused: empty with dims is checked");
+    cat_case({{d, {4}, {1}}, {d, {5}, {1}}}, 0, "1-d");
+    // Strides: transposed, gapped with an offset, expanded, permuted 3-d.
+    cat_case({{d, {3, 2}, {1, 3}}, {d, {3, 4}, {4, 1}}}, 1, "transposed first");
+    cat_case({{d, {3, 2}, {1, 3}}, {d, {3, 4}, {1, 3}}}, 1, "both transposed");
+    cat_case({{d, {3, 2}, {7, 3}, 2}, {d, {3, 4}, {0, 1}}}, 1, "gapped, expanded");
+    cat_case({{d, {2, 3, 4}, {1, 8, 2}}, {d, {2, 3, 4}, {12, 1, 3}}}, 0, "permuted");
+    // Channels-last (4-d) and channels-last-3d (5-d): the result follows when every input does.
+    cat_case({{d, {2, 3, 4, 5}, {60, 1, 15, 3}}, {d, {1, 3, 4, 5}, {60, 1, 15, 3}}}, 0, "channels-last");
+    cat_case({{d, {2, 3, 4, 5}, {60, 1, 15, 3}}, {d, {2, 2, 4, 5}, {40, 1, 10, 2}}}, 1, "channels-last on C");
+    cat_case({{d, {2, 3, 4, 5}, {60, 1, 15, 3}}, {d, {2, 3, 4, 5}, {60, 20, 5, 1}}}, 3, "mixed: contiguous");
+    cat_case({{d, {2, 3, 4, 5}, {60, 1, 15, 3}}, {d, {0}, {1}}}, 0, "channels-last with a skipped empty");
+    cat_case({{d, {2, 3, 2, 2, 2}, {24, 1, 12, 6, 3}}, {d, {2, 3, 2, 2, 1}, {12, 1, 6, 3, 3}}}, 4, "channels-last-3d");
+    cat_case({{d, {2, 1, 2, 2}, {4, 4, 2, 1}}, {d, {2, 1, 2, 2}, {4, 1, 2, 1}}}, 0, "ambiguous size-1 C");
+  }
+}
+
+TEST(ShimDifferentialSpectral, CatRefusesWhatLibtorchRefuses) {
+  NEED_BOTH();
+  cat_case({{C64, {2, 5}, {5, 1}}, {C64, {3, 4}, {4, 1}}}, 1, "sizes differ outside dim");
+  cat_case({{C64, {2, 5}, {5, 1}}, {C64, {2, 5, 1}, {5, 1, 1}}}, 1, "ndims differ");
+  cat_case({{F32, {2, 5}, {5, 1}}, {F32, {2, 5}, {5, 1}}}, 2, "dim out of range");
+  cat_case({{F32, {2, 5}, {5, 1}}, {F32, {2, 5}, {5, 1}}}, -3, "dim out of range");
+  cat_case({{F32, {}, {}}, {F32, {2}, {1}}}, 0, "0-d");
+  cat_case({}, 0, "no tensors");
+}
+
 // ---- median.dim ---------------------------------------------------------------
 
 std::string median_nodes(bool keepdim) {
@@ -929,6 +1010,245 @@ TEST(ShimReference, ConstantPadNdThroughTheExecutorMatchesNaiveLoops) {
     AtenTensorHandle t[2] = {x, out};
     std::vector<int64_t> args = ints;
     expect_refused(c.ex.call(h, 0, static_cast<int>(args.size()), args.data(), 2, t), "aten::constant_pad_nd", "pad");
+    c.ex.del(h);
+  }
+}
+
+// aoti_torch_cpu_cat's refusals name the function and the argument.
+TEST(ShimReference, CatRefusalsNameTheArgument) {
+  NEED_SHIM();
+  ShimOnlyCase c;
+  ASSERT_NE(c.f.cat, nullptr);
+  AtenTensorHandle a = rand_view(c.sd, C64, {2, 5}, {5, 1}, 1), b = rand_view(c.sd, C64, {3, 4}, {4, 1}, 2);
+  AtenTensorHandle z = rand_view(c.sd, C64, {}, {}, 3), out = nullptr;
+  AtenTensorHandle ab[2] = {a, b}, az[2] = {a, z};
+  expect_refused(c.f.cat(ab, 2, 1, &out), "aoti_torch_cpu_cat", "tensors");
+  EXPECT_NE(
+      std::string(aotrun_shim_test::shim_only().last_error()).find("Sizes of tensors must match except in dimension 1"),
+      std::string::npos);
+  expect_refused(c.f.cat(az, 2, 0, &out), "aoti_torch_cpu_cat", "tensors");
+  expect_refused(c.f.cat(ab, 2, 2, &out), "aoti_torch_cpu_cat", "dim");
+  expect_refused(c.f.cat(ab, 0, 0, &out), "aoti_torch_cpu_cat", "tensors");
+}
+
+// aten::full through the executor as a zeroed spectrum makes it (size in the
+// ints, an int fill_value, dtype complex64 from the node); also a float
+// value from the node, a complex one, bool, inferred dtypes, and refusals.
+TEST(ShimReference, FullThroughTheExecutorMatchesNaiveLoops) {
+  NEED_SHIM();
+  ShimOnlyCase c;
+  ASSERT_TRUE(c.ex.ok());
+  struct Case {
+    std::vector<int64_t> size;
+    std::string value;  // the fill_value's {"as_<kind>": v}
+    int64_t int_value;  // passed when value is an as_int
+    std::string dtype;  // the dtype's {"as_...": ...}
+    int32_t want_dtype;
+    cd want;
+  };
+  const std::vector<Case> cases = {
+      {{2, 4}, R"({"as_int": 0})", 0, R"({"as_scalar_type": 10})", C64, cd(0)},
+      {{3, 2}, R"({"as_int": -3})", -3, R"({"as_scalar_type": 11})", C128, cd(-3)},
+      {{2, 3}, R"({"as_float": 0.5})", 0, R"({"as_scalar_type": 10})", C64, cd(0.5)},
+      {{2}, R"({"as_complex": {"real": 1.5, "imag": -2}})", 0, R"({"as_scalar_type": 11})", C128, cd(1.5, -2)},
+      {{2, 2}, R"({"as_complex": {"real": 1.5, "imag": -2}})", 0, R"({"as_none": true})", C64, cd(1.5, -2)},
+      {{4}, R"({"as_float": 2.75})", 0, R"({"as_scalar_type": 5})", I64, cd(2)},
+      {{4}, R"({"as_float": -2.75})", 0, R"({"as_scalar_type": 7})", F32, cd(-2.75)},
+      {{3}, R"({"as_int": 7})", 7, R"({"as_none": true})", I64, cd(7)},
+      {{3}, R"({"as_float": 7.5})", 0, R"({"as_none": true})", F32, cd(7.5)},
+      {{3}, R"({"as_bool": true})", 0, R"({"as_none": true})", B, cd(1)},
+      {{2, 3}, R"({"as_int": 1})", 1, R"({"as_scalar_type": 12})", B, cd(1)},
+      {{2, 0}, R"({"as_int": 1})", 1, R"({"as_scalar_type": 13})", BF16, cd(1)},
+      {{5}, R"({"as_int": -1})", -1, R"({"as_scalar_type": 6})", F16, cd(-1)},
+      {{}, R"({"as_int": 100})", 100, R"({"as_scalar_type": 2})", I8, cd(100)},
+      {{2}, R"({"as_int": 200})", 200, R"({"as_scalar_type": 1})", U8, cd(200)},
+  };
+  auto nodes_for = [](const std::vector<int64_t>& size, const std::string& value, const std::string& dtype,
+                      const std::string& device = "cpu") {
+    std::string sz;
+    for (int64_t x : size) sz += (sz.empty() ? "" : ", ") + std::to_string(x);
+    return R"({"nodes": [{"name": "buf2", "node": {"target": "aten::full", "inputs": [)"
+           R"({"name": "size", "arg": {"as_ints": [)" +
+           sz + R"(]}, "kind": 1}, {"name": "fill_value", "arg": )" + value +
+           R"(, "kind": 1}, {"name": "dtype", "arg": )" + dtype +
+           R"(, "kind": 2}, {"name": "layout", "arg": {"as_layout": 7}, "kind": 2}, )"
+           R"({"name": "device", "arg": {"as_device": {"type": ")" +
+           device +
+           R"(", "index": null}}, "kind": 2}, {"name": "pin_memory", "arg": {"as_bool": false}, "kind": 2}], )"
+           R"("outputs": [{"as_tensor": {"name": "buf2"}}]}}]})";
+  };
+  for (const Case& k : cases) {
+    const std::string nodes = nodes_for(k.size, k.value, k.dtype);
+    void* h = nullptr;
+    ASSERT_EQ(c.ex.create(nodes.c_str(), nodes.size(), &h), 0) << aotrun_shim_test::shim_only().last_error();
+    std::vector<int64_t> ints = k.size;
+    if (k.value.find("as_int") != std::string::npos) ints.push_back(k.int_value);
+    for (bool preallocated : {false, true}) {
+      AtenTensorHandle out = nullptr;
+      if (preallocated) {  // the wrapper's buffer of the result's sizes and dtype, written in place
+        out = rand_view(c.sd, k.want_dtype, k.size, row_major(k.size), 5);
+      } else {
+        c.a.aoti_torch_new_uninitialized_tensor(&out);
+        c.sd.keep(out);
+      }
+      EXPECT_EQ(c.ex.call(h, 0, static_cast<int>(ints.size()), ints.data(), 1, &out), 0)
+          << k.value << " " << aotrun_shim_test::shim_only().last_error();
+      const TensorDesc d = describe(c.a, out);
+      EXPECT_EQ(d.sizes, k.size) << k.value;
+      EXPECT_EQ(d.strides, row_major(k.size)) << k.value;
+      EXPECT_EQ(d.dtype, k.want_dtype) << k.value;
+      if (d.dtype != k.want_dtype) continue;
+      expect_values(elems(c.a, out), std::vector<cd>(static_cast<size_t>(d.numel), k.want), k.want_dtype,
+                    "full " + k.value, true);
+    }
+    c.ex.del(h);
+  }
+  // Refused: a negative size, an int8 overflow, a complex value into float32.
+  struct Bad {
+    std::vector<int64_t> size;
+    std::string value, dtype;
+    std::vector<int64_t> ints;
+    const char* arg;
+  };
+  const std::vector<Bad> bad = {
+      {{2, 4}, R"({"as_int": 0})", R"({"as_scalar_type": 10})", {-2, 4, 0}, "size"},
+      {{2}, R"({"as_int": 300})", R"({"as_scalar_type": 2})", {2, 300}, "fill_value"},
+      {{2}, R"({"as_complex": {"real": 1, "imag": 1}})", R"({"as_scalar_type": 7})", {2}, "fill_value"},
+  };
+  for (const Bad& k : bad) {
+    const std::string nodes = nodes_for(k.size, k.value, k.dtype);
+    void* h = nullptr;
+    ASSERT_EQ(c.ex.create(nodes.c_str(), nodes.size(), &h), 0) << aotrun_shim_test::shim_only().last_error();
+    AtenTensorHandle out = nullptr;
+    c.a.aoti_torch_new_uninitialized_tensor(&out);
+    c.sd.keep(out);
+    std::vector<int64_t> ints = k.ints;
+    expect_refused(c.ex.call(h, 0, static_cast<int>(ints.size()), ints.data(), 1, &out), "aten::full", k.arg);
+    c.ex.del(h);
+  }
+  // A device other than the CPU: refused naming the argument.
+  const std::string meta = nodes_for({2}, R"({"as_int": 0})", R"({"as_scalar_type": 10})", "meta");
+  void* h = nullptr;
+  ASSERT_EQ(c.ex.create(meta.c_str(), meta.size(), &h), 0);
+  AtenTensorHandle out = nullptr;
+  c.a.aoti_torch_new_uninitialized_tensor(&out);
+  c.sd.keep(out);
+  int64_t ints[2] = {2, 0};
+  expect_refused(c.ex.call(h, 0, 2, ints, 1, &out), "aten::full", "device");
+  c.ex.del(h);
+}
+
+// aten::slice_scatter through the executor as X[..., k:] = 0 makes it (dim,
+// start, end = INT64_MAX, step in the ints), and None bounds (as_none: no
+// int), negative and clamped bounds, steps, strided self, a src of another
+// dtype, and refusals; against a naive copy-then-assign loop.
+TEST(ShimReference, SliceScatterThroughTheExecutorMatchesNaiveLoops) {
+  NEED_SHIM();
+  ShimOnlyCase c;
+  ASSERT_TRUE(c.ex.ok());
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  struct Case {
+    int32_t dtype;
+    std::vector<int64_t> sizes, strides;
+    int64_t dim;
+    bool has_start, has_end;
+    int64_t start, end, step;
+    int32_t src_dtype;
+  };
+  const std::vector<Case> cases = {
+      {C64, {2, 9}, {9, 1}, 1, true, true, 5, kMax, 1, C64},
+      {C64, {2, 9}, {9, 1}, -1, true, false, -4, 0, 1, C64},
+      {C128, {3, 9}, {1, 3}, 1, false, true, 0, 4, 2, C128},
+      {C64, {4, 3}, {3, 1}, 0, true, true, 1, 3, 1, F32},
+      {F32, {2, 3, 5}, {1, 10, 2}, 2, true, true, -100, 100, 3, F32},
+      {F64, {6}, {2}, 0, false, false, 0, 0, 4, I64},
+      {I64, {3, 4}, {4, 1}, 1, true, true, 3, 1, 1, I64},
+      {B, {5, 2}, {2, 1}, 0, true, true, 1, 4, 2, B},
+      {BF16, {4, 4}, {4, 1}, 1, true, true, 2, kMax, 1, BF16},
+      {C64, {3, 4}, {0, 1}, 0, true, true, 1, 2, 1, C64},  // expanded self: cloned densely
+  };
+  for (const Case& k : cases) {
+    const auto arg = [](const char* name, bool has, int64_t) {
+      return std::string(R"({"name": ")") + name + R"(", "arg": )" +
+             (has ? std::string(R"({"as_int": 0})") : std::string(R"({"as_none": true})")) + R"(, "kind": 1})";
+    };
+    const std::string nodes = R"({"nodes": [{"name": "buf2", "node": {"target": "aten::slice_scatter", "inputs": [)"
+                              R"({"name": "self", "arg": {"as_tensor": {"name": "buf0"}}, "kind": 1}, )"
+                              R"({"name": "src", "arg": {"as_tensor": {"name": "buf1"}}, "kind": 1}, )" +
+                              arg("dim", true, 0) + ", " + arg("start", k.has_start, 0) + ", " +
+                              arg("end", k.has_end, 0) + ", " + arg("step", true, 0) +
+                              R"(], "outputs": [{"as_tensor": {"name": "buf2"}}]}}]})";
+    void* h = nullptr;
+    ASSERT_EQ(c.ex.create(nodes.c_str(), nodes.size(), &h), 0) << aotrun_shim_test::shim_only().last_error();
+    // Naive slice bounds.
+    const int64_t nd = static_cast<int64_t>(k.sizes.size()), d = k.dim < 0 ? k.dim + nd : k.dim;
+    const int64_t size = k.sizes[d];
+    int64_t s = k.has_start ? k.start : 0, e = k.has_end ? k.end : kMax;
+    if (s < 0) s += size;
+    if (e < 0) e += size;
+    s = std::min(std::max<int64_t>(s, 0), size);
+    e = std::min(std::max(e, s), size);
+    std::vector<int64_t> src_sizes = k.sizes;
+    src_sizes[d] = (e - s + k.step - 1) / k.step;
+    AtenTensorHandle self = rand_view(c.sd, k.dtype, k.sizes, k.strides, 61);
+    AtenTensorHandle src = rand_view(c.sd, k.src_dtype, src_sizes, row_major(src_sizes), 67), out = nullptr;
+    c.a.aoti_torch_new_uninitialized_tensor(&out);
+    c.sd.keep(out);
+    std::vector<int64_t> ints = {k.dim};
+    if (k.has_start) ints.push_back(k.start);
+    if (k.has_end) ints.push_back(k.end);
+    ints.push_back(k.step);
+    AtenTensorHandle t[3] = {self, src, out};
+    const std::string what = "slice_scatter " + std::to_string(k.dtype) + str(k.sizes) + str(k.strides) + " dim " +
+                             std::to_string(k.dim) + " [" + std::to_string(s) + ":" + std::to_string(e) + ":" +
+                             std::to_string(k.step) + "]";
+    ASSERT_EQ(c.ex.call(h, 0, static_cast<int>(ints.size()), ints.data(), 3, t), 0)
+        << what << " " << aotrun_shim_test::shim_only().last_error();
+    c.ex.del(h);
+    const TensorDesc od = describe(c.a, out);
+    EXPECT_EQ(od.sizes, k.sizes) << what;
+    EXPECT_EQ(od.dtype, k.dtype) << what;
+    // self's strides kept when self has no internal overlap (clone_preserve_strides).
+    EXPECT_EQ(od.strides, k.strides[0] != 0 ? k.strides : row_major(k.sizes)) << what;
+    std::vector<cd> want = elems(c.a, self);
+    const std::vector<cd> sv = elems(c.a, src);
+    const std::vector<int64_t> rs = row_major(k.sizes), ss = row_major(src_sizes);
+    for (int64_t i = 0; i < static_cast<int64_t>(sv.size()); ++i) {
+      int64_t pos = 0;
+      for (int64_t q = 0; q < nd; ++q) {
+        int64_t j = (i / ss[q]) % src_sizes[q];
+        if (q == d) j = s + j * k.step;
+        pos += j * rs[q];
+      }
+      cd v = sv[i];
+      if (k.dtype == I64 || k.dtype == B) v = k.dtype == B ? cd(v != cd(0) ? 1 : 0) : cd(std::trunc(v.real()));
+      if (!cplx(k.dtype)) v = v.real();
+      want[pos] = v;
+    }
+    expect_values(elems(c.a, out), want, k.dtype, what, k.dtype != F32 && k.dtype != F64 && k.dtype != BF16);
+  }
+  // Refused: src not of the slice's size, a 0-step, dim out of range.
+  for (const auto& [ints, src_sizes, arg] :
+       {std::make_tuple(std::vector<int64_t>{1, 5, kMax, 1}, std::vector<int64_t>{2, 3}, "src"),
+        std::make_tuple(std::vector<int64_t>{1, 5, kMax, 0}, std::vector<int64_t>{2, 4}, "step"),
+        std::make_tuple(std::vector<int64_t>{2, 5, kMax, 1}, std::vector<int64_t>{2, 4}, "dim")}) {
+    const std::string nodes = R"({"nodes": [{"name": "b", "node": {"target": "aten::slice_scatter", "inputs": [)"
+                              R"({"name": "self", "arg": {"as_tensor": {"name": "a"}}, "kind": 1}, )"
+                              R"({"name": "src", "arg": {"as_tensor": {"name": "s"}}, "kind": 1}, )"
+                              R"({"name": "dim", "arg": {"as_int": 1}, "kind": 1}, )"
+                              R"({"name": "start", "arg": {"as_int": 5}, "kind": 1}, )"
+                              R"({"name": "end", "arg": {"as_int": 9}, "kind": 1}, )"
+                              R"({"name": "step", "arg": {"as_int": 1}, "kind": 1}], )"
+                              R"("outputs": [{"as_tensor": {"name": "b"}}]}}]})";
+    void* h = nullptr;
+    ASSERT_EQ(c.ex.create(nodes.c_str(), nodes.size(), &h), 0);
+    AtenTensorHandle self = rand_view(c.sd, C64, {2, 9}, {9, 1}, 1), out = nullptr;
+    AtenTensorHandle src = rand_view(c.sd, C64, src_sizes, row_major(src_sizes), 2);
+    c.a.aoti_torch_new_uninitialized_tensor(&out);
+    c.sd.keep(out);
+    AtenTensorHandle t[3] = {self, src, out};
+    std::vector<int64_t> args = ints;
+    expect_refused(c.ex.call(h, 0, 4, args.data(), 3, t), "aten::slice_scatter", arg);
     c.ex.del(h);
   }
 }

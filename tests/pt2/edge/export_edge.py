@@ -42,6 +42,11 @@ random weights (fixed seed), and eager references:
                     view_dtype on complex64 (Inductor generates no code for
                     complex tensors), constant_pad_nd and _fft_c2r through
                     the proxy executor.
+  spectrum_zero.pt2 irfft(cat([X[..., :5], zeros_like(X[..., 5:])], -1), n=16)
+                    for X = rfft(x), and irfft(Y, n=16) after Y[..., 5:] = 0
+                    for Y = rfft(y), x and y [2, 16]: the C shim's cat on
+                    complex64, aten::full and aten::slice_scatter through the
+                    proxy executor.
   complex_io.pt2    z * w and irfft(z * w, n=16) for a complex64 input z
                     [2, 9] and a complex64 weight w [9] (an nn.Parameter):
                     complex constants, inputs and outputs through aotrun.
@@ -137,8 +142,8 @@ class Median(torch.nn.Module):
 class Spectral(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        # The complex weight as (re, im) pairs: aotrun's package layer takes
-        # no complex64 constant (nor input) yet.
+        # The complex weight as (re, im) pairs, viewed as complex in forward
+        # (complex_io.pt2 holds a complex64 constant itself).
         self.w = torch.nn.Parameter(torch.randn(9, 2))
 
     def forward(self, x, g):
@@ -146,6 +151,15 @@ class Spectral(torch.nn.Module):
         w = torch.view_as_complex(self.w)
         return (torch.fft.irfft(X * w, n=16), torch.fft.irfft(X * g, n=16),
                 torch.fft.irfft(X[..., :5], n=16), torch.fft.irfft(X * w + X, n=16))
+
+
+class SpectrumZero(torch.nn.Module):
+    def forward(self, x, y):
+        X = torch.fft.rfft(x)
+        rebuilt = torch.cat([X[..., :5], torch.zeros_like(X[..., 5:])], -1)
+        Y = torch.fft.rfft(y)
+        Y[..., 5:] = 0
+        return torch.fft.irfft(rebuilt, n=16), torch.fft.irfft(Y, n=16)
 
 
 class ComplexIO(torch.nn.Module):
@@ -239,6 +253,7 @@ def main():
     EXPORTS["median"](out, manifest)
     EXPORTS["spectral"](out, manifest)
     EXPORTS["complex_io"](out, manifest)
+    EXPORTS["spectrum_zero"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
@@ -291,7 +306,14 @@ def export_spectral(out, manifest):
            [(torch.randn(2, 16), torch.randn(2, 9))], manifest)
 
 
-EXPORTS = {"fft": export_fft, "scans": export_scans, "median": export_median, "spectral": export_spectral}
+def export_spectrum_zero(out, manifest):
+    torch.manual_seed(20261203)
+    export(out, "spectrum_zero", SpectrumZero(), (torch.randn(2, 16), torch.randn(2, 16)), None,
+           [(torch.randn(2, 16), torch.randn(2, 16))], manifest)
+
+
+EXPORTS = {"fft": export_fft, "scans": export_scans, "median": export_median, "spectral": export_spectral,
+           "spectrum_zero": export_spectrum_zero}
 
 
 def int4_group_quantize(w, group):

@@ -377,6 +377,12 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_slice_Tensor(AtenTensorHandle self
 /* ret0: a view of self's bytes as dtype (Tensor.view(dtype)); with another
  * element size the last dim must have stride 1 and scales. */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_view_dtype(AtenTensorHandle self, int32_t dtype, AtenTensorHandle* ret0);
+/* ret0: torch.cat of tensors[0..tensors_len_) along dim (wrapped; 1-d empty
+ * tensors skipped), in the dtypes' promotion, laid out as libtorch lays it
+ * out (channels-last when every tensor suggests it, else contiguous); other
+ * dims must match. complex64/complex128, every real dtype and bool. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_cat(const AtenTensorHandle* tensors, int64_t tensors_len_, int64_t dim,
+                                                  AtenTensorHandle* ret0);
 
 /* --- AOTInductor's proxy executor (since aotrun-shim 1.4) ------------------
  * A model calls the ops that have no C shim function (torch.linalg.inv,
@@ -387,14 +393,16 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_view_dtype(AtenTensorHandle self, 
  * model's runs (AOTInductorModelContainerRun's proxy_executor). aotrun's
  * shim runs aten::linalg_inv_ex, aten::_linalg_solve_ex (left=True),
  * aten::_linalg_check_errors, aten::_unique2 and (since aotrun-shim 1.4
- * like the executor) aten::_fft_c2r (torch.fft.irfft), aten::median.dim and
- * aten::constant_pad_nd (docs/SHIM.md). */
+ * like the executor) aten::_fft_c2r (torch.fft.irfft), aten::median.dim,
+ * aten::constant_pad_nd, aten::full and aten::slice_scatter (docs/SHIM.md). */
 typedef struct AOTIProxyExecutorOpaque* AOTIProxyExecutorHandle;
 /* Node `extern_node_index` with its tensor inputs, then one handle per
  * tensor output, in flatten_tensor_args; its int arguments in
  * flatten_int_args (num_ints: one per int, a list's elements; 0 but for
  * aten::_fft_c2r: dim..., normalization, last_dim_size; aten::median.dim:
- * dim; aten::constant_pad_nd: pad..., then value when it is an int).
+ * dim; aten::constant_pad_nd: pad..., then value when it is an int;
+ * aten::full: size..., then fill_value when it is an int; aten::slice_scatter:
+ * dim, start and end unless None, step).
  * Each output handle then holds the result (the wrapper's own buffer,
  * written, when it has the result's sizes and dtype; else the result
  * itself). Fails, naming the node, on a null executor, an index out of range

@@ -120,6 +120,9 @@ Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value, cons
 Tensor masked_select(const Tensor& self, const Tensor& mask, const char* op);
 Tensor repeat_interleave(const Tensor& repeats, const int64_t* output_size, const char* op);
 
+// torch.cat of tensors along dim, as libtorch's (cat.cpp, since aotrun-shim 1.4).
+Tensor cat(const std::vector<const Tensor*>& tensors, int64_t dim, const char* op);
+
 // scatter / scatter_reduce into `out` (resized to self's shape, then
 // self's values unless it is self), scatter.cpp. src null: `value`.
 enum class ScatterReduce { kNone, kSum, kProd, kMean, kAmax, kAmin };

@@ -37,6 +37,17 @@ ExternArg read_arg(const json& arg, const std::string& where) {
   } else if (a.serialized_kind == "as_string" && v.is_string()) {
     a.kind = ExternArg::kString;
     a.s = v.get<std::string>();
+  } else if ((a.serialized_kind == "as_scalar_type" || a.serialized_kind == "as_layout") && v.is_number_integer()) {
+    a.kind = a.serialized_kind == "as_layout" ? ExternArg::kLayout : ExternArg::kScalarType;
+    a.i = v.get<int64_t>();
+  } else if (a.serialized_kind == "as_device" && v.is_object() && v.contains("type") && v["type"].is_string()) {
+    a.kind = ExternArg::kDevice;
+    a.s = v["type"].get<std::string>();
+  } else if (a.serialized_kind == "as_complex" && v.is_object() && v.contains("real") && v["real"].is_number() &&
+             v.contains("imag") && v["imag"].is_number()) {
+    a.kind = ExternArg::kComplex;
+    a.f = v["real"].get<double>();
+    a.f_imag = v["imag"].get<double>();
   } else if (a.serialized_kind == "as_none") {
     a.kind = ExternArg::kNone;
   }

@@ -16,13 +16,16 @@ namespace aotrun::shim::proxy {
 
 struct ExternArg {
   // kInts: as_ints or as_sym_ints (a list of ints); kInt: as_int or as_sym_int.
-  enum Kind { kTensor, kBool, kInt, kFloat, kString, kNone, kOther, kInts };
+  // kScalarType/kLayout (i: torch.export's code), kDevice (s: its type),
+  // kComplex (f, f_imag): the options of factory ops like aten::full.
+  enum Kind { kTensor, kBool, kInt, kFloat, kString, kNone, kOther, kInts, kScalarType, kLayout, kDevice, kComplex };
   std::string name;  // the schema's argument name ("" for outputs)
   Kind kind = kOther;
   std::string serialized_kind;  // "as_tensor", "as_bool", ... as written
   bool b = false;
   int64_t i = 0;
   double f = 0;
+  double f_imag = 0;          // as_complex's imaginary part
   std::string s;              // as_string's value, or the tensor's name
   std::vector<int64_t> ints;  // as_ints' values (as_sym_ints: as many zeros, the values come with the call)
 };

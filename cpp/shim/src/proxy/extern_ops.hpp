@@ -28,6 +28,9 @@ ExternOpFn find_extern_op(const std::string& target);
 bool extern_op_takes_ints(const std::string& target);
 // Whether the op for `target` reads float arguments (from the node).
 bool extern_op_takes_floats(const std::string& target);
+// Whether the op for `target` reads dtype, layout, device or complex
+// arguments (from the node).
+bool extern_op_takes_options(const std::string& target);
 // "aten::linalg_inv_ex, aten::_linalg_solve_ex, ..." for messages.
 std::string extern_op_names();
 
@@ -37,7 +40,8 @@ std::string extern_op_names();
 // data-dependent size).
 void set_output(const ExternCall& call, size_t k, const Tensor& value);
 
-// The ops (linalg_ops.cpp, unique_op.cpp, fft_op.cpp, median_op.cpp, pad_op.cpp).
+// The ops (linalg_ops.cpp, unique_op.cpp, fft_op.cpp, median_op.cpp, pad_op.cpp,
+// full_op.cpp, slice_scatter_op.cpp).
 void linalg_inv_ex(const ExternCall& call);
 void linalg_solve_ex(const ExternCall& call);
 void linalg_check_errors(const ExternCall& call);
@@ -45,5 +49,7 @@ void unique2(const ExternCall& call);
 void fft_c2r(const ExternCall& call);          // fft_op.cpp (since aotrun-shim 1.4)
 void median_dim(const ExternCall& call);       // median_op.cpp (since aotrun-shim 1.4)
 void constant_pad_nd(const ExternCall& call);  // pad_op.cpp (since aotrun-shim 1.4)
+void full(const ExternCall& call);             // full_op.cpp (since aotrun-shim 1.4)
+void slice_scatter(const ExternCall& call);    // slice_scatter_op.cpp (since aotrun-shim 1.4)
 
 }  // namespace aotrun::shim::proxy

@@ -26,8 +26,9 @@ namespace {
 struct Entry {
   const char* target;
   ExternOpFn fn;
-  bool takes_ints = false;    // reads int arguments (flatten_int_args)
-  bool takes_floats = false;  // reads float arguments from the node
+  bool takes_ints = false;     // reads int arguments (flatten_int_args)
+  bool takes_floats = false;   // reads float arguments from the node
+  bool takes_options = false;  // reads dtype/layout/device and complex values from the node
 };
 // The ops aotrun runs for models (each tested against libtorch and eager).
 constexpr Entry kOps[] = {
@@ -38,12 +39,14 @@ constexpr Entry kOps[] = {
     {"aten::_fft_c2r", fft_c2r, true},
     {"aten::median.dim", median_dim, true},
     {"aten::constant_pad_nd", constant_pad_nd, true, true},
+    {"aten::full", full, true, true, true},
+    {"aten::slice_scatter", slice_scatter, true},
 };
 
 // Arguments an op reads from the node itself. Integers and int lists arrive
 // through the flattened int arguments, which only ops marked takes_ints
 // read: elsewhere a node passing one is refused rather than misread.
-void check_argument_kinds(const ExternNode& n, size_t index, bool takes_ints, bool takes_floats) {
+void check_argument_kinds(const ExternNode& n, size_t index, bool takes_ints, bool takes_floats, bool takes_options) {
   for (const ExternArg& a : n.inputs) {
     if (a.kind == ExternArg::kTensor || a.kind == ExternArg::kBool || a.kind == ExternArg::kString ||
         a.kind == ExternArg::kNone) {
@@ -51,6 +54,10 @@ void check_argument_kinds(const ExternNode& n, size_t index, bool takes_ints, bo
     }
     if (takes_ints && (a.kind == ExternArg::kInt || a.kind == ExternArg::kInts)) continue;
     if (takes_floats && a.kind == ExternArg::kFloat) continue;
+    if (takes_options && (a.kind == ExternArg::kScalarType || a.kind == ExternArg::kLayout ||
+                          a.kind == ExternArg::kDevice || a.kind == ExternArg::kComplex)) {
+      continue;
+    }
     throw ShimError("extern kernel node " + std::to_string(index) + " (" + n.target + ") passes argument '" + a.name +
                     "' as " + a.serialized_kind + ", which aotrun's proxy executor does not take for this op");
   }
@@ -81,6 +88,13 @@ bool extern_op_takes_ints(const std::string& target) {
 bool extern_op_takes_floats(const std::string& target) {
   for (const Entry& e : kOps) {
     if (target == e.target) return e.takes_floats;
+  }
+  return false;
+}
+
+bool extern_op_takes_options(const std::string& target) {
+  for (const Entry& e : kOps) {
+    if (target == e.target) return e.takes_options;
   }
   return false;
 }
@@ -123,7 +137,8 @@ extern "C" AOTITorchError aotrun_shim_proxy_executor_create(const char* nodes_js
         throw ShimError("the model calls " + n.target + " through AOTInductor's proxy executor (extern kernel node " +
                         std::to_string(i) + "), which aotrun's shim does not run; it runs " + proxy::extern_op_names());
       }
-      proxy::check_argument_kinds(n, i, proxy::extern_op_takes_ints(n.target), proxy::extern_op_takes_floats(n.target));
+      proxy::check_argument_kinds(n, i, proxy::extern_op_takes_ints(n.target), proxy::extern_op_takes_floats(n.target),
+                                  proxy::extern_op_takes_options(n.target));
       ex->ops.push_back(fn);
     }
     *out = ex.release();
