@@ -37,7 +37,7 @@ pub const BUILD_LIB_DIR: Option<&str> = option_env!("AOTRUN_SYS_BUILD_LIB_DIR");
 
 /// Number of function slots in a table of [`AOTRUN_API_VERSION`] (the
 /// header pins the offset of the last one).
-const SLOTS: usize = 76;
+const SLOTS: usize = 77;
 
 static TABLE: AtomicPtr<aotrun_api> = AtomicPtr::new(std::ptr::null_mut());
 /// Where the installed table came from; also serialises installation.

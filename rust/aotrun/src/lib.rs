@@ -81,7 +81,7 @@ pub use error::{Error, ErrorCode, Result};
 pub use future::{block_on, RunBuffers, RunError, RunFuture};
 pub use log::{clear_log_handler, log_level, set_log_handler, set_log_level, Level, LevelFilter};
 pub use owned::{Shape, Tensor};
-pub use package::{OpenOptions, Package, PackageInfo, Provider, SymbolInfo, TensorInfo};
+pub use package::{OpenOptions, Package, PackageInfo, Provider, ProviderPreview, SymbolInfo, TensorInfo};
 pub use runner::{Mode, RunnerBuilder, RunnerStats, SerialRunner, ThreadedRunner};
 pub use scope::{AsyncOutputs, Event, Refused, Scope};
 pub use stream::{BoundGraph, Capture, CaptureMode, CaptureRunner, Graph, Stream};

@@ -223,6 +223,21 @@ pub struct Provider {
     pub reason: String,
 }
 
+/// Which C shim provider opening a package would choose, asked before open
+/// ([`Package::preview_provider`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderPreview {
+    /// `"shim"` or `"libtorch"`; `None` when open would refuse for want of a
+    /// provider, and for packages that call no C shim (aotrun's own).
+    pub name: Option<String>,
+    /// The library whose exports the model would bind to (aotrun's
+    /// `libaotrun_shim.so.1`, or a `libtorch_cpu.so`); `None` when none.
+    pub library: Option<PathBuf>,
+    /// One sentence: why, or the refusal open would give ("" for packages
+    /// that call no C shim).
+    pub reason: String,
+}
+
 fn abi_pair(v: u32) -> (u32, u32) {
     (v >> 16, v & 0xFFFF)
 }
@@ -243,39 +258,73 @@ impl Package {
     pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Package> {
         crate::error::loaded()?;
         let path = path_cstring(path.as_ref())?;
-        let mut raw = ptr::null_mut();
-        check(unsafe { ffi!(package_options_create)(&mut raw) })?;
-        let raw = RawOpenOptions(raw);
-        check(unsafe { ffi!(package_options_set_verify_hashes)(raw.0, options.verify_hashes as i32) })?;
-        if let Some(pin) = &options.expected_sha256 {
-            let pin = CString::new(pin.as_str()).map_err(|_| Error::invalid("expected_sha256 contains a NUL byte"))?;
-            check(unsafe { ffi!(package_options_set_expected_sha256)(raw.0, pin.as_ptr()) })?;
-        }
-        if options.allow_untrusted_files {
-            check(unsafe { ffi!(package_options_set_allow_untrusted_files)(raw.0, 1) })?;
-        }
-        if let Some(model) = &options.pt2_model {
-            let model = CString::new(model.as_str()).map_err(|_| Error::invalid("pt2_model contains a NUL byte"))?;
-            check(unsafe { ffi!(package_options_set_pt2_model)(raw.0, model.as_ptr()) })?;
-        }
-        if let Some(lib) = &options.libtorch {
-            let lib = path_cstring(lib)?;
-            check(unsafe { ffi!(package_options_set_libtorch)(raw.0, lib.as_ptr()) })?;
-        }
-        if let Some(provider) = &options.provider {
-            let provider =
-                CString::new(provider.as_str()).map_err(|_| Error::invalid("provider contains a NUL byte"))?;
-            check(unsafe { ffi!(package_options_set_provider)(raw.0, provider.as_ptr()) })?;
-        }
-        if options.pt2_above_compiled_max {
-            check(unsafe { ffi!(package_options_set_pt2_above_compiled_max)(raw.0, 1) })?;
-        }
-        if options.pt2_pad_batch {
-            check(unsafe { ffi!(package_options_set_pt2_pad_batch)(raw.0, 1) })?;
-        }
+        let raw = raw_options(options)?;
         Self::open_raw(&path, raw.0)
     }
 
+    /// Which C shim provider [`Package::open_with`]`(path, options)` would
+    /// choose now, without opening the package: nothing is loaded or run (a
+    /// `.pt2`'s model library is extracted and its imports read). For
+    /// diagnosis before open, also of a package open refuses. A later open
+    /// decides again, and differs if a provider is loaded in between.
+    ///
+    /// Errors: what [`Package::open`] gives for a path it cannot read as a
+    /// package (NotFound, BadPackage, Unsupported), InvalidArgument (a bad
+    /// provider setting). A provider open would refuse is an answer
+    /// ([`ProviderPreview::name`] `None`, the refusal in `reason`). Since 1.3.
+    pub fn preview_provider(path: impl AsRef<Path>, options: &OpenOptions) -> Result<ProviderPreview> {
+        crate::error::loaded()?;
+        let path = path_cstring(path.as_ref())?;
+        let raw = raw_options(options)?;
+        let mut name: *const c_char = ptr::null();
+        let mut library: *const c_char = ptr::null();
+        let mut reason: *const c_char = ptr::null();
+        check(unsafe { ffi!(package_preview_provider)(path.as_ptr(), raw.0, &mut name, &mut library, &mut reason) })?;
+        // Copied before `raw` (which owns the strings) is freed.
+        let (name, library, reason) = (owned(name), owned(library), owned(reason));
+        Ok(ProviderPreview {
+            name: if name.is_empty() { None } else { Some(name) },
+            library: if library.is_empty() { None } else { Some(PathBuf::from(library)) },
+            reason,
+        })
+    }
+}
+
+// The C options object for `options`; freed when the returned value drops.
+fn raw_options(options: &OpenOptions) -> Result<RawOpenOptions> {
+    let mut raw = ptr::null_mut();
+    check(unsafe { ffi!(package_options_create)(&mut raw) })?;
+    let raw = RawOpenOptions(raw);
+    check(unsafe { ffi!(package_options_set_verify_hashes)(raw.0, options.verify_hashes as i32) })?;
+    if let Some(pin) = &options.expected_sha256 {
+        let pin = CString::new(pin.as_str()).map_err(|_| Error::invalid("expected_sha256 contains a NUL byte"))?;
+        check(unsafe { ffi!(package_options_set_expected_sha256)(raw.0, pin.as_ptr()) })?;
+    }
+    if options.allow_untrusted_files {
+        check(unsafe { ffi!(package_options_set_allow_untrusted_files)(raw.0, 1) })?;
+    }
+    if let Some(model) = &options.pt2_model {
+        let model = CString::new(model.as_str()).map_err(|_| Error::invalid("pt2_model contains a NUL byte"))?;
+        check(unsafe { ffi!(package_options_set_pt2_model)(raw.0, model.as_ptr()) })?;
+    }
+    if let Some(lib) = &options.libtorch {
+        let lib = path_cstring(lib)?;
+        check(unsafe { ffi!(package_options_set_libtorch)(raw.0, lib.as_ptr()) })?;
+    }
+    if let Some(provider) = &options.provider {
+        let provider = CString::new(provider.as_str()).map_err(|_| Error::invalid("provider contains a NUL byte"))?;
+        check(unsafe { ffi!(package_options_set_provider)(raw.0, provider.as_ptr()) })?;
+    }
+    if options.pt2_above_compiled_max {
+        check(unsafe { ffi!(package_options_set_pt2_above_compiled_max)(raw.0, 1) })?;
+    }
+    if options.pt2_pad_batch {
+        check(unsafe { ffi!(package_options_set_pt2_pad_batch)(raw.0, 1) })?;
+    }
+    Ok(raw)
+}
+
+impl Package {
     fn open_raw(path: &CStr, options: *const sys::aotrun_package_options) -> Result<Package> {
         let mut out = ptr::null_mut();
         check(unsafe { ffi!(package_open)(path.as_ptr(), options, &mut out) })?;

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use aotrun::{ErrorCode, OpenOptions, Package, TensorMut, TensorRef};
+use aotrun::{ErrorCode, OpenOptions, Package, ProviderPreview, TensorMut, TensorRef};
 
 #[test]
 #[cfg_attr(not(aotrun_pt2_fixtures), ignore = "needs AOTRUN_PT2_FIXTURES (set by ctest)")]
@@ -37,4 +37,31 @@ fn an_unknown_provider_is_invalid_argument_naming_it() {
     let e = OpenOptions::new().provider("torch").open("/nonexistent.pt2").unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
     assert!(e.message().contains("unknown C shim provider 'torch' (expected auto, shim or libtorch)"), "{e}");
+}
+
+#[test]
+#[cfg_attr(not(aotrun_pt2_fixtures), ignore = "needs AOTRUN_PT2_FIXTURES (set by ctest)")]
+fn the_provider_is_previewed_before_open_and_open_agrees() {
+    let fixtures = PathBuf::from(std::env::var_os("AOTRUN_PT2_FIXTURES").expect("cfg aotrun_pt2_fixtures"));
+    let mlp = fixtures.join("torch-2.15.0/mlp.pt2");
+    let shim = OpenOptions::new().provider("shim");
+    let preview = Package::preview_provider(&mlp, &shim).unwrap();
+    assert_eq!(preview.name.as_deref(), Some("shim"), "{preview:?}");
+    let library = preview.library.clone().expect("the shim's library");
+    assert!(library.to_string_lossy().contains("libaotrun_shim.so.1"), "{preview:?}");
+    let opened = shim.open(&mlp).unwrap().provider().unwrap().expect("a .pt2 has a provider");
+    assert_eq!(Some(opened.name), preview.name);
+    // Forcing libtorch with none configured: the refusal is the answer.
+    let refused = Package::preview_provider(&mlp, &OpenOptions::new().provider("libtorch")).unwrap();
+    assert_eq!(refused.name, None, "{refused:?}");
+    assert!(refused.reason.contains("asks for libtorch"), "{refused:?}");
+    let e = Package::preview_provider("/nonexistent.pt2", &shim).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound, "{e}");
+}
+
+#[test]
+#[cfg_attr(not(aotrun_packages), ignore = "needs AOTRUN_PACKAGES_DIR (set by ctest)")]
+fn a_package_calling_no_shim_previews_no_provider() {
+    let p = Package::preview_provider(common::package_so(&common::packages_dir(), "counting"), &OpenOptions::new());
+    assert_eq!(p.unwrap(), ProviderPreview { name: None, library: None, reason: String::new() });
 }
