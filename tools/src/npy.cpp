@@ -147,9 +147,10 @@ bool dtype_from_descr(const std::string& descr, DLDataType* out) {
   if (order != '<' && order != '|' && order != '=') return false;
   const std::string body = descr.substr(1);
   static const std::map<std::string, DLDataType> kTypes = {
-      {"f4", {kDLFloat, 32, 1}}, {"f8", {kDLFloat, 64, 1}}, {"i1", {kDLInt, 8, 1}},  {"i2", {kDLInt, 16, 1}},
-      {"i4", {kDLInt, 32, 1}},   {"i8", {kDLInt, 64, 1}},   {"u1", {kDLUInt, 8, 1}}, {"b1", {kDtypeCodeBool, 8, 1}},
-      {"c8", {kDLComplex, 64, 1}}, {"c16", {kDLComplex, 128, 1}},
+      {"f4", {kDLFloat, 32, 1}},     {"f8", {kDLFloat, 64, 1}},      {"i1", {kDLInt, 8, 1}},
+      {"i2", {kDLInt, 16, 1}},       {"i4", {kDLInt, 32, 1}},        {"i8", {kDLInt, 64, 1}},
+      {"u1", {kDLUInt, 8, 1}},       {"b1", {kDtypeCodeBool, 8, 1}}, {"c8", {kDLComplex, 64, 1}},
+      {"c16", {kDLComplex, 128, 1}},
   };
   auto it = kTypes.find(body);
   if (it == kTypes.end()) return false;
