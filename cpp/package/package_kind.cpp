@@ -1,13 +1,6 @@
 #include "package/package_kind.hpp"
 
-#include <cstring>
-
 namespace aotrun {
-
-bool PackageCandidate::has_suffix(const char* suffix) const {
-  const size_t n = std::strlen(suffix);
-  return path.size() > n && path.compare(path.size() - n, n, suffix) == 0;
-}
 
 std::string file_stem(const std::string& path) {
   const auto slash = path.find_last_of('/');

@@ -29,7 +29,6 @@ struct PackageCandidate {
   UniqueFd fd;  // open read-only for a regular file; -1 for a directory
 
   bool is_directory() const { return S_ISDIR(st.st_mode); }
-  bool has_suffix(const char* suffix) const;
 };
 
 // "libmlp.so" -> "mlp", "dir/model.so.1" -> "model": a package's default name.

@@ -9,6 +9,7 @@
 #include "package/pt2/archive/pt2_archive.hpp"
 #include "package/pt2/archive/zip_archive.hpp"
 #include "base/error.hpp"
+#include "base/strings.hpp"
 
 namespace {
 
@@ -28,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     const Pt2Model m = find_model(*zip, "model");
     const std::string& lib = m.library.name;
-    if (lib.size() < 3 || lib.compare(lib.size() - 3, 3, ".so") != 0) finding("library '" + lib + "' is not a .so");
+    if (!aotrun::ends_with(lib, ".so")) finding("library '" + lib + "' is not a .so");
     for (const auto& e : m.files) {
       if (!safe_entry_name(e.name) || e.is_symlink || e.is_dir) finding("unsafe entry accepted: " + e.name);
       if (e.size <= (1u << 20) && zip->read(e, 1u << 20).size() != e.size) finding("short read of " + e.name);

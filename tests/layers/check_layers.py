@@ -64,6 +64,7 @@ READERS = {
         "package/pt2/specs/index_bounds.hpp": "a .pt2 model's index checks",
         "package/pt2/specs/output_dims.hpp": "what a .pt2 model's wrapper states of its outputs' dims",
         "base/safetensors_dtype.hpp": "the one table of safetensors dtypes",
+        "base/strings.hpp": "the one suffix test (header-only)",
     },
     "backends/triton/src": {},
 }

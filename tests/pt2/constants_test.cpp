@@ -29,6 +29,7 @@
 #include "package/package_code.hpp"
 #include "package/pt2/bridge/aoti_bridge.hpp"
 #include "base/error.hpp"
+#include "base/strings.hpp"
 #include "require_libtorch.hpp"
 
 namespace aotrun::pt2 {
@@ -408,7 +409,7 @@ std::string rewritten(const std::string& src, const char* tag, Edit&& edit) {
 zip_int64_t entry(zip_t* z, const std::string& suffix) {
   for (zip_int64_t i = 0; i < zip_get_num_entries(z, 0); ++i) {
     const std::string name = zip_get_name(z, static_cast<zip_uint64_t>(i), 0);
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) return i;
+    if (aotrun::ends_with(name, suffix)) return i;
   }
   ADD_FAILURE() << "no entry " << suffix;
   return -1;

@@ -16,6 +16,7 @@
 
 #include "package/pt2/specs/index_bounds.hpp"
 #include "package/pt2/specs/symbolic_shapes.hpp"
+#include "base/strings.hpp"
 
 using aotrun::pt2::IndexChecks;
 using aotrun::pt2::parse_index_checks;
@@ -32,7 +33,7 @@ std::string archive_sources(const std::string& path) {
   const zip_int64_t n = zip_get_num_entries(z, 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     const std::string name = zip_get_name(z, static_cast<zip_uint64_t>(i), 0);
-    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".cpp") != 0) continue;
+    if (!aotrun::ends_with(name, ".cpp")) continue;
     zip_stat_t st;
     zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st);
     zip_file_t* f = zip_fopen_index(z, static_cast<zip_uint64_t>(i), 0);

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "base/strings.hpp"
 #include "error.hpp"
 
 namespace fs = std::filesystem;
@@ -14,10 +15,6 @@ namespace fs = std::filesystem;
 namespace aotrun::cli {
 
 namespace {
-
-bool has_suffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Whether directory `dir` is an aotrun package directory.
 bool is_package_dir(const fs::path& dir) {
@@ -111,7 +108,7 @@ void walk(const fs::path& dir, std::vector<CompatEntry>& out) {
       } else {
         walk(e.path(), out);
       }
-    } else if (e.is_regular_file(ec) && (has_suffix(name, ".pt2") || has_suffix(name, ".so"))) {
+    } else if (e.is_regular_file(ec) && (ends_with(name, ".pt2") || ends_with(name, ".so"))) {
       out.push_back(entry_for(e.path(), false, e.path().string()));
     }
   }

@@ -10,16 +10,13 @@
 #include <aotrun/aotrun.hpp>
 #include <nlohmann/json.hpp>
 
+#include "base/strings.hpp"
 #include "package/pt2/archive/model_metadata.hpp"
 #include "package/pt2/archive/pt2_archive.hpp"
 
 namespace aotrun::cli {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Read as a .pt2 by the package kind's own rule (by content or by name).
 bool is_pt2(const std::string& path) {

@@ -7,6 +7,7 @@
 #include "package/pt2/archive/pt2_archive.hpp"
 #include "base/clock.hpp"
 #include "base/error.hpp"
+#include "base/strings.hpp"
 
 namespace aotrun {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 // after a colon ("resnet:encoder").
 std::string package_name(const std::string& path, const PackageOptions& options) {
   std::string name = file_stem(path);
-  if (auto dot = name.rfind(".pt2"); dot != std::string::npos && dot + 4 == name.size()) name.resize(dot);
+  if (ends_with(name, ".pt2")) name.resize(name.size() - 4);
   if (!options.pt2.model.empty() && options.pt2.model != pt2::kDefaultModel) name += ":" + options.pt2.model;
   return name;
 }

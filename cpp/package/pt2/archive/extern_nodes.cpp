@@ -3,15 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/strings.hpp"
 
 namespace aotrun::pt2 {
 namespace {
 
 constexpr uint64_t kMaxNodesBytes = 16ull << 20;
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/strings.hpp"
 
 namespace aotrun::pt2 {
 namespace {
@@ -31,10 +32,6 @@ bool split(const std::string& name, Split* out) {
   out->model = name.substr(at, slash - at);
   out->rest = name.substr(slash + 1);
   return true;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string joined(const std::vector<std::string>& v) {

@@ -13,6 +13,7 @@
 #include "package/pt2/archive/zip_stored.hpp"
 #include "base/checked_math.hpp"
 #include "base/error.hpp"
+#include "base/strings.hpp"
 #include "base/unique_fd.hpp"
 
 namespace aotrun::pt2 {
@@ -59,11 +60,6 @@ BlobMapping::~BlobMapping() {
 }
 
 namespace {
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
 
 // Bytes of the constants a blob must hold (folded ones are computed, not
 // stored); -1 when the release cannot say.

@@ -10,6 +10,7 @@
 
 #include "base/log.hpp"
 #include "base/error.hpp"
+#include "base/strings.hpp"
 
 namespace aotrun::pt2 {
 namespace {
@@ -80,7 +81,7 @@ void* load_libtorch(const std::string& where) {
       if (::stat(p.c_str(), &st) == 0) libs.push_back(p);
     }
     bool has_cpu = false;
-    for (const auto& l : libs) has_cpu |= l.size() >= 15 && l.compare(l.size() - 15, 15, "libtorch_cpu.so") == 0;
+    for (const auto& l : libs) has_cpu |= ends_with(l, "libtorch_cpu.so");
     if (!has_cpu) {
       fail(Code::LoadFailed, "no libtorch_cpu.so in '" + where +
                                  "' (the directory named by the libtorch option or "

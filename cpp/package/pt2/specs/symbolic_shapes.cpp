@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "package/pt2/specs/source_text.hpp"
+#include "base/strings.hpp"
 
 namespace aotrun::pt2 {
 namespace {
@@ -184,7 +185,7 @@ SymbolicShapes SymbolicShapes::parse(const std::string& s, size_t num_inputs) {
   }
   // int64_t s23 = arg4_1_size[0];  (every release; the first input of each symbol)
   for_each_int64_declaration(s, [&](const std::string& sym, const std::string& arr, size_t p) {
-    if (arr.size() < 6 || arr.compare(arr.size() - 5, 5, "_size") != 0) return;
+    if (arr.size() < 6 || !ends_with(arr, "_size")) return;
     const auto in = inputs.find(arr.substr(0, arr.size() - 5));
     if (in == inputs.end() || p >= s.size() || s[p] != '[') return;
     const size_t q = s.find("];", p);
