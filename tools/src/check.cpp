@@ -65,9 +65,7 @@ const char kHelpTail[] =
     "(\"aotrun: MISMATCH: ...\", after the report) or the package, runtime or a\n"
     "file failed, 2 usage error.\n";
 
-}  // namespace
-
-int check_main(int argc, char** argv, int begin) {
+std::vector<OptionSpec> check_options() {
   auto specs = common_options();
   for (const char* name : {"runs", "num-models", "async-mode", "reference", "rtol", "atol"}) {
     specs.push_back({name, true, false});
@@ -75,7 +73,142 @@ int check_main(int argc, char** argv, int begin) {
   add_input_options(specs);
   specs.push_back({"json", false, false});
   add_weights_options(specs);
-  const Args args = Args::parse("check", specs, argc, argv, begin);
+  return specs;
+}
+
+// How every mode runs and what it is compared with, from the command line.
+struct CheckSettings {
+  int runs = 3;
+  RunnerConfig base;  // every mode's runner, but for the mode
+  aotrun_mode async_mode = AOTRUN_MODE_THREADED;
+  std::optional<std::string> reference_dir;
+  ToleranceOverride tolerance;  // against the references
+};
+
+CheckSettings check_settings(const Args& args) {
+  CheckSettings c;
+  c.runs = static_cast<int>(args.get_int("runs", 3, 1, 1000));
+  c.base.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
+  c.base.weights = weights_option(args);
+  c.base.strict = true;  // a mode that would fall back is skipped, never compared with itself
+  c.async_mode = mode_option(args, "async-mode");
+  c.reference_dir = args.has("reference") ? std::optional<std::string>(args.get("reference")) : std::nullopt;
+  c.tolerance.has_rtol = args.has("rtol");
+  c.tolerance.has_atol = args.has("atol");
+  c.tolerance.rtol = args.get_double("rtol", 0, 0, 1e300);
+  c.tolerance.atol = args.get_double("atol", 0, 0, 1e300);
+  if (c.tolerance.any() && !c.reference_dir) {
+    throw UsageError("check", "--rtol and --atol need --reference (modes are compared bit for bit)");
+  }
+  return c;
+}
+
+// The reference outputs in `dir`, one per output; *files: where each was
+// read from.
+std::vector<HostTensor> read_references(const std::string& dir, const std::vector<TensorSpec>& output_specs,
+                                        std::vector<std::string>* files) {
+  std::vector<HostTensor> reference;
+  std::vector<std::string>& reference_files = *files;
+  std::vector<std::string> names;
+  for (const TensorSpec& spec : output_specs) names.push_back(spec.name);
+  for (const std::string& file : tensor_file_names(names)) {
+    reference_files.push_back((std::filesystem::path(dir) / file).string());
+  }
+  for (size_t i = 0; i < output_specs.size(); ++i) {
+    // DIR/<placeholder>.npy, else DIR/<model's name>.npy (e.g. logits.npy).
+    if (!std::filesystem::exists(reference_files[i]) && !output_specs[i].model_name.empty()) {
+      const std::string named =
+          (std::filesystem::path(dir) / tensor_file_names({output_specs[i].model_name})[0]).string();
+      if (std::filesystem::exists(named)) reference_files[i] = named;
+    }
+    try {
+      reference.push_back(read_npy(reference_files[i], output_specs[i].name));
+    } catch (const Failure& e) {
+      throw Failure(e.code_name(), "--reference for output '" + tensor_label(output_specs[i]) + "': " + e.what());
+    }
+  }
+  return reference;
+}
+
+// Outputs whose sizes the model reads from the inputs' values run only
+// through run_alloc (docs/PT2.md, "Data-dependent sizes"), which is
+// synchronous: the asynchronous case is skipped saying so.
+bool outputs_sized_by_run(const aotrun_package_info& info, const std::string& path, size_t num_outputs) {
+  bool sized = false;
+  if (info.format != nullptr && std::string(info.format) == "pt2" && info.device.device_type == kDLCPU) {
+    for (const auto& dims : data_dependent_dims(read_pt2_facts(path).sources, num_outputs)) {
+      sized |= !dims.empty();
+    }
+  }
+  return sized;
+}
+
+// What one mode's runs are compared with.
+struct Baselines {
+  std::vector<std::vector<HostTensor>> threaded_runs;  // run 1 is the baseline
+  const std::vector<HostTensor>& reference;            // empty without --reference
+};
+
+// One mode: skipped (with the reason), or run and each output judged.
+// Throws when the threaded mode, the baseline, is unavailable.
+ModeResult check_mode(const Package& package, const ModeCase& mode, const CheckSettings& settings,
+                      const std::vector<DLTensor>& input_views, const std::vector<TensorSpec>& output_specs,
+                      bool sized_by_run, Baselines& baselines) {
+  ModeResult m;
+  m.mode = mode;
+  if (mode.async && sized_by_run) {
+    m.skipped =
+        "an output's size depends on the input values: such a model runs only through run_alloc, "
+        "which is synchronous";
+    return m;
+  }
+  const char* reason = nullptr;
+  if (!package.mode_available(mode.runner_mode, &reason)) {
+    const std::string why = reason != nullptr && *reason != '\0' ? reason : "not available";
+    // Every package has the thread-safe run; without it there is no baseline.
+    if (!mode.async && mode.runner_mode == AOTRUN_MODE_THREADED) {
+      throw Failure(AOTRUN_ERR_UNSUPPORTED, "threaded mode, the baseline, is unavailable: " + why);
+    }
+    m.skipped = why;
+    return m;
+  }
+  RunnerConfig config = settings.base;
+  config.mode = mode.runner_mode;
+  ModeRuns done = run_mode(package, config, mode.async, input_views, output_specs, settings.runs, sized_by_run);
+  m.effective = done.effective;
+  m.stats = done.stats;
+  // Threaded runs after the first are compared with the first; the first
+  // itself only with the reference.
+  std::vector<std::vector<HostTensor>>& threaded_runs = baselines.threaded_runs;
+  const bool is_baseline = !mode.async && mode.runner_mode == AOTRUN_MODE_THREADED;
+  if (is_baseline) threaded_runs = std::move(done.outputs);
+  const std::vector<std::vector<HostTensor>>& all = is_baseline ? threaded_runs : done.outputs;
+  for (size_t o = 0; o < output_specs.size(); ++o) {
+    m.vs_threaded.push_back(judge(all, is_baseline ? 1 : 0, o, threaded_runs.front()[o]));
+    if (settings.reference_dir) {
+      const HostTensor& reference = baselines.reference[o];
+      m.vs_reference.push_back(judge(all, 0, o, reference, settings.tolerance.for_dtype(reference.dtype())));
+    }
+  }
+  return m;
+}
+
+// MISMATCH, naming the first differing comparison, when any differs.
+void check_mismatches(const CheckReport& report) {
+  if (report.mismatches != 0) {
+    std::string more;
+    if (report.mismatches > 1) {
+      more = " (and " + std::to_string(report.mismatches - 1) + " more differing comparison" +
+             (report.mismatches > 2 ? "s)" : ")");
+    }
+    throw Failure("MISMATCH", report.first_mismatch + more);
+  }
+}
+
+}  // namespace
+
+int check_main(int argc, char** argv, int begin) {
+  const Args args = Args::parse("check", check_options(), argc, argv, begin);
   if (args.has("help")) {
     std::cout << kHelp << input_options_help(22) << kHelpMid << open_options_help(22) << kHelpTail;
     return kExitOk;
@@ -83,29 +216,14 @@ int check_main(int argc, char** argv, int begin) {
   apply_log_option(args);
   const std::string path = args.single_positional("package path (PKG)");
   InputPlan plan = input_plan(args);
-  const int runs = static_cast<int>(args.get_int("runs", 3, 1, 1000));
-  RunnerConfig base;
-  base.num_models = static_cast<int32_t>(args.get_int("num-models", 1, 1, 1024));
-  base.weights = weights_option(args);
-  base.strict = true;  // a mode that would fall back is skipped, never compared with itself
-  const aotrun_mode async_mode = mode_option(args, "async-mode");
-  const std::optional<std::string> reference_dir =
-      args.has("reference") ? std::optional<std::string>(args.get("reference")) : std::nullopt;
-  ToleranceOverride tolerance;
-  tolerance.has_rtol = args.has("rtol");
-  tolerance.has_atol = args.has("atol");
-  tolerance.rtol = args.get_double("rtol", 0, 0, 1e300);
-  tolerance.atol = args.get_double("atol", 0, 0, 1e300);
-  if (tolerance.any() && !reference_dir) {
-    throw UsageError("check", "--rtol and --atol need --reference (modes are compared bit for bit)");
-  }
+  const CheckSettings settings = check_settings(args);
 
   const Package package = open_package(path, args);
   CheckReport report;
   report.info = package.info();
-  report.runs = runs;
-  report.reference_dir = reference_dir;
-  report.reference_tolerance = tolerance;
+  report.runs = settings.runs;
+  report.reference_dir = settings.reference_dir;
+  report.reference_tolerance = settings.tolerance;
   const std::vector<TensorSpec> output_specs = package_outputs(package);
   const std::vector<TensorSpec> input_specs = package_inputs(package);
   plan_for_package(args, package, input_specs, &plan);
@@ -114,82 +232,18 @@ int check_main(int argc, char** argv, int begin) {
 
   report.inputs = &built;
   report.outputs = output_specs;
-  std::vector<HostTensor> reference;
-  std::vector<std::string>& reference_files = report.reference_files;
-  if (reference_dir) {
-    std::vector<std::string> names;
-    for (const TensorSpec& spec : output_specs) names.push_back(spec.name);
-    for (const std::string& file : tensor_file_names(names)) {
-      reference_files.push_back((std::filesystem::path(*reference_dir) / file).string());
-    }
-    for (size_t i = 0; i < output_specs.size(); ++i) {
-      // DIR/<placeholder>.npy, else DIR/<model's name>.npy (e.g. logits.npy).
-      if (!std::filesystem::exists(reference_files[i]) && !output_specs[i].model_name.empty()) {
-        const std::string named =
-            (std::filesystem::path(*reference_dir) / tensor_file_names({output_specs[i].model_name})[0]).string();
-        if (std::filesystem::exists(named)) reference_files[i] = named;
-      }
-      try {
-        reference.push_back(read_npy(reference_files[i], output_specs[i].name));
-      } catch (const Failure& e) {
-        throw Failure(e.code_name(), "--reference for output '" + tensor_label(output_specs[i]) + "': " + e.what());
-      }
-    }
-  }
+  const std::vector<HostTensor> reference =
+      settings.reference_dir ? read_references(*settings.reference_dir, output_specs, &report.reference_files)
+                             : std::vector<HostTensor>();
 
   const std::vector<ModeCase> cases = {{"threaded", AOTRUN_MODE_THREADED, false},
                                        {"single_threaded", AOTRUN_MODE_SINGLE_THREADED, false},
                                        {"graph", AOTRUN_MODE_GRAPH, false},
-                                       {"async", async_mode, true}};
-  // Outputs whose sizes the model reads from the inputs' values run only
-  // through run_alloc (docs/PT2.md, "Data-dependent sizes"), which is
-  // synchronous: the asynchronous case is skipped saying so.
-  bool sized_by_run = false;
-  if (report.info.format != nullptr && std::string(report.info.format) == "pt2" &&
-      report.info.device.device_type == kDLCPU) {
-    for (const auto& dims : data_dependent_dims(read_pt2_facts(path).sources, output_specs.size())) {
-      sized_by_run |= !dims.empty();
-    }
-  }
-  std::vector<std::vector<HostTensor>> threaded_runs;  // run 1 is the baseline
+                                       {"async", settings.async_mode, true}};
+  const bool sized = outputs_sized_by_run(report.info, path, output_specs.size());
+  Baselines baselines{{}, reference};
   for (const ModeCase& mode : cases) {
-    ModeResult m;
-    m.mode = mode;
-    if (mode.async && sized_by_run) {
-      m.skipped =
-          "an output's size depends on the input values: such a model runs only through run_alloc, "
-          "which is synchronous";
-      report.modes.push_back(std::move(m));
-      continue;
-    }
-    const char* reason = nullptr;
-    if (!package.mode_available(mode.runner_mode, &reason)) {
-      const std::string why = reason != nullptr && *reason != '\0' ? reason : "not available";
-      // Every package has the thread-safe run; without it there is no baseline.
-      if (!mode.async && mode.runner_mode == AOTRUN_MODE_THREADED) {
-        throw Failure(AOTRUN_ERR_UNSUPPORTED, "threaded mode, the baseline, is unavailable: " + why);
-      }
-      m.skipped = why;
-      report.modes.push_back(std::move(m));
-      continue;
-    }
-    RunnerConfig config = base;
-    config.mode = mode.runner_mode;
-    ModeRuns done = run_mode(package, config, mode.async, input_views, output_specs, runs, sized_by_run);
-    m.effective = done.effective;
-    m.stats = done.stats;
-    // Threaded runs after the first are compared with the first; the first
-    // itself only with the reference.
-    const bool is_baseline = !mode.async && mode.runner_mode == AOTRUN_MODE_THREADED;
-    if (is_baseline) threaded_runs = std::move(done.outputs);
-    const std::vector<std::vector<HostTensor>>& all = is_baseline ? threaded_runs : done.outputs;
-    for (size_t o = 0; o < output_specs.size(); ++o) {
-      m.vs_threaded.push_back(judge(all, is_baseline ? 1 : 0, o, threaded_runs.front()[o]));
-      if (reference_dir) {
-        m.vs_reference.push_back(judge(all, 0, o, reference[o], tolerance.for_dtype(reference[o].dtype())));
-      }
-    }
-    report.modes.push_back(std::move(m));
+    report.modes.push_back(check_mode(package, mode, settings, input_views, output_specs, sized, baselines));
   }
 
   tally(report);
@@ -199,14 +253,7 @@ int check_main(int argc, char** argv, int begin) {
     print_check_text(report, std::cout);
   }
   std::cout.flush();
-  if (report.mismatches != 0) {
-    std::string more;
-    if (report.mismatches > 1) {
-      more = " (and " + std::to_string(report.mismatches - 1) + " more differing comparison" +
-             (report.mismatches > 2 ? "s)" : ")");
-    }
-    throw Failure("MISMATCH", report.first_mismatch + more);
-  }
+  check_mismatches(report);
   return kExitOk;
 }
 

@@ -123,10 +123,11 @@ std::string last_line(const std::string& text) {
   return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
-// The child's events -> rows, and whether the package met its expectation.
-void interpret(PackageRun& p) {
+// The child's "@@aotrun-compat" lines, parsed (a line that does not parse
+// is skipped: the child may have died in the middle of one).
+std::vector<nlohmann::json> child_events(const std::string& out) {
   std::vector<nlohmann::json> events;
-  std::istringstream lines(p.child.out);
+  std::istringstream lines(out);
   std::string line;
   const std::string prefix = "@@aotrun-compat ";
   while (std::getline(lines, line)) {
@@ -136,96 +137,125 @@ void interpret(PackageRun& p) {
     } catch (const nlohmann::json::exception&) {
     }
   }
+  return events;
+}
+
+// A "refused" event: met when the entry expects it (with that code, if any).
+Row refused_row(const nlohmann::json& e, const CompatEntry& entry) {
+  Row r;
+  r.mode = "open";
+  r.outcome = "refused";
+  r.code = e.value("code", "");
+  r.message = e.value("message", "");
+  const bool expected = entry.expect == "refused";
+  r.met = expected && (entry.expect_code.empty() || entry.expect_code == r.code);
+  if (expected && !r.met) {
+    r.message = "refused with " + r.code + ", expected " + entry.expect_code + ": " + r.message;
+  }
+  return r;
+}
+
+// An "opened" event of an entry that expects to be refused.
+Row opened_row(const CompatEntry& entry) {
+  Row r;
+  r.mode = "open";
+  r.outcome = "opened";
+  r.message = "expected to be refused" + (entry.expect_code.empty() ? std::string() : " with " + entry.expect_code) +
+              ", but it opened";
+  return r;
+}
+
+Row error_row(const nlohmann::json& e) {
+  Row r;
+  r.mode = e.value("stage", "package");
+  r.outcome = "error";
+  r.code = e.value("code", "");
+  r.message = e.value("message", "");
+  return r;
+}
+
+Row mode_row(const nlohmann::json& e) {
+  Row r;
+  r.mode = e.value("mode", "");
+  r.outcome = e.value("status", "");
+  r.code = e.value("code", "");
+  r.message = e.value("message", e.value("reason", ""));
+  r.wall_s = e.value("wall_s", 0.0);
+  r.detail = e;
+  r.met = r.outcome == "pass" || r.outcome == "skipped";
+  if (r.outcome == "error" && r.message.empty()) r.message = "failed";
+  return r;
+}
+
+// The row of a child that ended before its "done" event: timed out, killed
+// by a signal or exited early, in `mode` (where it got to), with the end of
+// its stderr and the modes it did not run.
+Row unfinished_row(const PackageRun& p, const std::string& mode, const std::vector<std::string>& finished) {
+  const ChildResult& c = p.child;
+  Row r;
+  r.mode = mode;
+  r.wall_s = c.wall_s;
+  if (c.timed_out) {
+    r.outcome = "timeout";
+    r.message = "killed after " + fixed(p.timeout_s, 1) + " s, the time limit";
+    r.code = "TIMEOUT";
+  } else if (c.signal != 0) {
+    r.outcome = "crash";
+    r.code = signal_name(c.signal);
+    r.message = "killed by " + signal_name(c.signal) + " (" + strsignal(c.signal) + ")";
+  } else {
+    r.outcome = "error";
+    r.code = "EXIT_" + std::to_string(c.exit_code);
+    r.message = "exited with status " + std::to_string(c.exit_code) + " before it finished";
+  }
+  const std::string tail = last_line(c.err_tail);
+  if (!tail.empty()) r.message += "; stderr: " + tail;
+  std::vector<std::string> not_run;
+  const std::vector<std::string> wanted = p.entry.modes.empty() ? compat_mode_names() : p.entry.modes;
+  if (!p.opened.is_null()) {
+    for (const std::string& m : wanted) {
+      if (m != r.mode && std::find(finished.begin(), finished.end(), m) == finished.end()) not_run.push_back(m);
+    }
+  }
+  if (!not_run.empty()) {
+    std::string list;
+    for (const std::string& m : not_run) list += (list.empty() ? "" : ", ") + m;
+    r.message += " (not run: " + list + ")";
+  }
+  return r;
+}
+
+// The child's events -> rows, and whether the package met its expectation.
+void interpret(PackageRun& p) {
   bool done = false, refused = false;
   std::string started;  // a mode started and not finished
   std::vector<std::string> finished;
   std::string stage = "open";
-  for (const nlohmann::json& e : events) {
+  for (const nlohmann::json& e : child_events(p.child.out)) {
     const std::string ev = e.value("event", "");
     if (ev == "refused") {
       refused = true;
-      Row r;
-      r.mode = "open";
-      r.outcome = "refused";
-      r.code = e.value("code", "");
-      r.message = e.value("message", "");
-      const bool expected = p.entry.expect == "refused";
-      r.met = expected && (p.entry.expect_code.empty() || p.entry.expect_code == r.code);
-      if (expected && !r.met) {
-        r.message = "refused with " + r.code + ", expected " + p.entry.expect_code + ": " + r.message;
-      }
-      p.rows.push_back(r);
+      p.rows.push_back(refused_row(e, p.entry));
     } else if (ev == "opened") {
       p.opened = e;
       stage = "references";
-      if (p.entry.expect == "refused") {
-        Row r;
-        r.mode = "open";
-        r.outcome = "opened";
-        r.message = "expected to be refused" +
-                    (p.entry.expect_code.empty() ? std::string() : " with " + p.entry.expect_code) + ", but it opened";
-        p.rows.push_back(r);
-      }
+      if (p.entry.expect == "refused") p.rows.push_back(opened_row(p.entry));
     } else if (ev == "error") {
-      Row r;
-      r.mode = e.value("stage", "package");
-      r.outcome = "error";
-      r.code = e.value("code", "");
-      r.message = e.value("message", "");
-      p.rows.push_back(r);
+      p.rows.push_back(error_row(e));
     } else if (ev == "mode_start") {
       started = e.value("mode", "");
       stage = "package";
     } else if (ev == "mode") {
-      Row r;
-      r.mode = e.value("mode", "");
-      r.outcome = e.value("status", "");
-      r.code = e.value("code", "");
-      r.message = e.value("message", e.value("reason", ""));
-      r.wall_s = e.value("wall_s", 0.0);
-      r.detail = e;
-      r.met = r.outcome == "pass" || r.outcome == "skipped";
-      if (r.outcome == "error" && r.message.empty()) r.message = "failed";
-      p.rows.push_back(r);
-      finished.push_back(r.mode);
+      p.rows.push_back(mode_row(e));
+      finished.push_back(p.rows.back().mode);
       started.clear();
     } else if (ev == "done") {
       done = true;
     }
   }
-  const ChildResult& c = p.child;
   if (!done) {
-    Row r;
-    r.mode = started.empty() ? (refused ? "package" : (p.opened.is_null() ? "open" : stage)) : started;
-    r.wall_s = c.wall_s;
-    if (c.timed_out) {
-      r.outcome = "timeout";
-      r.message = "killed after " + fixed(p.timeout_s, 1) + " s, the time limit";
-      r.code = "TIMEOUT";
-    } else if (c.signal != 0) {
-      r.outcome = "crash";
-      r.code = signal_name(c.signal);
-      r.message = "killed by " + signal_name(c.signal) + " (" + strsignal(c.signal) + ")";
-    } else {
-      r.outcome = "error";
-      r.code = "EXIT_" + std::to_string(c.exit_code);
-      r.message = "exited with status " + std::to_string(c.exit_code) + " before it finished";
-    }
-    const std::string tail = last_line(c.err_tail);
-    if (!tail.empty()) r.message += "; stderr: " + tail;
-    std::vector<std::string> not_run;
-    const std::vector<std::string> wanted = p.entry.modes.empty() ? compat_mode_names() : p.entry.modes;
-    if (!p.opened.is_null()) {
-      for (const std::string& m : wanted) {
-        if (m != r.mode && std::find(finished.begin(), finished.end(), m) == finished.end()) not_run.push_back(m);
-      }
-    }
-    if (!not_run.empty()) {
-      std::string list;
-      for (const std::string& m : not_run) list += (list.empty() ? "" : ", ") + m;
-      r.message += " (not run: " + list + ")";
-    }
-    p.rows.push_back(r);
+    const std::string mode = started.empty() ? (refused ? "package" : (p.opened.is_null() ? "open" : stage)) : started;
+    p.rows.push_back(unfinished_row(p, mode, finished));
   }
   p.met = !p.rows.empty();
   for (const Row& r : p.rows) p.met = p.met && r.met;
@@ -477,27 +507,16 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f) throw Failure("IO_ERROR", "cannot write '" + path + "'");
 }
 
-}  // namespace
-
-int compat_main(int argc, char** argv, int begin) {
-  auto specs = common_options();
-  for (const char* name : {"timeout", "rtol", "atol", "modes", "runs", "json", "junit"}) {
-    specs.push_back({name, true, false});
-  }
-  specs.push_back({"jobs", true, false, 'j'});
-  specs.push_back({"manifest", true, true});
-  const Args args = Args::parse("compat", specs, argc, argv, begin);
-  if (args.has("help")) {
-    std::cout << kHelp;
-    return kExitOk;
-  }
-  apply_log_option(args);
-  const double timeout_s = args.get_double("timeout", 120, 0.001, 1e7);
-  const int jobs = static_cast<int>(args.get_int("jobs", 1, 1, 256));
-  const int runs = static_cast<int>(args.get_int("runs", 3, 1, 1000));
+// The sweep's settings from the command line (an entry's own win).
+struct SweepOptions {
+  double timeout_s = 0;
+  int jobs = 1;
+  int runs = 3;
   std::optional<double> rtol, atol;
-  if (args.has("rtol")) rtol = args.get_double("rtol", 0, 0, 1e300);
-  if (args.has("atol")) atol = args.get_double("atol", 0, 0, 1e300);
+  std::vector<std::string> modes;  // empty: every mode
+};
+
+std::vector<std::string> modes_option(const Args& args) {
   std::vector<std::string> modes;
   if (args.has("modes")) {
     std::stringstream ss(args.get("modes"));
@@ -510,11 +529,23 @@ int compat_main(int argc, char** argv, int begin) {
       modes.push_back(m);
     }
   }
-  if (args.positionals().empty() && !args.has("manifest")) {
-    throw UsageError("compat", "missing what to sweep (PATH or --manifest FILE)");
-  }
-  const bool json_stdout = args.get("json") == "-";
+  return modes;
+}
 
+SweepOptions sweep_options(const Args& args) {
+  SweepOptions o;
+  o.timeout_s = args.get_double("timeout", 120, 0.001, 1e7);
+  o.jobs = static_cast<int>(args.get_int("jobs", 1, 1, 256));
+  o.runs = static_cast<int>(args.get_int("runs", 3, 1, 1000));
+  if (args.has("rtol")) o.rtol = args.get_double("rtol", 0, 0, 1e300);
+  if (args.has("atol")) o.atol = args.get_double("atol", 0, 0, 1e300);
+  o.modes = modes_option(args);
+  return o;
+}
+
+// Every package to sweep, found under PATHs then listed in manifests, each
+// with the command line's settings where its entry has none.
+std::vector<PackageRun> planned_runs(const Args& args, const SweepOptions& o) {
   std::vector<CompatEntry> entries;
   for (const std::string& path : args.positionals()) {
     for (CompatEntry& e : discover_packages(path)) entries.push_back(std::move(e));
@@ -526,65 +557,109 @@ int compat_main(int argc, char** argv, int begin) {
   std::vector<PackageRun> results(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     CompatEntry& e = entries[i];
-    if (!e.rtol) e.rtol = rtol;
-    if (!e.atol) e.atol = atol;
-    if (e.modes.empty()) e.modes = modes;
+    if (!e.rtol) e.rtol = o.rtol;
+    if (!e.atol) e.atol = o.atol;
+    if (e.modes.empty()) e.modes = o.modes;
     if (args.has("no-verify")) e.verify_hashes = false;
     results[i].entry = e;
-    results[i].timeout_s = e.timeout_s.value_or(timeout_s);
+    results[i].timeout_s = e.timeout_s.value_or(o.timeout_s);
+  }
+  return results;
+}
+
+// Runs every package in a child of its own (`aotrun compat-one`), at most
+// `jobs` at once, and interprets each child's events as it ends.
+class SweepRunner {
+ public:
+  SweepRunner(std::vector<PackageRun>& results, const Args& args, const SweepOptions& options)
+      : results_(results), args_(args), options_(options) {}
+
+  // Until every package has ended; returns the sweep's wall time, seconds.
+  double run() {
+    self_ = self_executable();
+    install_child_reaper();
+    progress_ = isatty(STDERR_FILENO) != 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (finished_ < results_.size()) {
+      start_children();
+      wait_for_output();
+      reap_ended();
+    }
+    if (progress_) std::cerr << "\r\033[K" << std::flush;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  const std::string self = self_executable();
-  install_child_reaper();
-  const bool progress = isatty(STDERR_FILENO) != 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::pair<size_t, std::unique_ptr<Child>>> running;
-  size_t next = 0, finished = 0;
-  auto show_progress = [&]() {
-    if (!progress) return;
-    std::string names;
-    for (const auto& [index, child] : running) names += (names.empty() ? "" : ", ") + results[index].entry.label;
-    std::string line = "[" + std::to_string(finished) + "/" + std::to_string(results.size()) + "] " + names;
-    if (line.size() > 100) line = line.substr(0, 97) + "...";
-    std::cerr << "\r\033[K" << line << std::flush;
-  };
-  while (finished < results.size()) {
-    while (static_cast<int>(running.size()) < jobs && next < results.size()) {
-      PackageRun& p = results[next];
-      std::vector<std::string> child_argv = {self,     "compat-one",        "--entry", entry_to_json(p.entry).dump(),
-                                             "--runs", std::to_string(runs)};
-      if (args.has("log")) {
-        child_argv.push_back("--log");
-        child_argv.push_back(args.get("log"));
-      }
-      running.emplace_back(next, std::make_unique<Child>(child_argv, p.timeout_s, 16u << 20, 64u << 10));
-      ++next;
+ private:
+  std::vector<std::string> child_argv(const PackageRun& p) const {
+    std::vector<std::string> argv = {
+        self_, "compat-one", "--entry", entry_to_json(p.entry).dump(), "--runs", std::to_string(options_.runs)};
+    if (args_.has("log")) {
+      argv.push_back("--log");
+      argv.push_back(args_.get("log"));
+    }
+    return argv;
+  }
+
+  // Up to `jobs` children running.
+  void start_children() {
+    while (static_cast<int>(running_.size()) < options_.jobs && next_ < results_.size()) {
+      PackageRun& p = results_[next_];
+      running_.emplace_back(next_, std::make_unique<Child>(child_argv(p), p.timeout_s, 16u << 20, 64u << 10));
+      ++next_;
       show_progress();
     }
+  }
+
+  // Until a child has output, or 50 ms, or the nearest time limit.
+  void wait_for_output() const {
     std::vector<pollfd> fds;
     double wait_s = 0.05;
-    for (const auto& [index, child] : running) {
+    for (const auto& [index, child] : running_) {
       for (int fd : child->fds()) fds.push_back({fd, POLLIN, 0});
       wait_s = std::min(wait_s, child->remaining_s());
     }
     ::poll(fds.data(), fds.size(), static_cast<int>(std::ceil(wait_s * 1000)));
-    for (auto it = running.begin(); it != running.end();) {
+  }
+
+  // Reads each child's output; a child that has ended becomes its rows.
+  void reap_ended() {
+    for (auto it = running_.begin(); it != running_.end();) {
       if (it->second->poll()) {
-        PackageRun& p = results[it->first];
+        PackageRun& p = results_[it->first];
         p.child = it->second->result();
         interpret(p);
-        ++finished;
-        it = running.erase(it);
+        ++finished_;
+        it = running_.erase(it);
         show_progress();
       } else {
         ++it;
       }
     }
   }
-  if (progress) std::cerr << "\r\033[K" << std::flush;
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const Totals t = totals(results);
+  // "[finished/total] the packages running", on a terminal.
+  void show_progress() const {
+    if (!progress_) return;
+    std::string names;
+    for (const auto& [index, child] : running_) names += (names.empty() ? "" : ", ") + results_[index].entry.label;
+    std::string line = "[" + std::to_string(finished_) + "/" + std::to_string(results_.size()) + "] " + names;
+    if (line.size() > 100) line = line.substr(0, 97) + "...";
+    std::cerr << "\r\033[K" << line << std::flush;
+  }
+
+  std::vector<PackageRun>& results_;
+  const Args& args_;
+  const SweepOptions& options_;
+  std::string self_;
+  bool progress_ = false;
+  std::vector<std::pair<size_t, std::unique_ptr<Child>>> running_;
+  size_t next_ = 0, finished_ = 0;
+};
+
+// --json and --junit files, then the JSON (--json -) or the table and a
+// summary on stdout.
+void write_reports(const Args& args, const std::vector<PackageRun>& results, const Totals& t, double wall_s, int jobs) {
+  const bool json_stdout = args.get("json") == "-";
   const nlohmann::ordered_json j = report_json(results, t, wall_s, jobs);
   if (args.has("json") && !json_stdout) write_file(args.get("json"), j.dump(2) + "\n");
   if (args.has("junit")) {
@@ -602,6 +677,31 @@ int compat_main(int argc, char** argv, int begin) {
               << " failed (" << fixed(wall_s, 2) << " s)\n";
   }
   std::cout.flush();
+}
+
+}  // namespace
+
+int compat_main(int argc, char** argv, int begin) {
+  auto specs = common_options();
+  for (const char* name : {"timeout", "rtol", "atol", "modes", "runs", "json", "junit"}) {
+    specs.push_back({name, true, false});
+  }
+  specs.push_back({"jobs", true, false, 'j'});
+  specs.push_back({"manifest", true, true});
+  const Args args = Args::parse("compat", specs, argc, argv, begin);
+  if (args.has("help")) {
+    std::cout << kHelp;
+    return kExitOk;
+  }
+  apply_log_option(args);
+  const SweepOptions options = sweep_options(args);
+  if (args.positionals().empty() && !args.has("manifest")) {
+    throw UsageError("compat", "missing what to sweep (PATH or --manifest FILE)");
+  }
+  std::vector<PackageRun> results = planned_runs(args, options);
+  const double wall_s = SweepRunner(results, args, options).run();
+  const Totals t = totals(results);
+  write_reports(args, results, t, wall_s, options.jobs);
   if (t.failed != 0) {
     throw Failure("COMPAT_FAILED", std::to_string(t.packages - t.packages_met) + " of " + std::to_string(t.packages) +
                                        " packages did not meet their expectation (" + std::to_string(t.failed) +

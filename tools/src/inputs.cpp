@@ -116,8 +116,10 @@ std::map<std::string, std::string> parse_input_options(const std::string& comman
   return files;
 }
 
-BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& plan) {
-  // --input by the placeholder or the model's own name; one file per input.
+namespace {
+
+// --input by the placeholder or the model's own name; one file per input.
+std::vector<const std::string*> input_files(const std::vector<TensorSpec>& specs, const InputPlan& plan) {
   std::vector<const std::string*> file_of(specs.size(), nullptr);
   for (const auto& [name, path] : plan.files) {
     const int i = find_spec(specs, name);
@@ -133,10 +135,21 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
     }
     file_of[i] = &path;
   }
+  return file_of;
+}
 
-  const DimPlan dims = DimPlan::make(specs, plan.pt2_sources);
-  std::vector<int64_t> sizes(dims.dims().size(), 0);
-  std::vector<std::string> set_by(dims.dims().size());  // what fixed each size, for messages
+// Each dynamic dim's size as far as it is fixed, and what fixed it (for
+// messages; "" while nothing has).
+struct DimSizes {
+  std::vector<int64_t> sizes;
+  std::vector<std::string> set_by;
+};
+
+// The sizes --dim and --batch set.
+DimSizes option_sizes(const DimPlan& dims, const std::vector<TensorSpec>& specs, const InputPlan& plan) {
+  DimSizes s{std::vector<int64_t>(dims.dims().size(), 0), std::vector<std::string>(dims.dims().size())};
+  std::vector<int64_t>& sizes = s.sizes;
+  std::vector<std::string>& set_by = s.set_by;
   auto dims_list = [&] {
     std::string all;
     for (const DynamicDim& d : dims.dims())
@@ -166,11 +179,15 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
       }
     }
   }
+  return s;
+}
 
-  BuiltInputs built;
-  built.tensors.resize(specs.size());
-  built.sources.resize(specs.size());
-  // Files next: they fix the sizes of their dims for the generated inputs.
+// The inputs given as files, read first: they fix the sizes of their dims
+// for the generated inputs.
+void read_input_files(const std::vector<TensorSpec>& specs, const std::vector<const std::string*>& file_of,
+                      const DimPlan& dims, DimSizes& s, BuiltInputs& built) {
+  std::vector<int64_t>& sizes = s.sizes;
+  std::vector<std::string>& set_by = s.set_by;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (file_of[i] == nullptr) continue;
     const std::string& file = *file_of[i];
@@ -191,24 +208,39 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
       set_by[k] = "input '" + tensor_label(specs[i]) + "' from '" + file + "'";
     }
   }
-  // The rest: 1, or 2 where the model refuses 1 (torch compiles dynamic
-  // dims for 2 and up).
+}
+
+// The size of the dims nothing set: 1, or 2 where the model refuses 1
+// (torch compiles dynamic dims for 2 and up); --batch under batch_all_dims.
+int64_t fallback_size(const InputPlan& plan, const DimSizes& s) {
   int64_t fallback = plan.batch && plan.batch_all_dims ? *plan.batch : 1;
   bool unset = false;
-  for (const std::string& by : set_by) unset = unset || by.empty();
+  for (const std::string& by : s.set_by) unset = unset || by.empty();
   if (unset && !(plan.batch && plan.batch_all_dims) && plan.accepts && !plan.accepts(1) && plan.accepts(2)) {
     fallback = 2;
   }
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    if (set_by[k].empty()) sizes[k] = fallback;
+  return fallback;
+}
+
+// Every dim's size settled (`fallback` where unset), into built.dims, and
+// the batch.
+void settle_dims(const DimPlan& dims, const std::vector<TensorSpec>& specs, const InputPlan& plan, int64_t fallback,
+                 DimSizes& s, BuiltInputs& built) {
+  for (size_t k = 0; k < s.sizes.size(); ++k) {
+    if (s.set_by[k].empty()) s.sizes[k] = fallback;
   }
   built.batch = plan.batch.value_or(fallback);
-  for (size_t k = 0; k < sizes.size(); ++k) {
+  for (size_t k = 0; k < s.sizes.size(); ++k) {
     const DynamicDim& d = dims.dims()[k];
-    built.dims.push_back({d.name, sizes[k], d.leading, dims.where(d, specs)});
-    if (d.leading && !plan.batch) built.batch = sizes[k];
+    built.dims.push_back({d.name, s.sizes[k], d.leading, dims.where(d, specs)});
+    if (d.leading && !plan.batch) built.batch = s.sizes[k];
   }
+}
 
+// The inputs not given as files: random, of the settled sizes.
+void random_inputs(const std::vector<TensorSpec>& specs, const std::vector<const std::string*>& file_of,
+                   const DimPlan& dims, const std::vector<int64_t>& sizes, int64_t fallback, const InputPlan& plan,
+                   BuiltInputs& built) {
   for (size_t i = 0; i < specs.size(); ++i) {
     if (file_of[i] != nullptr) continue;
     if (!specs[i].known) {
@@ -226,9 +258,11 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
     fill_random(built.tensors[i], input_seed(plan.seed, i));
     built.sources[i] = "random (seed " + std::to_string(plan.seed) + ")";
   }
+}
 
-  // Inputs in the layout the model was compiled for (what a caller holding
-  // channels_last tensors passes), so runs measure no conversion.
+// Inputs in the layout the model was compiled for (what a caller holding
+// channels_last tensors passes), so runs measure no conversion.
+void lay_out_inputs(const std::vector<TensorSpec>& specs, const InputPlan& plan, BuiltInputs& built) {
   built.laid_out.resize(specs.size());
   built.layout_names.resize(specs.size());
   for (size_t i = 0; i < specs.size() && i < plan.layouts.size(); ++i) {
@@ -240,6 +274,22 @@ BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& 
     built.layout_names[i] = l.kind;
     built.sources[i] += ", passed " + built.layout_names[i];
   }
+}
+
+}  // namespace
+
+BuiltInputs build_inputs(const std::vector<TensorSpec>& specs, const InputPlan& plan) {
+  const std::vector<const std::string*> file_of = input_files(specs, plan);
+  const DimPlan dims = DimPlan::make(specs, plan.pt2_sources);
+  DimSizes s = option_sizes(dims, specs, plan);
+  BuiltInputs built;
+  built.tensors.resize(specs.size());
+  built.sources.resize(specs.size());
+  read_input_files(specs, file_of, dims, s, built);
+  const int64_t fallback = fallback_size(plan, s);
+  settle_dims(dims, specs, plan, fallback, s, built);
+  random_inputs(specs, file_of, dims, s.sizes, fallback, plan, built);
+  lay_out_inputs(specs, plan, built);
   return built;
 }
 

@@ -243,96 +243,180 @@ int32_t sized_output(const Bridge& b, const TorchShim& shim, AtenTensorHandle h,
   return AOTRUN_PKG_OK;
 }
 
-int32_t run_work_impl(void* p) {
-  auto* w = static_cast<Work*>(p);
-  // A graph the caller captured, launched after the runner it was captured
-  // from destroyed the container (it closes the pool first): refused, the
-  // container is gone.
-  if (w->pool == nullptr || w->pool->closed.load(std::memory_order_acquire)) {
+// A graph the caller captured, launched after the runner it was captured
+// from destroyed the container (it closes the pool first): refused, the
+// container is gone.
+int32_t check_container_alive(const Work& w) {
+  if (w.pool == nullptr || w.pool->closed.load(std::memory_order_acquire)) {
     return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
                      "the runner this graph was captured from has been destroyed (or its constants swapped "
                      "out); capture it again from a live runner");
   }
-  Bridge& b = *w->c->b;
-  const TorchShim& shim = *b.shim;
-  const size_t n_out = w->tensors.size() - w->n_in;
-  // Handles on the stack for the common case: no heap allocation per call.
-  // (Not kept in the Work: a caller may launch one captured graph on two
-  // streams at once.)
-  constexpr size_t kStackHandles = 16;
-  AtenTensorHandle stack[kStackHandles] = {};
-  std::vector<AtenTensorHandle> heap;
-  if (w->tensors.size() > kStackHandles) heap.assign(w->tensors.size(), nullptr);
-  AtenTensorHandle* in = heap.empty() ? stack : heap.data();
-  AtenTensorHandle* out = in + w->n_in;
-  // Here, not before the launch: a graph replays this call with whatever
-  // the caller's inputs hold then.
-  // (A CUDA model's inputs are read to the host for it, outside captures.)
-  if (const int32_t rc = b.cuda ? check_cuda_index_values(b, w->tensors.data(), w->n_in, w->stream)
-                                : check_index_values(b, w->tensors.data(), w->n_in);
-      rc != AOTRUN_PKG_OK) {
-    return rc;
+  return AOTRUN_PKG_OK;
+}
+
+// The model's input and output handles, on the stack for the common case:
+// no heap allocation per call. (Not kept in the Work: a caller may launch
+// one captured graph on two streams at once.)
+class Handles {
+ public:
+  explicit Handles(size_t n) {
+    if (n > kStackHandles) heap_.assign(n, nullptr);
   }
-  std::string why;
-  // The Work's views and scratch buffers are this run's unless a concurrent
-  // replay of the same Work holds them. Released once the handles are made
-  // (they are the model's then), or after the run when the model reads a
-  // scratch buffer.
-  struct Busy {
-    std::atomic<bool>* flag;
-    void release() {
-      if (flag != nullptr) flag->store(false, std::memory_order_release);
-      flag = nullptr;
+  Handles(const Handles&) = delete;
+  Handles& operator=(const Handles&) = delete;
+  AtenTensorHandle* data() { return heap_.empty() ? stack_ : heap_.data(); }
+
+ private:
+  static constexpr size_t kStackHandles = 16;
+  AtenTensorHandle stack_[kStackHandles] = {};
+  std::vector<AtenTensorHandle> heap_;
+};
+
+// Here, not before the launch: a graph replays this call with whatever
+// the caller's inputs hold then.
+// (A CUDA model's inputs are read to the host for it, outside captures.)
+int32_t check_input_values(const Bridge& b, const Work& w) {
+  return b.cuda ? check_cuda_index_values(b, w.tensors.data(), w.n_in, w.stream)
+                : check_index_values(b, w.tensors.data(), w.n_in);
+}
+
+// The Work's views and scratch buffers are this run's unless a concurrent
+// replay of the same Work holds them. Released once the handles are made
+// (they are the model's then), or after the run when the model reads a
+// scratch buffer.
+struct Busy {
+  std::atomic<bool>* flag;
+  void release() {
+    if (flag != nullptr) flag->store(false, std::memory_order_release);
+    flag = nullptr;
+  }
+  ~Busy() { release(); }
+};
+
+// One view and one scratch buffer per input: resized once per Work and
+// input count.
+void fit_to_inputs(Work& w) {
+  if (w.views.size() != w.n_in) w.fit_views(w.n_in);
+  if (w.scratch.size() != w.n_in) w.scratch.resize(w.n_in);
+}
+
+// The inputs of a batch below the model's minimum (pad_batch), padded to it
+// by repeating their last row, into buffers alive until the model has run;
+// the outputs are cut back to the caller's shapes (copy_output).
+struct PaddedInputs {
+  std::vector<DLTensor> inputs;  // the padded copies (nothing allocated when not padded)
+  std::vector<std::vector<char>> bytes;
+  std::vector<std::vector<int64_t>> shapes;
+};
+
+// Input `t` of `rows` rows as `min` rows, the last repeated, in `bytes` and
+// `shape`; `t` describes them then. False when its size does not fit.
+bool pad_input(DLTensor& t, int64_t rows, int64_t min, std::vector<char>& bytes, std::vector<int64_t>& shape) {
+  uint64_t row = 0;  // bytes per row
+  if (!checked_numel(t.shape + 1, t.ndim - 1, &row) || !checked_mul<uint64_t>(row, element_bytes(t.dtype), &row)) {
+    return false;
+  }
+  bytes.resize(static_cast<size_t>(row * static_cast<uint64_t>(min)));
+  if (row != 0) {
+    std::memcpy(bytes.data(), t.data, static_cast<size_t>(row * static_cast<uint64_t>(rows)));
+    for (int64_t r = rows; r < min; ++r) {
+      std::memcpy(bytes.data() + r * row, bytes.data() + (rows - 1) * row, static_cast<size_t>(row));
     }
-    ~Busy() { release(); }
-  };
-  const bool use_views = !w->views_busy.exchange(true, std::memory_order_acquire);
-  Busy busy{use_views ? &w->views_busy : nullptr};
-  if (use_views && w->views.size() != w->n_in) w->fit_views(w->n_in);  // once per Work and input count
-  if (use_views && w->scratch.size() != w->n_in) w->scratch.resize(w->n_in);
-  // A batch below the model's minimum (pad_batch): each of its inputs padded
-  // to it by repeating its last row, into buffers alive until the model has
-  // run; the outputs are cut back to the caller's shapes below.
-  const std::vector<int64_t> rows_of = padded_rows(b, w->n_in, w->tensors.data());
-  const bool padded = !rows_of.empty();
-  std::vector<DLTensor> inputs;  // the padded copies (nothing allocated otherwise)
-  if (padded) inputs.assign(w->tensors.begin(), w->tensors.begin() + static_cast<long>(w->n_in));
-  std::vector<std::vector<char>> pad_bytes(padded ? w->n_in : 0);
-  std::vector<std::vector<int64_t>> pad_shapes(padded ? w->n_in : 0);
-  for (size_t i = 0; padded && i < w->n_in; ++i) {
+  }
+  shape.assign(t.shape, t.shape + t.ndim);
+  shape[0] = min;
+  t.data = bytes.data();
+  t.shape = shape.data();
+  return true;
+}
+
+// Every input of a padded batch (`rows_of`: padded_rows()).
+int32_t pad_inputs(const Bridge& b, const Work& w, const std::vector<int64_t>& rows_of, PaddedInputs* pad) {
+  pad->inputs.assign(w.tensors.begin(), w.tensors.begin() + static_cast<long>(w.n_in));
+  pad->bytes.resize(w.n_in);
+  pad->shapes.resize(w.n_in);
+  for (size_t i = 0; i < w.n_in; ++i) {
     const int g = i < b.batch_of.size() ? b.batch_of[i] : -1;
-    if (!aotrun::pt2::bridge::padded(b, rows_of, g)) continue;
+    if (!padded(b, rows_of, g)) continue;
     const int64_t rows = rows_of[static_cast<size_t>(g)], min = b.batch_min[static_cast<size_t>(g)];
-    DLTensor& t = inputs[i];
-    uint64_t row = 0;  // bytes per row
-    if (!checked_numel(t.shape + 1, t.ndim - 1, &row) || !checked_mul<uint64_t>(row, element_bytes(t.dtype), &row)) {
+    if (!pad_input(pad->inputs[i], rows, min, pad->bytes[i], pad->shapes[i])) {
       return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT,
                        "input " + std::to_string(i) + ": shape is too large to address");
     }
-    pad_bytes[i].resize(static_cast<size_t>(row * static_cast<uint64_t>(min)));
-    if (row != 0) {
-      std::memcpy(pad_bytes[i].data(), t.data, static_cast<size_t>(row * static_cast<uint64_t>(rows)));
-      for (int64_t r = rows; r < min; ++r) {
-        std::memcpy(pad_bytes[i].data() + r * row, pad_bytes[i].data() + (rows - 1) * row, static_cast<size_t>(row));
-      }
+  }
+  return AOTRUN_PKG_OK;
+}
+
+// The model's handle for each of `inputs` (input_handle) into `in`; on a
+// failure the handles made so far are deleted. *converted: whether an input
+// is converted to the model's layout (the run reads its scratch buffer).
+int32_t make_input_handles(const TorchShim& shim, Work& w, const DLTensor* inputs, bool views,
+                           std::vector<std::vector<char>>& own, AtenTensorHandle* in, std::string* why,
+                           bool* converted) {
+  for (size_t i = 0; i < w.n_in; ++i) {
+    *converted |= w.convert[i] != 0;
+    if (!input_handle(shim, w, i, inputs[i], views, views ? nullptr : &own[i], &in[i], why)) {
+      delete_handles(shim, in, i);
+      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": " + *why);
     }
-    pad_shapes[i].assign(t.shape, t.shape + t.ndim);
-    pad_shapes[i][0] = min;
-    t.data = pad_bytes[i].data();
-    t.shape = pad_shapes[i].data();
+  }
+  return AOTRUN_PKG_OK;
+}
+
+// The model's outputs copied to the caller's tensors (or to the sink's
+// memory), then released. A CUDA model's outputs are copied and released on
+// the caller's stream: under a capture, the copies are recorded and the
+// releases become free nodes of the graph that allocated them (docs/SHIM.md,
+// "CUDA").
+int32_t copy_outputs(const Bridge& b, const TorchShim& shim, const Work& w, AtenTensorHandle* out, size_t n_out,
+                     const std::vector<int64_t>& rows_of, bool padded, std::string* why) {
+  CudaStreamScope scope(b.cuda_shim, w.stream);  // null for CPU models
+  int32_t rc = scope.ok() ? AOTRUN_PKG_OK
+                          : fail_with(AOTRUN_PKG_ERR_RUNTIME, "setting the model's CUDA stream for its outputs failed");
+  for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
+    DLTensor sized{};
+    if (w.sink != nullptr) {
+      rc = sized_output(b, shim, out[i], i, rows_of, w.sink, &sized);
+      if (rc != AOTRUN_PKG_OK) break;
+    }
+    if (!copy_output(shim, out[i], w.sink != nullptr ? sized : w.tensors[w.n_in + i], why, padded)) {
+      rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, "output " + std::to_string(i) + " ('" + b.outputs[i].name + "'): " + *why);
+    }
+  }
+  delete_handles(shim, out, n_out);
+  return rc;
+}
+
+int32_t run_work_impl(void* p) {
+  auto* w = static_cast<Work*>(p);
+  if (const int32_t rc = check_container_alive(*w); rc != AOTRUN_PKG_OK) return rc;
+  Bridge& b = *w->c->b;
+  const TorchShim& shim = *b.shim;
+  const size_t n_out = w->tensors.size() - w->n_in;
+  Handles handles(w->tensors.size());
+  AtenTensorHandle* in = handles.data();
+  AtenTensorHandle* out = in + w->n_in;
+  if (const int32_t rc = check_input_values(b, *w); rc != AOTRUN_PKG_OK) return rc;
+  std::string why;
+  const bool use_views = !w->views_busy.exchange(true, std::memory_order_acquire);
+  Busy busy{use_views ? &w->views_busy : nullptr};
+  if (use_views) fit_to_inputs(*w);
+  const std::vector<int64_t> rows_of = padded_rows(b, w->n_in, w->tensors.data());
+  const bool padded = !rows_of.empty();
+  PaddedInputs pad;
+  if (padded) {
+    if (const int32_t rc = pad_inputs(b, *w, rows_of, &pad); rc != AOTRUN_PKG_OK) return rc;
   }
   // Padded inputs are fresh memory each run: no kept views for them.
   const bool views = use_views && !padded;
   // Converted inputs of a concurrent replay: alive until the model has run.
   std::vector<std::vector<char>> own(views ? 0 : w->n_in);
   bool converted = false;
-  for (size_t i = 0; i < w->n_in; ++i) {
-    converted |= w->convert[i] != 0;
-    if (!input_handle(shim, *w, i, padded ? inputs[i] : w->tensors[i], views, views ? nullptr : &own[i], &in[i],
-                      &why)) {
-      delete_handles(shim, in, i);
-      return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "input " + std::to_string(i) + ": " + why);
-    }
+  if (const int32_t rc = make_input_handles(shim, *w, padded ? pad.inputs.data() : w->tensors.data(), views, own, in,
+                                            &why, &converted);
+      rc != AOTRUN_PKG_OK) {
+    return rc;
   }
   if (!converted) busy.release();
   const AotiFunctions& f = b.lib->fn();
@@ -346,24 +430,7 @@ int32_t run_work_impl(void* p) {
                   w->n_in, out, n_out, w->stream, &why)) {
     return fail_with(AOTRUN_PKG_ERR_RUNTIME, why);
   }
-  // A CUDA model's outputs are copied and released on the caller's stream:
-  // under a capture, the copies are recorded and the releases become free
-  // nodes of the graph that allocated them (docs/SHIM.md, "CUDA").
-  CudaStreamScope scope(b.cuda_shim, w->stream);  // null for CPU models
-  int32_t rc = scope.ok() ? AOTRUN_PKG_OK
-                          : fail_with(AOTRUN_PKG_ERR_RUNTIME, "setting the model's CUDA stream for its outputs failed");
-  for (size_t i = 0; i < n_out && rc == AOTRUN_PKG_OK; ++i) {
-    DLTensor sized{};
-    if (w->sink != nullptr) {
-      rc = sized_output(b, shim, out[i], i, rows_of, w->sink, &sized);
-      if (rc != AOTRUN_PKG_OK) break;
-    }
-    if (!copy_output(shim, out[i], w->sink != nullptr ? sized : w->tensors[w->n_in + i], &why, padded)) {
-      rc = fail_with(AOTRUN_PKG_ERR_RUNTIME, "output " + std::to_string(i) + " ('" + b.outputs[i].name + "'): " + why);
-    }
-  }
-  delete_handles(shim, out, n_out);
-  return rc;
+  return copy_outputs(b, shim, *w, out, n_out, rows_of, padded, &why);
 }
 
 int32_t run_work(void* p) {
