@@ -27,66 +27,11 @@ namespace aotrun::shim::kernels {
 namespace {
 
 bool is_cpx(int32_t d) { return d == kComplex64 || d == kComplex128; }
-bool is_flt(int32_t d) { return d == kFloat16 || d == kBFloat16 || d == kFloat32 || d == kFloat64; }
-bool is_sint(int32_t d) { return d == kInt8 || d == kInt16 || d == kInt32 || d == kInt64; }
-bool is_wide_uint(int32_t d) { return d == kUInt16 || d == kUInt32 || d == kUInt64; }
-
-int width(int32_t d) {
-  switch (d) {
-    case kInt8:
-    case kUInt8: return 8;
-    case kInt16: return 16;
-    case kInt32: return 32;
-    default: return 64;
-  }
-}
-
-// c10::promoteTypes over the dtypes cat takes.
-int32_t promote(int32_t a, int32_t b, const char* op) {
-  if (a == b) return a;
-  if (a == kBool) return b;
-  if (b == kBool) return a;
-  if (is_wide_uint(a) || is_wide_uint(b)) {
-    fail_arg(op, "tensors",
-             std::string("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote ") +
-                 dtype_name(a) + " and " + dtype_name(b));
-  }
-  if (is_cpx(a) || is_cpx(b)) {
-    const bool wide = a == kComplex128 || b == kComplex128 || a == kFloat64 || b == kFloat64;
-    return wide ? kComplex128 : kComplex64;
-  }
-  if (is_flt(a) && is_flt(b)) {
-    if (a == kFloat64 || b == kFloat64) return kFloat64;
-    return kFloat32;  // float16 with bfloat16, or either with float32
-  }
-  if (is_flt(a)) return a;
-  if (is_flt(b)) return b;
-  if ((a == kUInt8 && is_sint(b)) || (b == kUInt8 && is_sint(a))) {
-    const int32_t s = a == kUInt8 ? b : a;
-    return s == kInt8 ? kInt16 : s;
-  }
-  return width(a) >= width(b) ? a : b;
-}
-
-// c10's is_channels_last_strides_2d_s4 / _3d_s5: dims visited innermost
-// first ({1, 3, 2, 0} / {1, 4, 3, 2, 0}); ambiguous cases are contiguous.
-bool strides_like(const Tensor& t, const std::vector<int>& order) {
-  if (t.strides[1] == 0) return false;
-  int64_t min = 0;
-  for (int d : order) {
-    if (t.sizes[d] == 0) return false;
-    if (t.strides[d] < min) return false;
-    if (d == 0 && min == t.strides[1]) return false;
-    min = t.strides[d];
-    if (t.sizes[d] > 1) min *= t.sizes[d];
-  }
-  return true;
-}
 
 // Tensor.suggest_memory_format().
 int32_t suggested_format(const Tensor& t) {
-  if (t.dim() == 4 && strides_like(t, {1, 3, 2, 0})) return kChannelsLast;
-  if (t.dim() == 5 && strides_like(t, {1, 4, 3, 2, 0})) return kChannelsLast3d;
+  if (is_channels_last(t)) return kChannelsLast;
+  if (is_channels_last_3d(t)) return kChannelsLast3d;
   return kContiguousFormat;
 }
 
@@ -119,7 +64,7 @@ Tensor cat(const std::vector<const Tensor*>& tensors, int64_t dim, const char* o
     break;
   }
   int32_t dtype = tensors[0]->dtype;
-  for (const Tensor* t : tensors) dtype = promote(dtype, t->dtype, op);
+  for (const Tensor* t : tensors) dtype = promote_types(dtype, t->dtype, op);
   // cat_compute_output_memory_format: every tensor's suggestion, skipped ones too.
   int32_t format = -1;
   for (const Tensor* t : tensors) {

@@ -41,47 +41,13 @@ void expect_arithmetic(const Tensor& t, const char* op, const char* arg) {
   }
 }
 
-int int_width(int32_t d) {
-  switch (d) {
-    case kInt8:
-    case kUInt8: return 8;
-    case kInt16: return 16;
-    case kInt32: return 32;
-    default: return 64;
-  }
-}
-
-// c10::promoteTypes over the dtypes above.
-int32_t promote(int32_t a, int32_t b) {
-  if (a == b) return a;
-  if (a == kBool) return b;
-  if (b == kBool) return a;
-  if (is_cpx(a) || is_cpx(b)) {
-    const bool wide = a == kComplex128 || b == kComplex128 || a == kFloat64 || b == kFloat64;
-    return wide ? kComplex128 : kComplex64;
-  }
-  if (is_flt(a) && is_flt(b)) {
-    if (a == kFloat64 || b == kFloat64) return kFloat64;
-    return kFloat32;  // float16 with bfloat16, or either with float32
-  }
-  if (is_flt(a)) return a;
-  if (is_flt(b)) return b;
-  // Both integers.
-  if ((a == kUInt8 && b == kInt8) || (a == kInt8 && b == kUInt8)) return kInt16;
-  if (a == kUInt8) return b;
-  if (b == kUInt8) return a;
-  return int_width(a) >= int_width(b) ? a : b;
-}
-
-int category(int32_t d) { return is_cpx(d) ? 3 : is_flt(d) ? 2 : is_int(d) ? 1 : 0; }
-
 // at::result_type of two tensors: tensors with dims outrank 0-d ones, which
 // only raise the category (c10's combine_categories).
-int32_t result_type(const Tensor& a, const Tensor& b) {
+int32_t result_type(const Tensor& a, const Tensor& b, const char* op) {
   int32_t dim_r = -1, zero_r = -1;
   for (const Tensor* t : {&a, &b}) {
     int32_t& r = t->dim() > 0 ? dim_r : zero_r;
-    r = r < 0 ? t->dtype : promote(r, t->dtype);
+    r = r < 0 ? t->dtype : promote_types(r, t->dtype, op);
   }
   if (dim_r < 0) return zero_r;
   if (zero_r < 0) return dim_r;
@@ -92,7 +58,7 @@ int32_t result_type(const Tensor& a, const Tensor& b) {
     return zero_r;
   }
   if (is_flt(dim_r)) return dim_r;
-  if (dim_r == kBool || is_flt(zero_r)) return promote(dim_r, zero_r);
+  if (dim_r == kBool || is_flt(zero_r)) return promote_types(dim_r, zero_r, op);
   return dim_r;
 }
 
@@ -267,7 +233,7 @@ Tensor mul_tensor(const Tensor& self, const Tensor& other, const char* op) {
   expect_arithmetic(self, op, "self");
   expect_arithmetic(other, op, "other");
   const std::vector<int64_t> shape = broadcast_shape(self, other, op);
-  const int32_t dtype = result_type(self, other);
+  const int32_t dtype = result_type(self, other, op);
   Tensor out = empty_tensor(shape, result_strides({&self, &other}, shape), dtype);
   if (out.numel() == 0) return out;
   switch (dtype) {

@@ -20,27 +20,6 @@
 namespace aotrun::shim::kernels {
 namespace {
 
-// PyTorch's test for 4-d strides "like" channels-last (N, H, W, C order);
-// ambiguous cases (size-1 dims) fall back to contiguous as PyTorch does.
-// Only 2-d convolutions produce channels-last outputs here: for 3-d ones
-// PyTorch's float32 CPU path returns a contiguous output (checked against
-// libtorch in tests/shim/differential_test.cpp; its bfloat16 path returns
-// channels_last_3d, which the shim does not follow: docs/SHIM.md).
-bool channels_last_like(const Tensor& t) {
-  if (t.dim() != 4) return false;
-  const int order[] = {1, 3, 2, 0};
-  if (t.strides[1] == 0) return false;
-  int64_t min = 0;
-  for (int d : order) {
-    if (t.sizes[d] == 0) return false;
-    if (t.strides[d] < min) return false;
-    if (d == 0 && min == t.strides[1]) return false;
-    min = t.strides[d];
-    if (t.sizes[d] > 1) min *= t.sizes[d];
-  }
-  return true;
-}
-
 // Geometry with the spatial dims padded to three (leading size-1 dims).
 struct Geometry {
   int64_t n, c, o, groups, cg, og;
@@ -169,7 +148,12 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
     if (bias->sizes[0] != g.o) fail_arg(op, "bias", "must have one element per output channel");
   }
   std::vector<int64_t> out_strides = contiguous_strides(out_sizes);
-  if ((channels_last && nd >= 2) || channels_last_like(input) || channels_last_like(weight)) {
+  // Only 2-d convolutions produce channels-last outputs here (4-d strides
+  // like NHWC; ambiguous size-1 cases contiguous, as PyTorch): for 3-d ones
+  // PyTorch's float32 CPU path returns a contiguous output (checked against
+  // libtorch in tests/shim/differential_test.cpp; its bfloat16 path returns
+  // channels_last_3d, which the shim does not follow: docs/SHIM.md).
+  if ((channels_last && nd >= 2) || is_channels_last(input) || is_channels_last(weight)) {
     out_strides = channels_last_strides(out_sizes);
   }
   Tensor out = empty_tensor(out_sizes, out_strides, dt);

@@ -21,25 +21,6 @@
 namespace aotrun::shim::kernels {
 namespace {
 
-// Whether t's strides order its dims as `order` (outermost first), with
-// PyTorch's tie rules for size-1 dims (as its channels-last tests: a size-0
-// dim or a zero channel stride is never channels-last, and N and C may not
-// share a stride).
-bool laid_out_as(const Tensor& t, const std::vector<int>& inner_first) {
-  if (t.strides[1] == 0) return false;
-  int64_t min = 0;
-  for (int d : inner_first) {
-    if (t.sizes[d] == 0) return false;
-    if (t.strides[d] < min) return false;
-    if (d == 0 && min == t.strides[1]) return false;
-    min = t.strides[d];
-    if (t.sizes[d] > 1) min *= t.sizes[d];
-  }
-  return true;
-}
-bool channels_last_2d(const Tensor& t) { return t.dim() == 4 && laid_out_as(t, {1, 3, 2, 0}); }
-bool channels_last_3d(const Tensor& t) { return t.dim() == 5 && laid_out_as(t, {1, 4, 3, 2, 0}); }
-
 // Spatial dims padded to three with leading size-1 dims.
 struct Geometry {
   int64_t n, c, o, groups, cg, og;
@@ -182,9 +163,10 @@ Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Te
   // test is taken as passed, as it is with more than one thread).
   const bool onednn_3d = nd == 3 && (g.groups > 1 || (weight.sizes[4] > 3 && weight.sizes[3] > 3) || g.n > 1 ||
                                      g.n * g.c * input.sizes[2] * input.sizes[3] > 20480);
-  const bool cl = (channels_last && nd >= 2) || (nd == 2 ? (channels_last_2d(input) || channels_last_2d(weight))
-                                                         : nd == 3 && dt == kFloat32 && onednn_3d &&
-                                                               (channels_last_3d(input) || channels_last_3d(weight)));
+  const bool cl =
+      (channels_last && nd >= 2) ||
+      (nd == 2 ? (is_channels_last(input) || is_channels_last(weight))
+               : nd == 3 && dt == kFloat32 && onednn_3d && (is_channels_last_3d(input) || is_channels_last_3d(weight)));
   if (cl) {
     out_strides = channels_last_strides(out_sizes);
   }

@@ -215,4 +215,16 @@ void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, Binar
 void expect_dim(const Tensor& t, int64_t dim, const char* op, const char* arg);
 void expect_cpu_defined(const Tensor& t, const char* op, const char* arg);
 
+// c10's is_channels_last_strides_2d (a 4-d tensor) and _3d (5-d): the
+// strides of NHWC / NDHWC, with PyTorch's tie rules for size-1 dims (a
+// size-0 dim or a zero channel stride is never channels-last, N and C may
+// not share a stride). False for other ranks.
+bool is_channels_last(const Tensor& t);
+bool is_channels_last_3d(const Tensor& t);
+
+// c10::promoteTypes over complex64/128, the floating types, int8-int64,
+// uint8 and bool; uint16/32/64 with another dtype are refused naming `op`'s
+// argument 'tensors', as c10 refuses them.
+int32_t promote_types(int32_t a, int32_t b, const char* op);
+
 }  // namespace aotrun::shim::kernels
