@@ -261,6 +261,8 @@ Tensor mul_tensor(const Tensor& self, const Tensor& other, const char* op) {
   return out;
 }
 
+}  // namespace
+
 Tensor slice_tensor(const Tensor& self, int64_t dim, const int64_t* start, const int64_t* end, int64_t step,
                     const char* op) {
   expect_cpu_defined(self, op, "self");
@@ -287,6 +289,8 @@ Tensor slice_tensor(const Tensor& self, int64_t dim, const int64_t* start, const
   out.strides[d] *= step;
   return out;
 }
+
+namespace {
 
 Tensor view_dtype(const Tensor& self, int32_t dtype, const char* op) {
   expect_cpu_defined(self, op, "self");

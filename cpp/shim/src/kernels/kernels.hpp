@@ -222,6 +222,13 @@ void expect_cpu_defined(const Tensor& t, const char* op, const char* arg);
 bool is_channels_last(const Tensor& t);
 bool is_channels_last_3d(const Tensor& t);
 
+// self[..., start:end:step, ...] along `dim` as a view of self's storage,
+// bounds clamped as at::slice clamps them (start/end NULL: None); refuses a
+// 0-d self, a dim out of range and a step below 1 (libtorch's messages,
+// naming `op`). complex_pointwise.cpp (aoti_torch_cpu_slice_Tensor).
+Tensor slice_tensor(const Tensor& self, int64_t dim, const int64_t* start, const int64_t* end, int64_t step,
+                    const char* op);
+
 // c10::promoteTypes over complex64/128, the floating types, int8-int64,
 // uint8 and bool; uint16/32/64 with another dtype are refused naming `op`'s
 // argument 'tensors', as c10 refuses them.

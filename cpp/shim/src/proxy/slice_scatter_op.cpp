@@ -67,24 +67,6 @@ void slice_scatter(const ExternCall& c) {
     }
     k += n;
   }
-  if (self.dim() == 0) kernels::fail_arg(o, "self", "slice() cannot be applied to a 0-dim tensor.");
-  const int64_t d = kernels::wrap_dim(dim, self.dim(), o, "dim");
-  if (step <= 0) kernels::fail_arg(o, "step", "slice step must be positive");
-  // at::slice's clamping.
-  const int64_t size = self.sizes[d];
-  int64_t s = has_start ? start : 0, e = has_end ? end : std::numeric_limits<int64_t>::max();
-  if (s < 0) s += size;
-  if (e < 0) e += size;
-  if (s < 0) {
-    s = 0;
-  } else if (s >= size) {
-    s = size;
-  }
-  if (e < s) {
-    e = s;
-  } else if (e >= size) {
-    e = size;
-  }
   // clone_preserve_strides.
   const std::vector<int64_t> strides =
       has_internal_overlap(self) || self.is_non_overlapping_and_dense()
@@ -92,10 +74,8 @@ void slice_scatter(const ExternCall& c) {
           : self.strides;
   Tensor out = empty_tensor(self.sizes, strides, self.dtype);
   if (out.numel() > 0) copy_host_elements(out, self);
-  Tensor slice = out;  // the part src replaces, a view
-  slice.storage_offset += s * out.strides[d];
-  slice.sizes[d] = (e - s + step - 1) / step;
-  slice.strides[d] *= step;
+  // The part src replaces, a view (slice_Tensor's checks and clamping).
+  const Tensor slice = kernels::slice_tensor(out, dim, has_start ? &start : nullptr, has_end ? &end : nullptr, step, o);
   if (slice.sizes != src.sizes) {
     kernels::fail_arg(o, "src",
                       "expected src to have a size equal to the slice of self. src size = " + shape_str(src.sizes) +
