@@ -6,9 +6,10 @@
 // dtype (torch.export's ScalarType code), layout, device and pin_memory are
 // read from the node. As libtorch: the dtype inferred from fill_value when
 // None (bool, int64, float32, complex64), a contiguous result, the value
-// converted as Scalar::to does (integers truncated, an integer out of the
-// dtype's range or a complex value with an imaginary part into a real dtype
-// refused with libtorch's message); every real dtype, bool and
+// converted as Scalar::to does (integers truncated; refused with libtorch's
+// message: a value out of an integer dtype's range, a finite value beyond a
+// floating dtype's largest, a complex value with an imaginary part into a
+// real dtype); every real dtype, bool and
 // complex64/complex128; strided layout on the CPU only.
 #include <cmath>
 #include <complex>
@@ -71,6 +72,10 @@ const char* c10_type_name() {
                     std::string("value cannot be converted to type ") + type + " without overflow");
 }
 
+// c10::overflows for a floating destination of largest finite value hi: a
+// finite value beyond it is refused; infinities and NaN convert as they are.
+bool beyond(double x, double hi) { return std::isfinite(x) && (x > hi || x < -hi); }
+
 // Fills t (contiguous) with v converted to t's dtype.
 void fill_with(Tensor& t, const FillValue& v, const std::string& op) {
   const int64_t n = t.numel();
@@ -79,6 +84,10 @@ void fill_with(Tensor& t, const FillValue& v, const std::string& op) {
                                                  : v.z.real();
   const double im = v.kind == FillValue::kComplex ? v.z.imag() : 0.0;
   if (t.dtype == kComplex64 || t.dtype == kComplex128) {
+    if (t.dtype == kComplex64 &&
+        (beyond(re, std::numeric_limits<float>::max()) || beyond(im, std::numeric_limits<float>::max()))) {
+      overflow(op, "c10::complex<float>");
+    }
     for (int64_t i = 0; i < n; ++i) {
       if (t.dtype == kComplex64) {
         kernels::store(t.data(), i, std::complex<float>(static_cast<float>(re), static_cast<float>(im)));
@@ -91,7 +100,7 @@ void fill_with(Tensor& t, const FillValue& v, const std::string& op) {
   kernels::dispatch_real(t.dtype, true, op.c_str(), "dtype", [&](auto s) {
     using S = decltype(s);
     using K = typename kernels::Elem<S>::Key;
-    const char* name = t.dtype == kFloat16 ? "at::Half" : t.dtype == kBFloat16 ? "at::BFloat16" : c10_type_name<K>();
+    const char* name = t.dtype == kFloat16 ? "c10::Half" : t.dtype == kBFloat16 ? "c10::BFloat16" : c10_type_name<K>();
     if (im != 0) overflow(op, std::is_same_v<K, bool> ? "bool" : name);
     K k;
     if constexpr (std::is_same_v<K, bool>) {
@@ -111,7 +120,12 @@ void fill_with(Tensor& t, const FillValue& v, const std::string& op) {
         k = static_cast<K>(re);
       }
     } else {
-      k = static_cast<K>(v.kind == FillValue::kInt ? static_cast<double>(v.i) : re);
+      const double x = v.kind == FillValue::kInt ? static_cast<double>(v.i) : re;
+      const double hi = t.dtype == kFloat16    ? 65504.0                // c10::Half's max
+                        : t.dtype == kBFloat16 ? 3.3895313892515355e38  // c10::BFloat16's max
+                                               : static_cast<double>(std::numeric_limits<K>::max());
+      if (beyond(x, hi)) overflow(op, name);
+      k = static_cast<K>(x);
     }
     const S e = kernels::Elem<S>::from(k);
     for (int64_t i = 0; i < n; ++i) kernels::store(t.data(), i, e);
