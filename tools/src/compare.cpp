@@ -1,6 +1,7 @@
 #include "compare.hpp"
 
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstring>
 
@@ -23,15 +24,41 @@ std::string hex_bytes(const unsigned char* p, size_t n) {
   return text;
 }
 
-// Enough digits that two different float32 / float64 values print differently.
+// The dtype of a complex dtype's parts (a modulus prints like them).
+DLDataType real_part_type(DLDataType d) {
+  if (d.code == kDLComplex) return DLDataType{kDLFloat, static_cast<uint8_t>(d.bits / 2), d.lanes};
+  return d;
+}
+
+// Enough digits that two different float32 / float64 values print differently
+// (a complex number's parts each like its part type's: "0.5-2j").
 std::string value_text(double v, DLDataType dtype) {
   char buf[64];
   if (dtype.code == kDLInt || dtype.code == kDLUInt || is_bool(dtype)) {
     std::snprintf(buf, sizeof(buf), "%.0f", v);
   } else {
-    std::snprintf(buf, sizeof(buf), "%.*g", dtype.bits <= 32 ? 9 : 17, v);
+    const int part_bits = dtype.code == kDLComplex ? dtype.bits / 2 : dtype.bits;
+    std::snprintf(buf, sizeof(buf), "%.*g", part_bits <= 32 ? 9 : 17, v);
   }
   return buf;
+}
+
+std::string value_text(std::complex<double> v, DLDataType dtype) {
+  if (dtype.code != kDLComplex) return value_text(v.real(), dtype);
+  const std::string im = value_text(v.imag(), dtype);
+  return value_text(v.real(), dtype) + (im[0] == '-' ? "" : "+") + im + "j";
+}
+
+// torch.isclose's rule (torch.testing.assert_close with equal_nan): a NaN
+// (either part of a complex number) matches only a NaN, an infinity only the
+// same value, else |actual - expected| <= atol + rtol * |expected| with the
+// complex modulus for complex numbers.
+bool close_enough(std::complex<double> x, std::complex<double> y, const Tolerance& t) {
+  const auto nan = [](std::complex<double> z) { return std::isnan(z.real()) || std::isnan(z.imag()); };
+  const auto inf = [](std::complex<double> z) { return std::isinf(z.real()) || std::isinf(z.imag()); };
+  if (nan(x) || nan(y)) return nan(x) && nan(y);
+  if (inf(x) || inf(y)) return x == y;
+  return std::abs(x - y) <= t.atol + t.rtol * std::abs(y);
 }
 
 }  // namespace
@@ -100,7 +127,7 @@ Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected,
   if (std::memcmp(actual.data(), expected.data(), actual.nbytes()) == 0) return c;
 
   c.identical = false;
-  c.numeric = dtype_supported(actual.dtype());
+  c.numeric = dtype_supported(actual.dtype()) || is_complex_dtype(actual.dtype());
   // Tolerances apply to numbers the CLI can read; anything else is bitwise.
   const bool tolerant = c.numeric && !tolerance.exact();
   const size_t elem = dtype_size(actual.dtype());
@@ -114,26 +141,15 @@ Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected,
       c.actual_bits = hex_bytes(a + i * elem, elem);
       c.expected_bits = hex_bytes(e + i * elem, elem);
       if (c.numeric) {
-        c.actual = actual.element(i);
-        c.expected = expected.element(i);
+        c.actual = actual.complex_element(i);
+        c.expected = expected.complex_element(i);
       }
     }
     if (c.numeric) {
-      const double x = actual.element(i), y = expected.element(i);
-      if (!std::isnan(x) && !std::isnan(y)) c.max_abs_diff = std::fmax(c.max_abs_diff, std::fabs(x - y));
-      if (tolerant) {
-        bool close;
-        if (std::isnan(x) || std::isnan(y)) {
-          close = std::isnan(x) && std::isnan(y);
-        } else if (std::isinf(x) || std::isinf(y)) {
-          close = x == y;
-        } else {
-          close = std::fabs(x - y) <= tolerance.atol + tolerance.rtol * std::fabs(y);
-        }
-        if (!close) ++c.beyond_tolerance;
-      } else {
-        ++c.beyond_tolerance;
-      }
+      const std::complex<double> x = actual.complex_element(i), y = expected.complex_element(i);
+      const double diff = std::abs(x - y);
+      if (!std::isnan(diff)) c.max_abs_diff = std::fmax(c.max_abs_diff, diff);
+      if (!tolerant || !close_enough(x, y, tolerance)) ++c.beyond_tolerance;
     } else {
       ++c.beyond_tolerance;
     }
@@ -153,7 +169,7 @@ std::string comparison_text(const Comparison& c) {
     text += "got " + c.actual_bits + ", expected " + c.expected_bits;
   }
   text += ", " + std::to_string(c.differing) + (c.differing == 1 ? " element differs" : " elements differ");
-  if (c.numeric) text += ", max abs diff " + value_text(c.max_abs_diff, c.dtype);
+  if (c.numeric) text += ", max abs diff " + value_text(c.max_abs_diff, real_part_type(c.dtype));
   return text;
 }
 
@@ -163,7 +179,7 @@ std::string tolerance_verdict_text(const Comparison& c) {
   if (c.within_tolerance) {
     return "within " + tolerance_text(c.tolerance) + " (" + std::to_string(c.differing) +
            (c.differing == 1 ? " element differs" : " elements differ") + ", max abs diff " +
-           value_text(c.max_abs_diff, c.dtype) + ")";
+           value_text(c.max_abs_diff, real_part_type(c.dtype)) + ")";
   }
   return comparison_text(c) + "; " + std::to_string(c.beyond_tolerance) + " beyond " + tolerance_text(c.tolerance);
 }
@@ -177,9 +193,12 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
   }
   j["index"] = c.first_index;
   j["multi_index"] = c.first_multi_index;
-  if (c.numeric) {
-    j["value"] = c.actual;
-    j["expected"] = c.expected;
+  if (c.numeric && c.dtype.code == kDLComplex) {  // [real, imaginary]
+    j["value"] = {c.actual.real(), c.actual.imag()};
+    j["expected"] = {c.expected.real(), c.expected.imag()};
+  } else if (c.numeric) {
+    j["value"] = c.actual.real();
+    j["expected"] = c.expected.real();
   }
   j["bits"] = c.actual_bits;
   j["expected_bits"] = c.expected_bits;

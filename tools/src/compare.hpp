@@ -3,6 +3,7 @@
 // and where they first differ.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,7 +49,10 @@ struct Comparison {
   size_t differing = 0;    // elements whose bytes differ
   size_t first_index = 0;  // flat, C order
   std::vector<int64_t> first_multi_index;
-  double actual = 0, expected = 0;         // the first differing elements as numbers
+  // The first differing elements as numbers (imaginary part 0 but for
+  // complex dtypes; "numbers" include complex64/complex128, compared with
+  // the complex modulus).
+  std::complex<double> actual, expected;
   std::string actual_bits, expected_bits;  // and as hex of their bytes ("0x3f800000")
   double max_abs_diff = 0;                 // over differing elements where neither is NaN
   bool numeric = true;                     // false: dtype the CLI cannot read as numbers

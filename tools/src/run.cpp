@@ -64,6 +64,27 @@ std::vector<double> first_values(const HostTensor& t, size_t count) {
   return values;
 }
 
+std::string complex_text(std::complex<double> z) {
+  const std::string im = number_text(z.imag(), false);
+  return number_text(z.real(), false) + (im[0] == '-' ? "" : "+") + im + "j";
+}
+
+// A complex output's row: MIN and MAX of the modulus ("|z| 0.5"), the mean
+// and the first values as a+bj.
+void add_complex_summary(std::vector<std::string>& row, const HostTensor& t, size_t values) {
+  const ComplexSummary s = summarize_complex(t);
+  row.push_back(s.counted ? "|z| " + number_text(s.abs_min, false) : "-");
+  row.push_back(s.counted ? "|z| " + number_text(s.abs_max, false) : "-");
+  row.push_back(s.counted ? complex_text(s.mean) : "-");
+  std::string first;
+  for (size_t k = 0; k < t.numel() && k < values; ++k)
+    first += (first.empty() ? "" : " ") + complex_text(t.complex_element(k));
+  if (t.numel() > values) first += " ...";
+  if (t.numel() == 0) first = "(empty)";
+  if (s.nan_count) first += "  (" + std::to_string(s.nan_count) + " NaN)";
+  row.push_back(first);
+}
+
 struct RunReport {
   aotrun_package_info info{};
   aotrun_runner_stats stats{};
@@ -124,7 +145,9 @@ void print_text(const RunReport& r, const std::vector<HostTensor>& inputs, const
   for (size_t i = 0; i < outputs.size(); ++i) {
     const HostTensor& t = outputs[i];
     std::vector<std::string> row = {label_of(r.output_specs, i, t), dtype_name(t.dtype()), shape_text(t.shape())};
-    if (!dtype_supported(t.dtype())) {
+    if (is_complex_dtype(t.dtype())) {
+      add_complex_summary(row, t, values);
+    } else if (!dtype_supported(t.dtype())) {
       row.push_back("(no summary for " + dtype_name(t.dtype()) + ")");
     } else {
       const Summary s = summarize(t);
@@ -180,7 +203,18 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
                                 {"model_name", model_name_of(r.output_specs, i, t)},
                                 {"dtype", dtype_name(t.dtype())},
                                 {"shape", t.shape()}};
-    if (dtype_supported(t.dtype())) {
+    if (is_complex_dtype(t.dtype())) {  // complex numbers as [real, imaginary]
+      const ComplexSummary s = summarize_complex(t);
+      e["abs_min"] = s.abs_min;
+      e["abs_max"] = s.abs_max;
+      e["mean"] = {s.mean.real(), s.mean.imag()};
+      e["nan_count"] = s.nan_count;
+      nlohmann::ordered_json first = nlohmann::ordered_json::array();
+      for (size_t k = 0; k < t.numel() && k < values; ++k) {
+        first.push_back({t.complex_element(k).real(), t.complex_element(k).imag()});
+      }
+      e["first_values"] = first;
+    } else if (dtype_supported(t.dtype())) {
       const Summary s = summarize(t);
       e["min"] = s.min;
       e["max"] = s.max;

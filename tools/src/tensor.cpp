@@ -49,6 +49,17 @@ bool dtype_supported(DLDataType d) {
          is(d, kDLInt, 64) || is(d, kDLUInt, 8) || is_bool(d);
 }
 
+bool is_complex_dtype(DLDataType d) { return is(d, kDLComplex, 64) || is(d, kDLComplex, 128); }
+
+std::complex<double> HostTensor::complex_element(size_t i) const {
+  if (is(dtype_, kDLComplex, 64)) {
+    const std::complex<float> z = static_cast<const std::complex<float>*>(data())[i];
+    return {z.real(), z.imag()};
+  }
+  if (is(dtype_, kDLComplex, 128)) return static_cast<const std::complex<double>*>(data())[i];
+  return {element(i), 0.0};
+}
+
 void HostTensor::Free::operator()(void* p) const { std::free(p); }
 
 HostTensor::HostTensor(std::string name, DLDataType dtype, std::vector<int64_t> shape)
@@ -174,6 +185,26 @@ Summary summarize(const HostTensor& t) {
     if (s.counted == 0 || v < s.min) s.min = v;
     if (s.counted == 0 || v > s.max) s.max = v;
     sum += v;
+    ++s.counted;
+  }
+  if (s.counted != 0) s.mean = sum / static_cast<double>(s.counted);
+  return s;
+}
+
+ComplexSummary summarize_complex(const HostTensor& t) {
+  ComplexSummary s;
+  if (!is_complex_dtype(t.dtype())) return s;
+  std::complex<double> sum;
+  for (size_t i = 0; i < t.numel(); ++i) {
+    const std::complex<double> z = t.complex_element(i);
+    if (std::isnan(z.real()) || std::isnan(z.imag())) {
+      ++s.nan_count;
+      continue;
+    }
+    const double m = std::abs(z);
+    if (s.counted == 0 || m < s.abs_min) s.abs_min = m;
+    if (s.counted == 0 || m > s.abs_max) s.abs_max = m;
+    sum += z;
     ++s.counted;
   }
   if (s.counted != 0) s.mean = sum / static_cast<double>(s.counted);

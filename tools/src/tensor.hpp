@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +15,9 @@ namespace aotrun::cli {
 
 // dtypes the CLI can fill, summarise and read/write as .npy.
 bool dtype_supported(DLDataType dtype);
+// complex64 and complex128, which the CLI also fills, reads and writes,
+// compares against a tolerance and summarises (summarize_complex).
+bool is_complex_dtype(DLDataType dtype);
 
 class HostTensor {
  public:
@@ -38,6 +42,9 @@ class HostTensor {
   // Element i converted to double (dtype_supported() dtypes only), in
   // row-major order (never call it on an in_layout_of copy).
   double element(size_t i) const;
+  // Element i as a complex number: a complex64/complex128 element, or a
+  // dtype_supported() one with imaginary part 0.
+  std::complex<double> complex_element(size_t i) const;
 
   // A copy whose elements lie in the order of `compiled` strides (those a
   // model was compiled for, e.g. channels_last [192, 1, 24, 3]): dense,
@@ -70,5 +77,15 @@ struct Summary {
   size_t counted = 0;    // elements that entered min/max/mean
 };
 Summary summarize(const HostTensor& tensor);
+
+// A complex tensor's: the least and largest modulus and the mean, over the
+// elements with no NaN part.
+struct ComplexSummary {
+  double abs_min = 0, abs_max = 0;
+  std::complex<double> mean;
+  size_t nan_count = 0;
+  size_t counted = 0;
+};
+ComplexSummary summarize_complex(const HostTensor& tensor);
 
 }  // namespace aotrun::cli
