@@ -48,7 +48,9 @@ enum Dt : int32_t {
   C128 = 10,
   B = 11,
   BF16 = 15,
-  U16 = 27
+  U16 = 27,
+  U32 = 28,
+  U64 = 29
 };
 
 bool cplx(int32_t d) { return d == C64 || d == C128; }
@@ -62,6 +64,7 @@ size_t itemsize(int32_t d) {
     case BF16:
     case U16: return 2;
     case I32:
+    case U32:
     case F32: return 4;
     case C128: return 16;
     default: return 8;
@@ -223,6 +226,8 @@ std::vector<char> encode(const std::vector<cd>& vals, int32_t d) {
       case I8: put(static_cast<int8_t>(std::llround(r))); break;
       case U8: put(static_cast<uint8_t>(std::llround(r))); break;
       case U16: put(static_cast<uint16_t>(std::llround(r))); break;
+      case U32: put(static_cast<uint32_t>(std::llround(r))); break;
+      case U64: put(static_cast<uint64_t>(r)); break;  // r is a whole number, up to 2^64
       case B: put(static_cast<uint8_t>(r != 0 ? 1 : 0)); break;
       default: ADD_FAILURE() << "encode: dtype " << d;
     }
@@ -250,6 +255,9 @@ cd decode(const char* p, int32_t d) {
     case I16: return get(int16_t{});
     case I8: return get(int8_t{});
     case U8: return get(uint8_t{});
+    case U16: return get(uint16_t{});
+    case U32: return get(uint32_t{});
+    case U64: return static_cast<double>(get(uint64_t{}));
     case B: return get(uint8_t{}) ? 1.0 : 0.0;
     default: ADD_FAILURE() << "decode: dtype " << d;
   }
@@ -291,6 +299,8 @@ std::vector<cd> values_for(int32_t d, int64_t n, uint32_t seed) {
       v[i] = a[i] > 0 ? 1 : 0;
     } else if (d == U8) {
       v[i] = std::round((a[i] + 1) * 8);
+    } else if (d == U16 || d == U32 || d == U64) {  // beyond the signed type of the same width
+      v[i] = std::round((a[i] + 1) * (d == U16 ? 3e4 : d == U32 ? 2e9 : 9e18));
     } else {
       v[i] = std::round(a[i] * 8);
     }
@@ -602,13 +612,34 @@ void cat_case(const std::vector<CatIn>& ins, int64_t dim, const std::string& not
 
 TEST(ShimDifferentialSpectral, CatDtypesAndPromotion) {
   NEED_BOTH();
-  for (int32_t d : {C64, C128, F32, F64, F16, BF16, I64, I32, I16, I8, U8, B}) {
+  for (int32_t d : {C64, C128, F32, F64, F16, BF16, I64, I32, I16, I8, U8, U16, U32, U64, B}) {
     cat_case({{d, {2, 5}, {5, 1}}, {d, {2, 4}, {4, 1}}}, -1, "the spectrum rebuilt");
     cat_case({{d, {2, 3}, {3, 1}}, {d, {1, 3}, {3, 1}}, {d, {4, 3}, {3, 1}}}, 0, "three");
   }
   const std::vector<std::pair<int32_t, int32_t>> pairs = {
-      {C64, F32}, {F32, C64}, {C64, F64}, {C64, C128}, {C64, I64}, {C64, B}, {F32, F64}, {F16, BF16},
-      {F16, F32}, {BF16, I8}, {I64, I32}, {U8, I8},    {I16, U8},  {B, I32}, {B, F16},   {I32, F32}};
+      {C64, F32},
+      {F32, C64},
+      {C64, F64},
+      {C64, C128},
+      {C64, I64},
+      {C64, B},
+      {F32, F64},
+      {F16, BF16},
+      {F16, F32},
+      {BF16, I8},
+      {I64, I32},
+      {U8, I8},
+      {I16, U8},
+      {B, I32},
+      {B, F16},
+      {I32, F32},
+      // libtorch promotes uint16/32/64 only with a floating type; else both refuse
+      {U64, F32},
+      {F64, U16},
+      {U16, I32},
+      {U16, U8},
+      {U32, U64},
+      {B, U32}};
   for (const auto& [x, y] : pairs) cat_case({{x, {3, 2}, {2, 1}}, {y, {3, 4}, {4, 1}}}, 1, "mixed dtypes");
 }
 

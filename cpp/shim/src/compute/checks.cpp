@@ -61,13 +61,16 @@ bool is_channels_last_3d(const Tensor& t) { return t.dim() == 5 && laid_out_as(t
 
 int32_t promote_types(int32_t a, int32_t b, const char* op) {
   if (a == b) return a;
-  if (a == kBool) return b;
-  if (b == kBool) return a;
+  // c10: a uint16/32/64 promotes only with a floating type (to it), bool included in the refusal.
   if (is_wide_uint(a) || is_wide_uint(b)) {
+    if (is_flt(a)) return a;
+    if (is_flt(b)) return b;
     fail_arg(op, "tensors",
              std::string("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote ") +
                  dtype_name(a) + " and " + dtype_name(b));
   }
+  if (a == kBool) return b;
+  if (b == kBool) return a;
   if (is_cpx(a) || is_cpx(b)) {
     const bool wide = a == kComplex128 || b == kComplex128 || a == kFloat64 || b == kFloat64;
     return wide ? kComplex128 : kComplex64;

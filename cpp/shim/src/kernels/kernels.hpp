@@ -230,7 +230,8 @@ Tensor slice_tensor(const Tensor& self, int64_t dim, const int64_t* start, const
                     const char* op);
 
 // c10::promoteTypes over complex64/128, the floating types, int8-int64,
-// uint8 and bool; uint16/32/64 with another dtype are refused naming `op`'s
+// uint8 and bool; uint16/32/64 with a floating type give that type, with any
+// other dtype (bool and complex included) they are refused naming `op`'s
 // argument 'tensors', as c10 refuses them.
 int32_t promote_types(int32_t a, int32_t b, const char* op);
 
