@@ -24,6 +24,13 @@ double scalar_at(const char* op, const char* arg, const double** scalars, int64_
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// min(max(v, 0), 6) as fmin/fmax give it (NaN -> 0), without their libm
+// calls, so that the loops below vectorize.
+float clamp6(float v) {
+  v = v > 0.0f ? v : 0.0f;
+  return v < 6.0f ? v : 6.0f;
+}
+
 // Calls f(i0, i1, i2) with the element offsets of three views of `sizes`
 // (strides per view), innermost dim fastest.
 template <typename F>
@@ -111,8 +118,8 @@ float apply_unary(const Unary& u, float x) {
     case Unary::kRelu: return x < 0.0f ? 0.0f : x;
     case Unary::kSigmoid: return sigmoid(x);
     case Unary::kTanh: return std::tanh(x);
-    case Unary::kHardswish: return x * std::fmin(std::fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f;
-    case Unary::kHardsigmoid: return std::fmin(std::fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case Unary::kHardswish: return x * clamp6(x + 3.0f) / 6.0f;
+    case Unary::kHardsigmoid: return clamp6(x + 3.0f) / 6.0f;
     case Unary::kSwish: return x * sigmoid(x);
     case Unary::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case Unary::kGeluTanh: {
@@ -135,11 +142,67 @@ BinaryOp parse_binary(const char* op, const char* arg, const char* attr) {
   fail_arg(op, arg, "'" + a + "' is not supported (supported: add, sub, mul, div)");
 }
 
-void apply_unary(const Tensor& t, const Unary& u) {
-  if (u.kind == Unary::kNone) return;
+namespace {
+
+// t = f(t): one flat pass when t is dense in any dim order (a convolution's
+// or GEMM's result is), else by its strides.
+template <typename F>
+void map_in_place(const Tensor& t, F f) {
   float* p = static_cast<float*>(t.data());
-  each3(t.sizes, t.strides, t.strides, t.strides, [&](int64_t i, int64_t, int64_t) { p[i] = apply_unary(u, p[i]); });
+  if (t.is_non_overlapping_and_dense()) {
+    const int64_t n = t.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = f(p[i]);
+    return;
+  }
+  each3(t.sizes, t.strides, t.strides, t.strides, [&](int64_t i, int64_t, int64_t) { p[i] = f(p[i]); });
 }
+
+}  // namespace
+
+// The kind chosen once per tensor, not per element: the cheap ones (the
+// activations of MobileNet-like nets) then compile to vector loops.
+void apply_unary(const Tensor& t, const Unary& u) {
+  switch (u.kind) {
+    case Unary::kNone: return;
+    case Unary::kRelu: return map_in_place(t, [](float x) { return x < 0.0f ? 0.0f : x; });
+    case Unary::kHardswish: return map_in_place(t, [](float x) { return x * clamp6(x + 3.0f) / 6.0f; });
+    case Unary::kHardsigmoid: return map_in_place(t, [](float x) { return clamp6(x + 3.0f) / 6.0f; });
+    case Unary::kHardtanh: {
+      const float lo = u.a, hi = u.b;
+      return map_in_place(t, [lo, hi](float x) { return x < lo ? lo : (x > hi ? hi : x); });
+    }
+    default: return map_in_place(t, [&u](float x) { return apply_unary(u, x); });
+  }
+}
+
+namespace {
+
+// dst = u(y <op> other): one flat pass when the three are dense with the same
+// strides (the usual case: a result and its residual), else by strides.
+template <typename Op, typename U>
+void map_binary(const Tensor& dst, const Tensor& y, const Tensor& other, Op op, U u) {
+  float* d = static_cast<float*>(dst.data());
+  const float* a = static_cast<const float*>(y.data());
+  const float* b = static_cast<const float*>(other.data());
+  if (y.strides == dst.strides && other.strides == dst.strides && dst.is_non_overlapping_and_dense()) {
+    const int64_t n = dst.numel();
+    for (int64_t i = 0; i < n; ++i) d[i] = u(op(a[i], b[i]));
+    return;
+  }
+  each3(dst.sizes, dst.strides, y.strides, other.strides,
+        [&](int64_t i, int64_t j, int64_t k) { d[i] = u(op(a[j], b[k])); });
+}
+
+template <typename Op>
+void map_binary_then(const Tensor& dst, const Tensor& y, const Tensor& other, Op op, const Unary& u) {
+  switch (u.kind) {
+    case Unary::kNone: return map_binary(dst, y, other, op, [](float x) { return x; });
+    case Unary::kRelu: return map_binary(dst, y, other, op, [](float x) { return x < 0.0f ? 0.0f : x; });
+    default: return map_binary(dst, y, other, op, [&u](float x) { return apply_unary(u, x); });
+  }
+}
+
+}  // namespace
 
 void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, BinaryOp bop, const Unary& u,
                   const char* op) {
@@ -149,20 +212,20 @@ void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, Binar
     for (int64_t s : other.sizes) got += (got.empty() ? "" : ", ") + std::to_string(s);
     fail_arg(op, "other", "has shape [" + got + "], expected the result's [" + want + "]");
   }
-  float* d = static_cast<float*>(dst.data());
-  const float* a = static_cast<const float*>(y.data());
-  const float* b = static_cast<const float*>(other.data());
-  each3(dst.sizes, dst.strides, y.strides, other.strides, [&](int64_t i, int64_t j, int64_t k) {
-    const float x = a[j], o = b[k];
-    float r = x;
-    switch (bop) {
-      case BinaryOp::kAdd: r = x + o; break;
-      case BinaryOp::kSub: r = x - o; break;
-      case BinaryOp::kMul: r = x * o; break;
-      case BinaryOp::kDiv: r = x / o; break;
-    }
-    d[i] = apply_unary(u, r);
-  });
+  switch (bop) {
+    case BinaryOp::kAdd:
+      return map_binary_then(
+          dst, y, other, [](float x, float o) { return x + o; }, u);
+    case BinaryOp::kSub:
+      return map_binary_then(
+          dst, y, other, [](float x, float o) { return x - o; }, u);
+    case BinaryOp::kMul:
+      return map_binary_then(
+          dst, y, other, [](float x, float o) { return x * o; }, u);
+    case BinaryOp::kDiv:
+      return map_binary_then(
+          dst, y, other, [](float x, float o) { return x / o; }, u);
+  }
 }
 
 }  // namespace aotrun::shim::kernels
