@@ -27,8 +27,9 @@ seeds) and the same inputs (the zoo's stored inputs, sliced to the size):
     round; the reported number is the median over rounds of each round's
     p50. Ratio = aotrun / ORT (below 1: aotrun faster).
   * cold open to first output, fresh process, page cache warm:
-      aotrun: wall time of `aotrun run PKG --input ...` (open the .pt2,
-              dlopen, read the inputs, one run, print the summary);
+      aotrun: wall time of `aotrun run PKG --json --input ...` (open the
+              .pt2, dlopen, read the inputs, one run, print the summary),
+              and the first call alone (its "run_ns");
       ORT:    wall time of `python compare.py _ort_cold ...` (interpreter
               start, import numpy and onnxruntime, read the inputs, create
               the session, one run, print); reported with and without the
@@ -40,6 +41,18 @@ seeds) and the same inputs (the zoo's stored inputs, sliced to the size):
     "RSS after the first run" (ORT's includes the Python interpreter and
     numpy; `python -c "import numpy"` is measured as a baseline).
 
+The results file's header names the CPU (model name and its vector
+extensions: avx2, fma, avx512f/bw/vl/vnni/bf16, avx_vnni, amx).
+
+--tier real measures the tier at real sizes of issue #41 instead (ResNet-18,
+MobileNetV3-small, GPT-2, Llama, ViT, BERT and frozen ResNet-18 and
+MobileNetV3): bench/ort/real_tier.py builds its packages, inputs, eager
+references and ONNX models into ~/.cache/aotrun/bench-real ({zoo,onnx});
+its manifest names the models and sizes ("bench_sizes") and the check's
+tolerances per output ("bench_tol": [rtol, atol]), which replace SIZES and
+the zoo's 1e-4/1e-5 here. A model aotrun fails to run in the check is
+logged with aotrun's message and not benchmarked.
+
 How to run it (from the repository root; aotrun already built):
 
   # 1. the ONNX models, into /tmp/ort_models (needs torch 2.15, timm,
@@ -50,12 +63,13 @@ How to run it (from the repository root; aotrun already built):
   #    python3 -m venv /tmp/ortvenv && /tmp/ortvenv/bin/pip install onnxruntime onnx numpy)
   /tmp/ortvenv/bin/python bench/ort/compare.py bench --results bench/ort/results-YYYY-MM-DD.txt
 
-Options of `bench`: --aotrun PATH (default build/tools/aotrun) and
+Options of `bench`: --tier zoo|real, --aotrun PATH (default build/tools/aotrun) and
 --aotrun-lib DIR (LD_LIBRARY_PATH for it: a copy of build/c_api, so that a
 rebuild of the tree during the run changes nothing), --zoo DIR (default
 tests/pt2/zoo; `export` takes it too: export from the zoo you measure),
 --models, --threads 1 2, --rounds 5, --duration 2 (seconds per latency
-round), --cold-rounds 5, --models-dir /tmp/ort_models, --verify-only (the
+round), --cold-rounds 5, --models-dir /tmp/ort_models (--tier real:
+~/.cache/aotrun/bench-real/onnx), --verify-only (the
 correctness check alone, nothing measured); references, run in
 each round after the pair: --libtorch DIR (the same .pt2 on libtorch) and
 --openblas-coretype CORE (the shim with OpenBLAS's kernels forced). The
@@ -77,6 +91,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ZOO = os.path.join(ROOT, "tests", "pt2", "zoo")
 DEFAULT_MODELS_DIR = "/tmp/ort_models"
+# --tier real: the models of bench/ort/real_tier.py (issue #41), built there
+REAL_TIER = os.path.join(os.path.expanduser("~"), ".cache", "aotrun", "bench-real")
 
 # One representative size per model, inside the compiled ranges (README.md).
 SIZES = {
@@ -104,6 +120,39 @@ def use_zoo(path):
 def manifest():
     with open(os.path.join(ZOO, "manifest.json")) as f:
         return json.load(f)
+
+
+def use_bench_sizes():
+    """A zoo whose manifest names its own models and sizes ("bench_sizes":
+    real_tier.py's) is measured at those instead of SIZES'."""
+    sizes = manifest().get("bench_sizes")
+    if sizes:
+        SIZES.clear()
+        SIZES.update(sizes)
+
+
+def cpu_line():
+    """The CPU's model name and the vector extensions that matter to the
+    kernels, from /proc/cpuinfo."""
+    model, flags, ident = "?", set(), {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key == "model name" and model == "?":
+                model = value
+            elif key == "flags" and not flags:
+                flags = set(value.split())
+            elif key in ("cpu family", "model", "stepping") and key not in ident:
+                ident[key] = value
+    if ident:
+        # "AMD EPYC" alone does not say which generation
+        model += " (%s%s)" % (", ".join("%s %s" % kv for kv in ident.items()),
+                              ", under a hypervisor" if "hypervisor" in flags else "")
+    want = ["avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile",
+            "amx_int8", "amx_bf16"]
+    return "%s; vector extensions: %s (no %s)" % (model, " ".join(w for w in want if w in flags) or "none",
+                                                  " ".join(w for w in want if w not in flags) or "-")
 
 
 def out_names(m):
@@ -330,10 +379,10 @@ def bench(args):
     aotrun = os.path.abspath(args.aotrun)
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
                             text=True).stdout.strip()
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     log("# aotrun vs ONNX Runtime, %s" % time.strftime("%Y-%m-%d %H:%M:%S %Z"))
-    log("machine: %s, %d CPUs, %s; load average at start %s" % (cpu, os.cpu_count(), platform.platform(),
-                                                                 " ".join("%.2f" % x for x in os.getloadavg())))
+    log("cpu: %s" % cpu_line())
+    log("machine: %d CPUs, %s; load average at start %s" % (os.cpu_count(), platform.platform(),
+                                                             " ".join("%.2f" % x for x in os.getloadavg())))
     log("aotrun: %s (HEAD %s, shim: no AOTRUN_LIBTORCH)" % (aotrun, commit))
     log("onnxruntime %s, numpy %s, python %s" % (ort.__version__, np.__version__, platform.python_version()))
     import hashlib
@@ -370,17 +419,25 @@ def bench(args):
             cmd = [aotrun, "run", os.path.join(ZOO, name + ".pt2"), "--output-dir", od]
             for _, ph, p in files[name]:
                 cmd += ["--input", "%s=%s" % (ph, p)]
-            subprocess.run(cmd, check=True, env=env_threads(aot_env0, 1), stdout=subprocess.DEVNULL)
+            p = subprocess.run(cmd, env=env_threads(aot_env0, 1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+            if p.returncode != 0:
+                log("%s (%s): aotrun run FAILED (exit %d): %s" % (name, size_str(SIZES[name]), p.returncode,
+                                                                  p.stderr.strip()[-2000:]))
+                log("%s: not benchmarked" % name)
+                continue
             aot = [np.load(os.path.join(od, o["placeholder"] + ".npy")) for o in m["outputs"]]
         ok = True
         parts = []
-        for o, g, r, a in zip(out_names(m), got, refs, aot):
+        # the zoo's 1e-4/1e-5, or the manifest's [rtol, atol] per output
+        tols = m.get("bench_tol") or [[1e-4, 1e-5]] * len(refs)
+        for o, g, r, a, (rtol, atol) in zip(out_names(m), got, refs, aot, tols):
             de = float(np.abs(g - r).max()) if g.shape == r.shape else float("inf")
             da = float(np.abs(g - a).max()) if g.shape == a.shape else float("inf")
             dae = float(np.abs(a - r).max()) if a.shape == r.shape else float("inf")
             scale = float(np.abs(r).max())
-            good = (g.shape == r.shape == a.shape and np.allclose(g, r, rtol=1e-4, atol=1e-5)
-                    and np.allclose(g, a, rtol=1e-4, atol=1e-5))
+            good = (g.shape == r.shape == a.shape and np.allclose(g, r, rtol=rtol, atol=atol)
+                    and np.allclose(g, a, rtol=rtol, atol=atol))
             ok = ok and good
             parts.append("%s %s |ref|max %.3g: ORT-eager %.2g, ORT-aotrun %.2g, aotrun-eager %.2g%s" % (
                 o, list(g.shape), scale, de, da, dae, "" if good else " MISMATCH"))
@@ -416,6 +473,7 @@ def bench(args):
             "OPENBLAS_CORETYPE": args.openblas_coretype}
     engines = ["aotrun", "ort"] + list(refs)
     lat = {(n, t, e): [] for n in models for t in args.threads for e in engines}
+    load = {n: [] for n in models}  # aotrun bench's open, its parts (ns)
 
     def aot_bench(name, t, extra_env):
         cmd = [aotrun, "bench", os.path.join(ZOO, name + ".pt2"), "--threads", "1", "--duration",
@@ -432,6 +490,8 @@ def bench(args):
             for name in models:
                 j = aot_bench(name, t, {})
                 a = j["latency_ns"]
+                if "load_ns" in j:
+                    load[name].append(j["load_ns"])
                 lat[(name, t, "aotrun")].append(a["p50"] / 1e6)
                 cmd = [sys.executable, os.path.abspath(__file__), "_ort_bench", "--model",
                        os.path.join(args.models_dir, name + ".onnx"), "--threads", str(t), "--duration",
@@ -460,23 +520,27 @@ def bench(args):
     base = {"py_pass": [], "py_numpy": []}
     cold = {(n, e): [] for n in models for e in ("aotrun", "ort")}
     inproc = {n: [] for n in models}
+    aot_first = {n: [] for n in models}
     for r in range(args.cold_rounds):
         w, rss, _ = timed([py, "-c", "pass"], env=env0)
         base["py_pass"].append((w, rss))
         w, rss, _ = timed([py, "-c", "import numpy"], env=env0)
         base["py_numpy"].append((w, rss))
         for name in models:
-            cmd = [aotrun, "run", os.path.join(ZOO, name + ".pt2")] + aot_cmd_inputs(name)
-            w, rss, _ = timed(cmd, env=env_threads(aot_env0, 1))
+            cmd = [aotrun, "run", os.path.join(ZOO, name + ".pt2"), "--json"] + aot_cmd_inputs(name)
+            w, rss, aout = timed(cmd, env=env_threads(aot_env0, 1))
             cold[(name, "aotrun")].append((w, rss))
+            first_call = json.loads(aout)["run_ns"] / 1e9
+            aot_first[name].append(first_call)
             cmd = [py, os.path.abspath(__file__), "_ort_cold", "--model", os.path.join(args.models_dir, name + ".onnx"),
                    "--threads", "1", "--input"] + ort_inputs(name)
             w2, rss2, out = timed(cmd, env=env0)
             cold[(name, "ort")].append((w2, rss2))
             j = json.loads(out)
             inproc[name].append(j)
-            log("cold %d %-10s aotrun %.3f s %.1f MiB   ort %.3f s %.1f MiB (import %.3f, session %.3f, run %.4f)" % (
-                r + 1, name, w, rss / 1024, w2, rss2 / 1024, j["import_s"], j["session_s"], j["first_run_s"]))
+            log("cold %d %-10s aotrun %.3f s %.1f MiB (first call %.4f)   ort %.3f s %.1f MiB (import %.3f, session "
+                "%.3f, run %.4f)" % (r + 1, name, w, rss / 1024, first_call, w2, rss2 / 1024, j["import_s"],
+                                     j["session_s"], j["first_run_s"]))
     pp = med([w for w, _ in base["py_pass"]])
     pn = med([w for w, _ in base["py_numpy"]])
     log("python -c pass: %.3f s, %.1f MiB; python -c 'import numpy': %.3f s, %.1f MiB (medians)" % (
@@ -510,16 +574,29 @@ def bench(args):
             log("| %s | %s |" % (name, size_str(SIZES[name])) + "".join(
                 " %.3f |" % med(lat[(name, t, c)]) for t in args.threads for c in cols))
     log()
-    log("| model | aotrun process (s) | ORT process (s) | ORT minus `python -c pass` (s) | ORT minus `python -c 'import numpy'` (s) | ORT import+session+run, in-process (s) | aotrun / ORT in-process | aotrun max RSS (MiB) | ORT max RSS (MiB) |")
-    log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    log("aotrun process = open + first call + the CLI's own work (reading the inputs, printing); "
+        "ORT session = InferenceSession creation, in-process")
+    log("| model | aotrun process (s) | ORT process (s) | ORT minus `python -c pass` (s) | ORT minus `python -c 'import numpy'` (s) | ORT import+session+run, in-process (s) | aotrun / ORT in-process | aotrun max RSS (MiB) | ORT max RSS (MiB) | aotrun first call (s) | ORT session (s) | ORT first call (s) |")
+    log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in models:
         a = med([w for w, _ in cold[(name, "aotrun")]])
         o = med([w for w, _ in cold[(name, "ort")]])
         ip = med([j["import_s"] + j["session_s"] + j["first_run_s"] for j in inproc[name]])
         ar = med([r for _, r in cold[(name, "aotrun")]]) / 1024
         orr = med([r for _, r in cold[(name, "ort")]]) / 1024
-        log("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f |" % (name, a, o, o - pp, o - pn, ip, a / ip,
-                                                                             ar, orr))
+        log("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %.4f | %.3f | %.4f |" % (
+            name, a, o, o - pp, o - pn, ip, a / ip, ar, orr, med(aot_first[name]),
+            med([j["session_s"] for j in inproc[name]]), med([j["first_run_s"] for j in inproc[name]])))
+    if any(load.values()):
+        log()
+        log("aotrun open in `aotrun bench` (its load_ns, median over the latency rounds, ms):")
+        keys = [k for k in load[next(n for n in models if load[n])][0]]
+        log("| model |" + "".join(" %s |" % k for k in keys))
+        log("| --- |" + " ---: |" * len(keys))
+        for name in models:
+            if load[name]:
+                log("| %s |" % name + "".join(" %.1f |" % (med([x.get(k, 0) for x in load[name]]) / 1e6)
+                                              for k in keys))
     log()
     log("load average at end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
     if results:
@@ -531,15 +608,18 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export", help="write the ONNX models (torch venv)")
     e.add_argument("--out", default=DEFAULT_MODELS_DIR)
-    e.add_argument("--only", nargs="*", default=list(SIZES))
+    e.add_argument("--only", nargs="*")
     e.add_argument("--zoo", default=ZOO)
     e.add_argument("--exporter", choices=["auto", "dynamo", "legacy"], default="auto")
     b = sub.add_parser("bench", help="verify and measure (onnxruntime venv)")
     b.add_argument("--aotrun", default=os.path.join(ROOT, "build", "tools", "aotrun"))
     b.add_argument("--aotrun-lib", help="LD_LIBRARY_PATH for aotrun (a copy of build/c_api: libaotrun.so.1 "
                    "and libaotrun_shim.so.1 beside it), with --aotrun a copy of build/tools/aotrun")
-    b.add_argument("--models", nargs="*", default=list(SIZES))
-    b.add_argument("--models-dir", default=DEFAULT_MODELS_DIR)
+    b.add_argument("--models", nargs="*", help="default: every model of the zoo's sizes")
+    b.add_argument("--models-dir", help="the ONNX models (default %s; with --tier real %s/onnx)" % (
+        DEFAULT_MODELS_DIR, REAL_TIER))
+    b.add_argument("--tier", choices=["zoo", "real"], default="zoo", help="real: the models of real_tier.py "
+                   "(default --zoo %s/zoo, --models-dir %s/onnx)" % (REAL_TIER, REAL_TIER))
     b.add_argument("--threads", nargs="*", type=int, default=[1, 2])
     b.add_argument("--rounds", type=int, default=5)
     b.add_argument("--cold-rounds", type=int, default=5)
@@ -547,7 +627,7 @@ def main():
     b.add_argument("--results")
     b.add_argument("--verify-only", action="store_true", help="the correctness check only: no latency or cold-open "
                    "rounds")
-    b.add_argument("--zoo", default=ZOO, help="the zoo's directory (default tests/pt2/zoo)")
+    b.add_argument("--zoo", help="the zoo's directory (default tests/pt2/zoo)")
     b.add_argument("--openblas-coretype", help="also run the .pt2 on the shim with OPENBLAS_CORETYPE set to this "
                    "(a reference: Debian's OpenBLAS 0.3.21 may pick its Prescott kernels on a CPU it does not know)")
     b.add_argument("--libtorch", help="also run the .pt2 on this libtorch (AOTRUN_LIBTORCH; e.g. "
@@ -560,8 +640,21 @@ def main():
         c.add_argument("--warmup", type=int, default=10)
         c.add_argument("--input", nargs="+", default=[])
     args = ap.parse_args()
+    if getattr(args, "tier", None) == "real":
+        args.zoo = args.zoo or os.path.join(REAL_TIER, "zoo")
+        args.models_dir = args.models_dir or os.path.join(REAL_TIER, "onnx")
+    if hasattr(args, "models_dir") and not args.models_dir:
+        args.models_dir = DEFAULT_MODELS_DIR
     if getattr(args, "zoo", None):
         use_zoo(args.zoo)
+    if args.cmd in ("export", "bench"):
+        use_bench_sizes()
+        if args.cmd == "export" and manifest().get("bench_sizes"):
+            sys.exit("this zoo's ONNX models are written by bench/ort/real_tier.py")
+    if args.cmd == "export" and not args.only:
+        args.only = list(SIZES)
+    if args.cmd == "bench" and not args.models:
+        args.models = list(SIZES)
     {"export": export, "bench": bench, "_ort_bench": ort_bench, "_ort_cold": ort_cold}[args.cmd](args)
 
 
