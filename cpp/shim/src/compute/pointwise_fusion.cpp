@@ -31,6 +31,13 @@ float clamp6(float v) {
   return v < 6.0f ? v : 6.0f;
 }
 
+// The cheap activations, each written once: the per-element switch and the
+// per-tensor vector loops below both call them.
+float relu(float x) { return x < 0.0f ? 0.0f : x; }
+float hardswish(float x) { return x * clamp6(x + 3.0f) / 6.0f; }
+float hardsigmoid(float x) { return clamp6(x + 3.0f) / 6.0f; }
+float hardtanh(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
 // Calls f(i0, i1, i2) with the element offsets of three views of `sizes`
 // (strides per view), innermost dim fastest.
 template <typename F>
@@ -115,11 +122,11 @@ Unary parse_unary(const char* op, const char* arg, const char* attr, const doubl
 float apply_unary(const Unary& u, float x) {
   switch (u.kind) {
     case Unary::kNone: return x;
-    case Unary::kRelu: return x < 0.0f ? 0.0f : x;
+    case Unary::kRelu: return relu(x);
     case Unary::kSigmoid: return sigmoid(x);
     case Unary::kTanh: return std::tanh(x);
-    case Unary::kHardswish: return x * clamp6(x + 3.0f) / 6.0f;
-    case Unary::kHardsigmoid: return clamp6(x + 3.0f) / 6.0f;
+    case Unary::kHardswish: return hardswish(x);
+    case Unary::kHardsigmoid: return hardsigmoid(x);
     case Unary::kSwish: return x * sigmoid(x);
     case Unary::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case Unary::kGeluTanh: {
@@ -127,7 +134,7 @@ float apply_unary(const Unary& u, float x) {
       return 0.5f * x * (1.0f + std::tanh(inner));
     }
     case Unary::kLeakyRelu: return x < 0.0f ? x * u.a : x;
-    case Unary::kHardtanh: return x < u.a ? u.a : (x > u.b ? u.b : x);
+    case Unary::kHardtanh: return hardtanh(x, u.a, u.b);
   }
   return x;
 }
@@ -164,12 +171,12 @@ void map_in_place(const Tensor& t, F f) {
 void apply_unary(const Tensor& t, const Unary& u) {
   switch (u.kind) {
     case Unary::kNone: return;
-    case Unary::kRelu: return map_in_place(t, [](float x) { return x < 0.0f ? 0.0f : x; });
-    case Unary::kHardswish: return map_in_place(t, [](float x) { return x * clamp6(x + 3.0f) / 6.0f; });
-    case Unary::kHardsigmoid: return map_in_place(t, [](float x) { return clamp6(x + 3.0f) / 6.0f; });
+    case Unary::kRelu: return map_in_place(t, [](float x) { return relu(x); });
+    case Unary::kHardswish: return map_in_place(t, [](float x) { return hardswish(x); });
+    case Unary::kHardsigmoid: return map_in_place(t, [](float x) { return hardsigmoid(x); });
     case Unary::kHardtanh: {
       const float lo = u.a, hi = u.b;
-      return map_in_place(t, [lo, hi](float x) { return x < lo ? lo : (x > hi ? hi : x); });
+      return map_in_place(t, [lo, hi](float x) { return hardtanh(x, lo, hi); });
     }
     default: return map_in_place(t, [&u](float x) { return apply_unary(u, x); });
   }
@@ -197,7 +204,7 @@ template <typename Op>
 void map_binary_then(const Tensor& dst, const Tensor& y, const Tensor& other, Op op, const Unary& u) {
   switch (u.kind) {
     case Unary::kNone: return map_binary(dst, y, other, op, [](float x) { return x; });
-    case Unary::kRelu: return map_binary(dst, y, other, op, [](float x) { return x < 0.0f ? 0.0f : x; });
+    case Unary::kRelu: return map_binary(dst, y, other, op, [](float x) { return relu(x); });
     default: return map_binary(dst, y, other, op, [&u](float x) { return apply_unary(u, x); });
   }
 }
