@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "describe.hpp"
+#include "table.hpp"
 
 namespace aotrun::cli {
 
@@ -37,16 +38,14 @@ std::string value_text(double v, DLDataType dtype) {
   if (dtype.code == kDLInt || dtype.code == kDLUInt || is_bool(dtype)) {
     std::snprintf(buf, sizeof(buf), "%.0f", v);
   } else {
-    const int part_bits = dtype.code == kDLComplex ? dtype.bits / 2 : dtype.bits;
-    std::snprintf(buf, sizeof(buf), "%.*g", part_bits <= 32 ? 9 : 17, v);
+    std::snprintf(buf, sizeof(buf), "%.*g", real_part_type(dtype).bits <= 32 ? 9 : 17, v);
   }
   return buf;
 }
 
 std::string value_text(std::complex<double> v, DLDataType dtype) {
   if (dtype.code != kDLComplex) return value_text(v.real(), dtype);
-  const std::string im = value_text(v.imag(), dtype);
-  return value_text(v.real(), dtype) + (im[0] == '-' ? "" : "+") + im + "j";
+  return complex_text(value_text(v.real(), dtype), value_text(v.imag(), dtype));
 }
 
 // torch.isclose's rule (torch.testing.assert_close with equal_nan): a NaN

@@ -65,8 +65,7 @@ std::vector<double> first_values(const HostTensor& t, size_t count) {
 }
 
 std::string complex_text(std::complex<double> z) {
-  const std::string im = number_text(z.imag(), false);
-  return number_text(z.real(), false) + (im[0] == '-' ? "" : "+") + im + "j";
+  return cli::complex_text(number_text(z.real(), false), number_text(z.imag(), false));
 }
 
 // A complex output's row: MIN and MAX of the modulus ("|z| 0.5"), the mean
@@ -211,7 +210,8 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
       e["nan_count"] = s.nan_count;
       nlohmann::ordered_json first = nlohmann::ordered_json::array();
       for (size_t k = 0; k < t.numel() && k < values; ++k) {
-        first.push_back({t.complex_element(k).real(), t.complex_element(k).imag()});
+        const std::complex<double> z = t.complex_element(k);
+        first.push_back({z.real(), z.imag()});
       }
       e["first_values"] = first;
     } else if (dtype_supported(t.dtype())) {

@@ -33,4 +33,8 @@ std::string number_text(double value, bool integral) {
   return buf;
 }
 
+std::string complex_text(const std::string& real, const std::string& imag) {
+  return real + (imag[0] == '-' ? "" : "+") + imag + "j";
+}
+
 }  // namespace aotrun::cli

@@ -23,5 +23,7 @@ class Table {
 
 // "%.6g" for floating values, exact digits for integral dtypes.
 std::string number_text(double value, bool integral);
+// A complex number from its parts' texts: "0.5-2j", "0.5+2j".
+std::string complex_text(const std::string& real, const std::string& imag);
 
 }  // namespace aotrun::cli
