@@ -725,6 +725,58 @@ TEST(ShimReferenceFrozen, LinearWithMkldnnWeightAndBinaryMatchNaiveLoops) {
   EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-5), "");
 }
 
+// A frozen linear weight is packed for the GEMM once, at its first use
+// (compute/packed_gemm.hpp), and that pack serves every later call: other
+// row counts (1 to 200, fewer and more than the first call's), X a strided
+// view, with and without a bias, and another OpenMP team size (packed again
+// for it).
+TEST(ShimReferenceFrozen, PackedLinearWeightServesEveryRowCountAndTeam) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  Side sd(a, "shim");
+  const int64_t n = 300, k = 256, ldx = k + 7, rows = 200;
+  const Blocked b({n, k}, {0, 1}, {{16, 1}, {64, 0}});  // out features padded to 320
+  const auto w = random_floats(n * k, 131, 0.1f), xbuf = random_floats(rows * ldx, 132, 2.0f);
+  const auto bias = random_floats(n, 133);
+  int rc = -1;
+  AtenTensorHandle wh = mkldnn_constant(sd, b, w, {n, k}, &rc);
+  ASSERT_EQ(rc, 0) << shim_only().last_error();
+  AtenTensorHandle all = f32(sd, xbuf, {rows, ldx}), bh = f32(sd, bias, {n});
+  void* gomp = ::dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto max_threads = gomp ? reinterpret_cast<int (*)()>(::dlsym(gomp, "omp_get_max_threads")) : nullptr;
+  auto set_threads = gomp ? reinterpret_cast<void (*)(int)>(::dlsym(gomp, "omp_set_num_threads")) : nullptr;
+  const int team0 = max_threads ? max_threads() : 1;
+  const char* attr = "none";
+  const double* placeholder[] = {nullptr};
+  const char* alg = "";
+  auto check = [&](int64_t m, bool with_bias, const std::string& label) {
+    const int64_t sizes[] = {m, k}, strides[] = {ldx, 1};
+    AtenTensorHandle xh = nullptr, out = nullptr;
+    ASSERT_EQ(a.aoti_torch__reinterpret_tensor(all, 2, sizes, strides, 0, &xh), 0) << shim_only().last_error();
+    sd.keep(xh);
+    ASSERT_EQ(shim_frozen().linear(xh, wh, with_bias ? &bh : nullptr, attr, placeholder, 1, &alg, &out), 0)
+        << label << ": " << shim_only().last_error();
+    sd.keep(out);
+    std::vector<double> want(static_cast<size_t>(m * n));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = with_bias ? bias[j] : 0.0;
+        for (int64_t c = 0; c < k; ++c) acc += static_cast<double>(xbuf[i * ldx + c]) * w[j * k + c];
+        want[i * n + j] = acc;
+      }
+    EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-4), "") << label;
+  };
+  int i = 0;
+  for (int64_t m : {16, 1, 5, 40, 200, 3, 16})
+    check(m, ++i % 2 == 0, "team " + std::to_string(team0) + ", M " + std::to_string(m));
+  if (set_threads == nullptr) GTEST_SKIP() << "libgomp not loaded by the shim: one team size only";
+  const int other = team0 == 1 ? 2 : 1;
+  set_threads(other);
+  for (int64_t m : {7, 64, 1}) check(m, true, "team " + std::to_string(other) + ", M " + std::to_string(m));
+  set_threads(team0);
+  check(33, false, "team " + std::to_string(team0) + " again, M 33");
+}
+
 // Metadata the shim does not read is refused at creation, naming the
 // constant's shape and what is unsupported.
 TEST(ShimReferenceFrozen, UnsupportedMkldnnMetadataIsRefusedClearly) {

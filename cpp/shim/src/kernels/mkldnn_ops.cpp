@@ -16,6 +16,7 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
+#include "compute/packed_gemm.hpp"
 #include "kernels.hpp"
 
 namespace {
@@ -74,7 +75,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op)
   wt.sizes = {k, n};
   wt.strides = {w.strides[1], w.strides[0]};
   if (b != nullptr) copy_elements(out2, *b);
-  kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
+  // A frozen weight is packed once (packed_gemm.hpp); others per call.
+  if (!kernels::packed_linear(out2, x2, w, b != nullptr ? 1.0f : 0.0f, op)) {
+    kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
+  }
   return out;
 }
 

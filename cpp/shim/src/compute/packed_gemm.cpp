@@ -1,0 +1,137 @@
+// Weight-packed float32 GEMM over oneDNN's pack API (packed_gemm.hpp).
+//
+// The API is Fortran-style (column-major). A row-major out [M, N] =
+// x [M, K] @ wᵀ is, read column-major, outᵀ [N, M] = w' [N, K] @ xᵀ [K, M]:
+// the weight is the first ("A") operand, packed once; x is the second, as is.
+#include <dlfcn.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compute/onednn.hpp"
+#include "compute/packed_gemm.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+
+namespace aotrun::shim::kernels {
+namespace {
+
+// The signatures libdnnl 2.x exports them with (dim_t is int64_t).
+using PackGetSize = dnnl_status_t (*)(const char* identifier, const char* transa, const char* transb, const int64_t* m,
+                                      const int64_t* n, const int64_t* k, const int64_t* lda, const int64_t* ldb,
+                                      size_t* size, bool* pack);
+using Pack = dnnl_status_t (*)(const char* identifier, const char* transa, const char* transb, const int64_t* m,
+                               const int64_t* n, const int64_t* k, const int64_t* lda, const int64_t* ldb,
+                               const float* src, float* dst);
+using Compute = dnnl_status_t (*)(const char* transa, const char* transb, const int64_t* m, const int64_t* n,
+                                  const int64_t* k, const float* a, const int64_t* lda, const float* b,
+                                  const int64_t* ldb, const float* beta, float* c, const int64_t* ldc);
+
+struct PackApi {
+  PackGetSize get_size = nullptr;
+  Pack pack = nullptr;
+  Compute compute = nullptr;
+  bool ok() const { return get_size != nullptr && pack != nullptr && compute != nullptr; }
+};
+
+// Looked up in the libdnnl that defines dnnl_sgemm (the one the shim was
+// linked with), not in the global scope: the shim may be loaded RTLD_LOCAL.
+PackApi find_api() {
+  PackApi api;
+  const char* env = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return api;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&dnnl_sgemm), &info) == 0 || info.dli_fname == nullptr) return api;
+  void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (lib == nullptr) return api;
+  // The handle is kept (the library is the shim's own dependency anyway).
+  api.get_size =
+      reinterpret_cast<PackGetSize>(dlsym(lib, "_ZN4dnnl4impl3cpu19sgemm_pack_get_sizeEPKcS3_S3_PKlS5_S5_S5_S5_PmPb"));
+  api.pack = reinterpret_cast<Pack>(dlsym(lib, "_ZN4dnnl4impl3cpu10sgemm_packEPKcS3_S3_PKlS5_S5_S5_S5_PKfPf"));
+  api.compute =
+      reinterpret_cast<Compute>(dlsym(lib, "_ZN4dnnl4impl3cpu13sgemm_computeEPKcS3_PKlS5_S5_PKfS5_S7_S5_S7_PfS5_"));
+  return api;
+}
+
+const PackApi& api() {
+  static const PackApi a = find_api();
+  return a;
+}
+
+// A weight packed for one OpenMP team size; empty when oneDNN said packing
+// does not pay for it (remembered so it is asked once).
+struct PackedWeight {
+  std::vector<float> data;
+  const char* transa = "T";
+  int64_t lda = 0;
+};
+
+void check(dnnl_status_t st, const char* what, const char* op) {
+  if (st != dnnl_success) {
+    throw ShimError(std::string(op) + ": oneDNN's " + what + " failed with status " +
+                    std::to_string(static_cast<int>(st)));
+  }
+}
+
+}  // namespace
+
+bool packed_gemm_available() { return api().ok(); }
+
+bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op) {
+  if (!api().ok() || w.storage == nullptr || !w.storage->read_only()) return false;
+  if (x.dtype != kFloat32 || w.dtype != kFloat32 || out.dtype != kFloat32) return false;
+  if (x.dim() != 2 || w.dim() != 2 || out.dim() != 2) return false;
+  const int64_t m = x.sizes[0], k = x.sizes[1], n = w.sizes[0];
+  if (w.sizes[1] != k || out.sizes[0] != m || out.sizes[1] != n || m == 0 || n == 0 || k == 0) return false;
+  if ((x.strides[1] != 1 && k > 1) || (out.strides[1] != 1 && n > 1)) return false;
+  // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T";
+  // stride (1, ldw) is [N, K] column-major already: "N".
+  const char* transa;
+  int64_t lda;
+  if (w.strides[1] == 1 && w.strides[0] >= k) {
+    transa = "T";
+    lda = w.strides[0];
+  } else if (w.strides[0] == 1 && w.strides[1] >= n) {
+    transa = "N";
+    lda = w.strides[1];
+  } else {
+    return false;
+  }
+  const int64_t ldb = m > 1 ? x.strides[0] : k;
+  const int64_t ldc = m > 1 ? out.strides[0] : n;
+  if (ldb < k || ldc < n) return false;
+  const int64_t team = onednn::team_size();
+  const auto packed = std::static_pointer_cast<PackedWeight>(
+      w.storage->derived({-2, w.storage_offset, n, k, w.strides[0], w.strides[1], team}, [&] {
+        auto p = std::make_shared<PackedWeight>();
+        p->transa = transa;
+        p->lda = lda;
+        // The pack's blocking is chosen for the M it is given, and the packed
+        // weight then serves every M (its layout is recorded in it). Packed
+        // for M = 1 it is a gemv layout, larger and slower for every other M
+        // (measured, docs/PERFORMANCE.md section 16); packed for M >= 16 it
+        // was as fast as or faster than the per-call GEMM from M = 1 to 394.
+        const int64_t mp = std::max<int64_t>(m, 16);
+        size_t bytes = 0;
+        bool worth = false;
+        check(api().get_size("A", transa, "N", &n, &mp, &k, &lda, &ldb, &bytes, &worth), "sgemm_pack_get_size", op);
+        if (!worth || bytes == 0) return std::shared_ptr<void>(p);
+        p->data.resize((bytes + sizeof(float) - 1) / sizeof(float));
+        check(
+            api().pack("A", transa, "N", &n, &mp, &k, &lda, &ldb, static_cast<const float*>(w.data()), p->data.data()),
+            "sgemm_pack", op);
+        return std::shared_ptr<void>(p);
+      }));
+  if (packed->data.empty()) return false;
+  check(api().compute("P", "N", &n, &m, &k, packed->data.data(), &packed->lda, static_cast<const float*>(x.data()),
+                      &ldb, &beta, static_cast<float*>(out.data()), &ldc),
+        "sgemm_compute", op);
+  return true;
+}
+
+}  // namespace aotrun::shim::kernels

@@ -1,0 +1,32 @@
+// GEMMs whose weight operand is packed once: oneDNN's sgemm copies ("packs")
+// both operands into its kernel's blocked order on every call, which for the
+// small-M GEMMs of a transformer (M = the tokens of one request) costs as
+// much as the arithmetic. A weight that cannot change -- a read-only storage,
+// which only frozen (mkldnn-layout) constants are (tensor.hpp) -- is packed
+// once per OpenMP team size and kept with its storage, and each call runs
+// only the compute step on it.
+//
+// The pack and compute entry points are oneDNN's own (sgemm_pack_get_size,
+// sgemm_pack, sgemm_compute, dnnl::impl::cpu), exported by libdnnl but
+// declared in no installed header: they are looked up by name in the libdnnl
+// the shim links, and where they are absent (another oneDNN build) or
+// AOTRUN_SHIM_PACKED_GEMM=0 is set, packed_linear declines and the caller
+// runs the ordinary GEMM.
+#pragma once
+
+#include "tensor.hpp"
+
+namespace aotrun::shim::kernels {
+
+// out [M, N] (row stride ldc, unit column stride) = beta * out + x [M, K] @ wᵀ
+// for float32 x with unit column stride, and w [N, K] a view of a read-only
+// storage with one unit stride. Returns false, having done nothing, when the
+// weight is not eligible (writable storage, no unit stride), the pack API is
+// unavailable or disabled, or oneDNN says packing does not pay for this
+// shape; throws ShimError when oneDNN fails.
+bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op);
+
+// Whether the pack API was found and is enabled (for tests and messages).
+bool packed_gemm_available();
+
+}  // namespace aotrun::shim::kernels
