@@ -777,6 +777,41 @@ TEST(ShimReferenceFrozen, PackedLinearWeightServesEveryRowCountAndTeam) {
   check(33, false, "team " + std::to_string(team0) + " again, M 33");
 }
 
+// Every activation of the vocabulary over a wide range of values (the tails
+// of gelu and sigmoid included), on a result large enough for oneDNN's
+// vector paths (compute/eltwise_onednn.hpp), at two OpenMP team sizes: the
+// linear is an identity, so the output is the activation of X itself.
+TEST(ShimReferenceFrozen, ActivationsMatchNaiveLoopsAtEveryTeamSize) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  Side sd(a, "shim");
+  const int64_t m = 50, k = 64;
+  std::vector<float> x(m * k), eye(k * k, 0.0f);
+  for (int64_t i = 0; i < m * k; ++i) x[i] = -12.0f + 24.0f * static_cast<float>(i) / static_cast<float>(m * k - 1);
+  for (int64_t i = 0; i < k; ++i) eye[i * k + i] = 1.0f;
+  void* gomp = ::dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto max_threads = gomp ? reinterpret_cast<int (*)()>(::dlsym(gomp, "omp_get_max_threads")) : nullptr;
+  auto set_threads = gomp ? reinterpret_cast<void (*)(int)>(::dlsym(gomp, "omp_set_num_threads")) : nullptr;
+  const int team0 = max_threads ? max_threads() : 1;
+  for (int team : {team0, team0 == 1 ? 2 : 1}) {
+    if (set_threads == nullptr && team != team0) continue;
+    if (set_threads != nullptr) set_threads(team);
+    for (const std::string& attr : kAttrs) {
+      AtenTensorHandle xh = f32(sd, x, {m, k}), wh = f32(sd, eye, {k, k}), out = nullptr;
+      AttrArgs args(attr, true);
+      ASSERT_EQ(shim_frozen().linear(xh, wh, nullptr, args.attr.c_str(), args.scalars.data(),
+                                     static_cast<int64_t>(args.scalars.size()), &args.alg, &out),
+                0)
+          << attr << ": " << shim_only().last_error();
+      sd.keep(out);
+      std::vector<double> want(x.size());
+      for (size_t i = 0; i < x.size(); ++i) want[i] = unary_ref(attr, x[i]);
+      EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-6), "") << attr << " at team size " << team;
+    }
+  }
+  if (set_threads != nullptr) set_threads(team0);
+}
+
 // Metadata the shim does not read is refused at creation, naming the
 // constant's shape and what is unsupported.
 TEST(ShimReferenceFrozen, UnsupportedMkldnnMetadataIsRefusedClearly) {

@@ -9,6 +9,7 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
+#include "compute/eltwise_onednn.hpp"
 #include "kernels/kernels.hpp"
 
 namespace aotrun::shim::kernels {
@@ -178,8 +179,10 @@ void apply_unary(const Tensor& t, const Unary& u) {
       const float lo = u.a, hi = u.b;
       return map_in_place(t, [lo, hi](float x) { return hardtanh(x, lo, hi); });
     }
-    default: return map_in_place(t, [&u](float x) { return apply_unary(u, x); });
+    default: break;
   }
+  if (eltwise_in_place(u, t)) return;
+  map_in_place(t, [&u](float x) { return apply_unary(u, x); });
 }
 
 namespace {
