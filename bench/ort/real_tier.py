@@ -1,5 +1,5 @@
 """Builds the benchmark tier at real sizes of issue #41 ("a benchmark tier at
-real sizes"): eight .pt2 packages, their inputs, eager references and the
+real sizes"): twelve .pt2 packages, their inputs, eager references and the
 matching ONNX models, from fixed seeds (random weights: no model hub), into a
 directory outside the repository, for `compare.py bench --tier real`.
 
@@ -28,6 +28,10 @@ The models, static shapes (the size is the one measured), float32:
                       BatchNorm folded, oneDNN fused convolutions, packed
                       weights)
   mobilenet_v3_frozen mobilenet_v3 above (same weights), frozen likewise
+  gpt2_frozen, llama_frozen, vit_frozen, bert_frozen
+                      the transformers above (same weights), frozen
+                      likewise: their linears become _linear_pointwise with
+                      weights packed in oneDNN's layout, gelus fused in
 
 BatchNorm statistics are not left at their initial values (mean 0, var 1):
 a few training-mode passes over random batches set them, so activations
@@ -82,6 +86,10 @@ MODELS = {
     "bert": ({"batch": 2, "seq": 16}, "bert", False, False),
     "resnet18_frozen": ({"batch": 2}, "resnet18", True, False),
     "mobilenet_v3_frozen": ({"batch": 3}, "mobilenet_v3", True, True),
+    "gpt2_frozen": ({"batch": 1, "seq": 16}, "gpt2", True, False),
+    "llama_frozen": ({"batch": 1, "seq": 33}, "llama", True, False),
+    "vit_frozen": ({"batch": 2}, "vit", True, False),
+    "bert_frozen": ({"batch": 2, "seq": 16}, "bert", True, False),
 }
 
 
