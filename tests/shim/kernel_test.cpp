@@ -382,15 +382,22 @@ TEST(ShimKernels, AttentionMatchesNaive) {
   for (int32_t dt : {kF32, kF64}) {
     // 0: mask; 1, 2: causal; 3: grouped-query heads, default scale; 4: one
     // query over 37 keys (a vector tail), mask; 5: query elements 2 apart
-    // (float32 leaves its in-place path)
-    for (int variant = 0; variant < 6; ++variant) {
-      const int64_t B = 2, Hq = variant == 3 ? 4 : 2, Hk = 2,
+    // (float32 leaves its in-place path); 6: enough work (8 heads of 48 x 80
+    // x 32) for float32 to split the heads over the OpenMP team, grouped,
+    // masked and causal
+    for (int variant = 0; variant < 7; ++variant) {
+      const bool big = variant == 6;
+      const int64_t B = 2, Hq = variant == 3 || big ? 4 : 2, Hk = 2,
                     L = variant == 2   ? 3
                         : variant == 4 ? 1
+                        : big          ? 48
                                        : 5,
-                    S = variant == 4 ? 37 : 6, E = 8, qe = variant == 5 ? 2 : 1;
-      const bool causal = variant == 1 || variant == 2;
-      const bool masked = variant == 0 || variant == 4;
+                    S = variant == 4 ? 37
+                        : big        ? 80
+                                     : 6,
+                    E = big ? 32 : 8, qe = variant == 5 ? 2 : 1;
+      const bool causal = variant == 1 || variant == 2 || big;
+      const bool masked = variant == 0 || variant == 4 || big;
       // query stored [B, L, H, E] (as models pass it), key/value row-major
       T q({B, Hq, L, E}, {L * Hq * E * qe, E * qe, Hq * E * qe, qe}, dt, 21);
       T k({B, Hk, S, E}, rowmajor({B, Hk, S, E}), dt, 22);

@@ -152,6 +152,10 @@ BinaryOp parse_binary(const char* op, const char* arg, const char* attr) {
 
 namespace {
 
+// Dense passes at least this long are split over the calling thread's
+// OpenMP team (a fork costs a few microseconds; 64K floats take tens).
+constexpr int64_t kParallelElements = 1 << 16;
+
 // t = f(t): one flat pass when t is dense in any dim order (a convolution's
 // or GEMM's result is), else by its strides.
 template <typename F>
@@ -159,6 +163,7 @@ void map_in_place(const Tensor& t, F f) {
   float* p = static_cast<float*>(t.data());
   if (t.is_non_overlapping_and_dense()) {
     const int64_t n = t.numel();
+#pragma omp parallel for simd if (n >= kParallelElements) schedule(static)
     for (int64_t i = 0; i < n; ++i) p[i] = f(p[i]);
     return;
   }
@@ -196,6 +201,7 @@ void map_binary(const Tensor& dst, const Tensor& y, const Tensor& other, Op op, 
   const float* b = static_cast<const float*>(other.data());
   if (y.strides == dst.strides && other.strides == dst.strides && dst.is_non_overlapping_and_dense()) {
     const int64_t n = dst.numel();
+#pragma omp parallel for simd if (n >= kParallelElements) schedule(static)
     for (int64_t i = 0; i < n; ++i) d[i] = u(op(a[i], b[i]));
     return;
   }

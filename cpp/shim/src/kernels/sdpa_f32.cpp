@@ -6,10 +6,13 @@
 // read as [B, H, L, E]) whose last dim is unit-stride.
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "dtype.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 
 namespace aotrun::shim::kernels {
@@ -36,12 +39,22 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
   float* op = static_cast<float*>(out.data());
   float* lp = static_cast<float*>(logsumexp.data());
   const float* mp = mask != nullptr ? static_cast<const float*>(mask->data()) : nullptr;
-  thread_local std::vector<float> scores;  // [L, S] of one head
-  scores.resize(static_cast<size_t>(L * S));
-  float* sp = scores.data();
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t h = 0; h < Hq; ++h) {
+  // One (batch, head) per iteration, split over the calling thread's OpenMP
+  // team when there is more than a little work (each head is computed as on
+  // one thread, so results do not depend on the team size; the sgemms run
+  // single-threaded inside the region). Errors cannot leave the region: the
+  // first one is kept and thrown after it.
+  const int64_t heads = B * Hq;
+  const bool parallel = heads > 1 && heads * L * S * E >= (int64_t{1} << 18);
+  std::string failure;
+#pragma omp parallel for if (parallel) schedule(dynamic, 1)
+  for (int64_t bh = 0; bh < heads; ++bh) {
+    try {
+      thread_local std::vector<float> scores;  // [L, S] of one head
+      scores.resize(static_cast<size_t>(L * S));
+      float* sp = scores.data();
+      const int64_t b = bh / Hq, h = bh % Hq;
       const float* qh = qp + b * q.strides[0] + h * q.strides[1];
       const float* kh = kp + b * k.strides[0] + (h / group) * k.strides[1];
       const float* vh = vp + b * v.strides[0] + (h / group) * v.strides[1];
@@ -74,8 +87,12 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
         *lse = mx + std::log(sum);
       }
       sgemm(false, false, L, E, S, 1.0f, sp, S, vh, ld[2], 0.0f, op + b * out.strides[0] + h * out.strides[1], ld[3]);
+    } catch (const std::exception& e) {
+#pragma omp critical(aotrun_shim_sdpa_failure)
+      if (failure.empty()) failure = e.what();
     }
   }
+  if (!failure.empty()) throw ShimError(failure);
   return true;
 }
 
