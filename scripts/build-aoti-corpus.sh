@@ -7,6 +7,8 @@
 #
 #   scripts/build-aoti-corpus.sh                  # every release in RELEASES
 #   scripts/build-aoti-corpus.sh 2.6.0 2.15.0     # just these
+#   EXPORT_ARGS="--only frozen_cnn" scripts/build-aoti-corpus.sh 2.15.0
+#       # add one model to a release's directory, the others untouched
 #
 # Writes compat/aoti/fixtures/torch-VERSION/ (archives, .npy references,
 # manifest.json with the per-package facts) and records each release's outcome
@@ -16,7 +18,10 @@
 # Env: AOTRUN_CORPUS_VENVS (default /tmp/aotrun-corpus-venvs), LOGDIR,
 #      PYTHON (default python3), KEEP_VENV=1 (do not delete the venv),
 #      PIP_ARGS (extra pip install args), UV (use this uv instead of pip;
-#      `pip install uv` gives one), UV_CACHE_DIR.
+#      `pip install uv` gives one), UV_CACHE_DIR, EXPORT_ARGS (extra
+#      export_fixtures.py args, word-split; with --only, the outcome is
+#      recorded under the release's "only" entry in corpus.json, keyed by
+#      the models, and the release's own status stays as it was).
 # Needs: g++ (inductor compiles the models with it), binutils (nm, readelf,
 # objdump; the manifest's facts), network access to PyPI. Each venv takes
 # 4-5 GB while it exists (torch pulls the nvidia-* wheels); nothing is cached.
@@ -49,12 +54,26 @@ numpy_spec() {
 }
 
 record() {  # VERSION STATUS MESSAGE SECONDS NUMPY
-  "$PYTHON" - "$STATUS" "$@" <<'EOF'
+  "$PYTHON" - "$STATUS" "$@" "${EXPORT_ARGS:-}" <<'EOF'
 import json, sys, pathlib
-path, version, status, message, seconds, numpy = sys.argv[1:]
+path, version, status, message, seconds, numpy, export_args = sys.argv[1:]
 p = pathlib.Path(path)
 d = json.loads(p.read_text()) if p.exists() else {}
-d[version] = {"status": status, "message": message, "seconds": int(float(seconds)), "numpy": numpy}
+entry = {"status": status, "message": message, "seconds": int(float(seconds)), "numpy": numpy}
+args = export_args.split()
+if "--only" in args:
+    # Models added to an existing release directory: recorded per model
+    # set, the release's own (whole-corpus) status untouched.
+    only = []
+    for a in args[args.index("--only") + 1:]:
+        if a.startswith("--"):
+            break
+        only.append(a)
+    d.setdefault(version, {}).setdefault("only", {})[" ".join(only)] = entry
+else:
+    if export_args:
+        entry["export_args"] = export_args
+    d[version] = dict(entry, **{k: v for k, v in d.get(version, {}).items() if k == "only"})
 d = dict(sorted(d.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))))
 p.write_text(json.dumps(d, indent=2) + "\n")
 EOF
@@ -110,7 +129,8 @@ for i in "${!RELEASES[@]}"; do
   out=$ROOT/compat/aoti/fixtures/torch-$v
   # No file of an export is anywhere near 256 MB; a runaway one (torch 2.5's
   # packager zipping its own archive) is stopped by SIGXFSZ, not a full disk.
-  (ulimit -f $((256 * 1024)); exec "$venv/bin/python" "$EXPORT" --out "$out") >>"$log" 2>&1
+  # shellcheck disable=SC2086
+  (ulimit -f $((256 * 1024)); exec "$venv/bin/python" "$EXPORT" --out "$out" ${EXPORT_ARGS:-}) >>"$log" 2>&1
   rc=$?
   secs=$(( $(date +%s) - start ))
   if [[ $rc -eq 0 ]]; then
@@ -120,6 +140,8 @@ for i in "${!RELEASES[@]}"; do
     msg=$(grep -E "EXPORT FAILED|MISMATCH|Error" "$log" | tail -3 | tr '\n' ' ' | cut -c1-600)
     # Nothing exported at all: drop the empty directory.
     if ! ls "$out"/*.pt2 >/dev/null 2>&1; then rm -rf "$out"; st=export_failed; else st=partial; fi
+    # --only: the named models are all that was asked for.
+    [[ " ${EXPORT_ARGS:-} " == *" --only "* ]] && st=export_failed
     record "$v" "$st" "$msg" "$secs" "$got_np"
     echo "   $st (rc $rc, ${secs}s): $msg"
   fi

@@ -14,6 +14,13 @@ Writes compat/aoti/fixtures/torch-<X.Y.Z>/ (override with --out):
     dyn_mlp.b3.in0.npy/.out0.npy  dyn_mlp at a second batch size (3)
     manifest.json               shapes, dtypes, files, tolerances, versions
 
+frozen_cnn is exported with inductor's freezing=True (BatchNorm folded,
+activations fused into oneDNN ops, weights packed in oneDNN's blocked
+layout). It joined the corpus after the other models: --only frozen_cnn
+exports just it into an existing directory and merges its entry into the
+manifest, leaving the other archives (whose bytes a re-export would change)
+and the release-wide manifest fields as they were.
+
 Weights and inputs come from numpy's PCG64 generator with fixed seeds, not from
 torch's RNG, so every torch version exports the same models and inputs.
 
@@ -89,6 +96,14 @@ def _init_params(module: nn.Module, rng: np.random.Generator) -> None:
                 m.weight.copy_(_uniform(rng, tuple(m.weight.shape), bound))
                 if m.bias is not None:
                     m.bias.copy_(_uniform(rng, tuple(m.bias.shape), bound))
+            elif isinstance(m, nn.BatchNorm2d):
+                # Non-trivial statistics and affine, so that folding them into
+                # the convolution (freezing) changes its weights.
+                c = m.num_features
+                m.running_mean.copy_(_uniform(rng, (c,), 0.1))
+                m.running_var.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, size=(c,)).astype(np.float32)))
+                m.weight.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, size=(c,)).astype(np.float32)))
+                m.bias.copy_(_uniform(rng, (c,), 0.2))
 
 
 class MLP(nn.Module):
@@ -219,6 +234,29 @@ class MultiDyn(nn.Module):
         return y, y.mean(dim=1)
 
 
+class FrozenCNN(nn.Module):
+    """For freezing (PyTorch's CPU inference recipe): Conv-BN-ReLU (BN folded
+    into the conv), a second conv whose residual add and ReLU fuse into one
+    oneDNN op, adaptive average pool, Linear-GELU-Linear. Exported at a static
+    batch with inductor's freezing=True, so the conv and linear weights are
+    stored packed in oneDNN's blocked (mkldnn) layout with opaque metadata."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.conv2(y) + y)
+        v = torch.flatten(self.pool(y), 1)
+        return self.fc2(nn.functional.gelu(self.fc1(v)))
+
+
 # key: distinct RNG stream per model (weights: [key, 0], inputs: [key, 1+i],
 # extra input sets: [key, 100+j, i]). An input is a shape (float32, standard
 # normal) or a dict(shape=..., dtype="int64", high=N) (uniform in [0, N)).
@@ -246,6 +284,12 @@ FIXTURES = [
          dynamic={"batch": dict(input=0, dim=0, min=2, max=32),
                   "seq": dict(input=0, dim=1, min=2, max=64)},
          extra={"b3t7": [(3, 7, 16)], "b32t2": [(32, 2, 16)]}),
+    # Frozen (torch._inductor.config.freezing=True), static shapes. Added to
+    # the corpus after the others: `export_fixtures.py --only frozen_cnn`
+    # (scripts/build-aoti-corpus.sh with EXPORT_ARGS="--only frozen_cnn")
+    # adds it to a release's directory without re-exporting the rest.
+    dict(name="frozen_cnn", key=11, cls=FrozenCNN, inputs=[(2, 3, 16, 16)],
+         inductor_configs={"freezing": True}),
 ]
 
 
@@ -320,6 +364,8 @@ def inductor_configs(native: bool) -> dict:
 
 
 def export_one(spec, out_dir: Path, cfg: dict) -> Path:
+    # Per-model configs (freezing) on top of the release's.
+    cfg = dict(cfg, **spec.get("inductor_configs", {}))
     model = build_model(spec)
     inputs = make_inputs(spec, spec["inputs"], (1,))
     dynamic_shapes = None
@@ -478,6 +524,16 @@ def package_facts(pkg: Path) -> dict:
         src = "".join(z.read(n).decode("utf-8", "replace") for n in cpp)
         facts["input_checks_in_wrapper"] = "unmatched dim value" in src or "unmatched dtype" in src
         facts["input_checks_guarded_by"] = "AOTI_RUNTIME_CHECK_INPUTS" if "AOTI_RUNTIME_CHECK_INPUTS" in src else None
+        # Frozen packages: constants stored in oneDNN's blocked layout, each
+        # with opaque metadata (oneDNN's memory desc blob + ideep's groups).
+        mkldnn = re.findall(r"constants_info_\[(\d+)\]\.layout = static_cast<int32_t>\(cached_torch_layout__mkldnn\)", src)
+        if mkldnn:
+            sizes = {}
+            for i in mkldnn:
+                md = re.search(r"constants_info_\[" + i + r"\]\.opaque_metadata = \{([^}]*)\}", src)
+                sizes[i] = len(md.group(1).split(",")) if md else None
+            facts["mkldnn_constants"] = {"count": len(mkldnn),
+                                         "opaque_metadata_sizes": sorted({v for v in sizes.values() if v is not None})}
         meta = [n for n in names if n.endswith("_metadata.json")]
         facts["metadata"] = {}
         for n in meta:
@@ -548,7 +604,7 @@ def main() -> int:
     specs = [s for s in FIXTURES if not args.only or s["name"] in args.only]
     manifest_path = out_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    manifest.update({
+    release_wide = {
         "torch": torch.__version__,
         "python": platform.python_version(),
         "compiler": gcc_version(),
@@ -560,7 +616,13 @@ def main() -> int:
         # Exact for integer and bool outputs.
         "tolerance": {"float32": {"rtol": rtol, "atol": atol},
                       "int64": {"rtol": 0, "atol": 0}, "bool": {"rtol": 0, "atol": 0}},
-    })
+    }
+    # --only adds models to an existing directory: its release-wide fields
+    # stay those of the first export (the new models record theirs below).
+    adding = bool(args.only) and "models" in manifest
+    for k, v in release_wide.items():
+        if not adding or k not in manifest:
+            manifest[k] = v
     models = manifest.setdefault("models", {})
     export_failures = manifest.setdefault("export_failures", {})
     failures = 0
@@ -593,6 +655,10 @@ def main() -> int:
             info["dynamic"] = spec["dynamic"]
         if "memory_format" in spec:
             info["memory_format"] = spec["memory_format"]
+        if "inductor_configs" in spec or adding:
+            info["inductor_configs"] = dict(cfg, **spec.get("inductor_configs", {}))
+        if adding:
+            info["exported_with"] = {k: release_wide[k] for k in ("torch", "python", "compiler", "march_method")}
         try:
             info["facts"] = package_facts(pkg)
         except Exception as e:  # binutils missing, ...

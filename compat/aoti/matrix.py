@@ -114,6 +114,11 @@ def run_cell(driver: str, lib: str, case: dict, mode: str, timeout: float) -> di
     warn = [l for l in p.stderr.splitlines() if "warn" in l.lower()]
     if warn:
         res["warnings"] = warn[:3]
+    # The shim's own reason, which a model without AOTInductorGetLastError
+    # (2.6) can only print to stderr.
+    said = [l for l in p.stderr.splitlines() if l.startswith("aotrun-shim:")]
+    if said and res["result"] != "ok":
+        res["stderr"] = said[:2]
     return res
 
 
@@ -133,7 +138,8 @@ def short(r: dict) -> str:
 def detail(r: dict) -> str:
     k = r["result"]
     if k == "refused":
-        return f"refused at {r['stage']}: {r['code']}: {r['message']}"
+        said = "".join(f"; stderr: {l}" for l in r.get("stderr", []))
+        return f"refused at {r['stage']}: {r['code']}: {r['message']}{said}"
     if k == "mismatch":
         return f"mismatch, max |diff| {r['max_abs_diff']:.3g}: {r['first']}"
     if k == "crash":
@@ -166,6 +172,10 @@ def quirks_rows() -> list[list[str]]:
         pt2 = [i["size"] for i in m["models"].values()]
         isa = {x.get("metadata", {}).get("AOTI_CPU_ISA") for x in facts} - {None}
         failed = sorted(m.get("export_failures", {}))
+        mk = {n: i["facts"]["mkldnn_constants"] for n, i in sorted(m["models"].items())
+              if "mkldnn_constants" in i.get("facts", {})}
+        mk_text = "; ".join(f"{n}: {x['count']} (metadata " + ", ".join(f"{b} B" for b in x["opaque_metadata_sizes"]) + ")"
+                            for n, x in mk.items()) or "-"
         shims = set().union(*[set(x.get("shim_functions", [])) for x in facts]) if facts else set()
         new_shims = sorted(shims - prev_shims) if prev_shims is not None and shims else []
         gone_shims = sorted(prev_shims - shims) if prev_shims is not None and shims else []
@@ -189,6 +199,7 @@ def quirks_rows() -> list[list[str]]:
             m.get("march_method", "?"),
             f"{min(pt2) // 1024}-{max(pt2) // 1024} KB" if pt2 else "-",
             shim_text,
+            mk_text,
             ", ".join(failed) or "-",
         ])
     return rows
@@ -197,7 +208,8 @@ def quirks_rows() -> list[list[str]]:
 QUIRKS_HEAD = ["torch", "model .so entry points (AOTInductor[ModelContainer]...)", "input checks in wrapper",
                "archive layout (prefix; model files)", "C++ string ABI of the .so", "AOTI_CPU_ISA", "exec stack",
                "line tables", "-march pinned by", ".pt2 sizes",
-               "aoti_* shim functions used (all models; new vs the release above)", "export failed"]
+               "aoti_* shim functions used (all models; new vs the release above)",
+               "mkldnn-layout constants (frozen models; opaque metadata size)", "export failed"]
 
 
 def table(head: list[str], rows: list[list[str]]) -> str:
@@ -215,8 +227,14 @@ def corpus_status_markdown() -> str:
     if not p.exists():
         return ""
     st = json.loads(p.read_text())
-    rows = [[v, s["status"], s.get("numpy", ""), md_escape(s.get("message", "") or "")[:300]]
-            for v, s in sorted(st.items(), key=lambda kv: vkey(kv[0]))]
+    rows = []
+    for v, s in sorted(st.items(), key=lambda kv: vkey(kv[0])):
+        if "status" in s:
+            rows.append([v, s["status"], s.get("numpy", ""), md_escape(s.get("message", "") or "")[:300]])
+        # Models added later with export_fixtures.py --only (EXPORT_ARGS).
+        for models, o in s.get("only", {}).items():
+            rows.append([v, f"{o['status']} (`--only {models}`)", o.get("numpy", ""),
+                         md_escape(o.get("message", "") or "")[:300]])
     return table(["torch", "corpus build", "numpy", "message"], rows)
 
 
@@ -279,6 +297,9 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
         rows.append(row)
     lines += [table(head, rows), ""]
     models = sorted({c["model"] for c in cells})
+    # Models the release's export failed on (the manifest's export_failures).
+    failed_of = {d.parent.name[len("torch-"):]: json.loads(d.read_text()).get("export_failures", {})
+                 for d in FIXTURES.glob("torch-*/manifest.json")}
     order = {"ok": 0, "fb": 1}
     for lt, lib in libs:
         if lib == "shim":
@@ -292,7 +313,7 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
             for model in models:
                 sets = [c for c in rows_of[rel] if c["model"] == model]
                 if not sets:
-                    row.append("not exported")
+                    row.append("export failed" if model in failed_of.get(rel, {}) else "not exported")
                     continue
                 per_mode = []
                 for m in MODES:
@@ -312,7 +333,10 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
             for m in MODES:
                 r = results[(c["release"], c["model"], c["set"], lt, m)]
                 if r["result"] != "ok":
-                    msg = detail(r).replace(f"'{c['model']}'", "'<model>'").replace(lib, "<libtorch>")[:500]
+                    msg = detail(r).replace(f"'{c['model']}'", "'<model>'")
+                    if lib != "shim":
+                        msg = msg.replace(lib, "<libtorch>")
+                    msg = msg[:800]
                     g = grouped.setdefault((c["release"], msg), {"models": [], "where": []})
                     name = c["model"] + ("" if c["set"] == "default" else f" ({c['set']})")
                     if name not in g["models"]:
@@ -326,7 +350,8 @@ def write_matrix(path: Path, libs: list[tuple[str, str]], cells: list[dict], res
     def where_text(where: list[str]) -> str:
         out = []
         for lt, _ in libs:
-            ms = [w.split(" ", 1)[1] for w in where if w.split(" ", 1)[0] == lt]
+            # "<column> <mode>"; a column's name may hold a space ("aotrun shim").
+            ms = [w.rsplit(" ", 1)[1] for w in where if w.rsplit(" ", 1)[0] == lt]
             if ms:
                 out.append(lt + ("" if len(ms) == len(MODES) else " (" + ", ".join(ms) + ")"))
         return ", ".join(out)
