@@ -18,6 +18,11 @@ namespace {
 constexpr size_t kNdims = 4, kDims = 8, kDataType = 104, kPaddedDims = 112, kPaddedOffsets = 208, kOffset0 = 304,
                  kFormatKind = 312, kStrides = 320, kInnerNblks = 416, kInnerBlks = 424, kInnerIdxs = 520,
                  kExtraFlags = 640, kGroups = 768;
+// The 668-byte form (torch 2.6): the same fields at the same offsets, extra
+// flags included; its extra descriptor ends at 664 (flags, the two
+// compensation masks and scale_adjust, then 4 bytes of padding that torch
+// leaves uninitialised), and the groups follow it.
+constexpr size_t kGroupsTorch26 = 664;
 constexpr int32_t kDnnlF32 = 3, kDnnlBlocked = 2;
 
 template <typename T>
@@ -119,10 +124,11 @@ dnnl::memory::desc blocked_desc(const MkldnnBlobDesc& b) {
 }  // namespace
 
 MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const std::vector<int64_t>& sizes) {
-  if (metadata == nullptr || size != MkldnnBlobDesc::kMetadataSize) {
+  const bool torch26 = size == MkldnnBlobDesc::kMetadataSizeTorch26;
+  if (metadata == nullptr || (size != MkldnnBlobDesc::kMetadataSize && !torch26)) {
     refuse(sizes, "opaque metadata of " + std::to_string(metadata == nullptr ? 0 : size) +
                       " bytes is not supported (expected oneDNN 3.x's 768-byte memory descriptor and ideep's "
-                      "4-byte groups: 772)");
+                      "4-byte groups: 772, or torch 2.6's 668)");
   }
   MkldnnBlobDesc b;
   b.ndims = read_at<int32_t>(metadata, kNdims);
@@ -131,7 +137,7 @@ MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const s
   b.format_kind = read_at<int32_t>(metadata, kFormatKind);
   b.inner_nblks = read_at<int32_t>(metadata, kInnerNblks);
   b.extra_flags = read_at<uint64_t>(metadata, kExtraFlags);
-  b.groups = read_at<int32_t>(metadata, kGroups);
+  b.groups = read_at<int32_t>(metadata, torch26 ? kGroupsTorch26 : kGroups);
   for (int d = 0; d < MkldnnBlobDesc::kMaxDims; ++d) {
     b.dims[d] = read_at<int64_t>(metadata, kDims + 8 * d);
     b.padded_dims[d] = read_at<int64_t>(metadata, kPaddedDims + 8 * d);

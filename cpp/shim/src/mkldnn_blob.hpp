@@ -30,7 +30,12 @@ namespace aotrun::shim {
 // The fields of the metadata the shim reads (oneDNN 3.x memory_desc_t at
 // the offsets of an x86-64 build, then ideep's groups).
 struct MkldnnBlobDesc {
+  // The two forms torch writes (docs/FROZEN_EXPORTS.md): 772 bytes from
+  // torch 2.7 on (a 768-byte memory_desc_t and the groups), 668 bytes from
+  // torch 2.6 (its oneDNN's 664-byte memory_desc_t: the same fields at the
+  // same offsets, a 24-byte extra descriptor where later ones have 128).
   static constexpr int64_t kMetadataSize = 772;
+  static constexpr int64_t kMetadataSizeTorch26 = 668;
   static constexpr int kMaxDims = 12;
   int32_t ndims = 0;
   int64_t dims[kMaxDims] = {};
@@ -48,7 +53,7 @@ struct MkldnnBlobDesc {
 };
 
 // Decodes the metadata; throws ShimError (naming the constant's shape) when
-// its size is not 772.
+// its size is neither form's.
 MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const std::vector<int64_t>& sizes);
 
 // The constant as a plain tensor: validates the metadata against `sizes` and
