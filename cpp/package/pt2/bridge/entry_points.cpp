@@ -71,6 +71,7 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
         if (!b->update_plan.keeps_tensors()) release_kept(*b->shim, &c->kept);  // copied
       }
       settle_specs(*b, c->h);
+      b->lib->release_constant_pages();  // the container has its copy now
     } catch (...) {
       f.destroy(c->h);
       release_kept(*b->shim, &c->kept);

@@ -113,6 +113,8 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   const auto* end = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_end"));
   if (start != nullptr && end != nullptr && end >= start) {
     in_library_constant_bytes_ = end - start;
+    constants_start_ = start;
+    constants_end_ = end;
     if (end - start >= 8) std::memcpy(&size_stub_, start, sizeof size_stub_);
   }
   // Unloaded with this object (dlclose), which lives exactly as long as the

@@ -120,6 +120,16 @@ class AotiLibrary {
   // The first 8 bytes of that blob, read as the size of weights kept
   // elsewhere (the mmap'd-weights layouts store the size there); 0 if absent.
   uint64_t in_library_size_stub() const { return size_stub_; }
+  // After a container has been created: AOTInductor's CPU and CUDA runtimes
+  // copy that blob into memory of their own when a container loads its
+  // constants, and read it again only when another container is created, so
+  // its pages are handed back to the kernel (madvise MADV_DONTNEED: a
+  // model's weights would otherwise count twice in the process's resident
+  // memory). Only where the blob lies in a read-only segment of the library,
+  // which nothing can have written: a later read faults the same bytes back
+  // in from the file. Does nothing otherwise, or when madvise fails.
+  // constant_pages.cpp.
+  void release_constant_pages() const;
 
   static constexpr const char* kRun = "AOTInductorModelContainerRun";
   static constexpr const char* kRunSingleThreaded = "AOTInductorModelContainerRunSingleThreaded";
@@ -128,6 +138,8 @@ class AotiLibrary {
   std::string path_;
   DlHandle handle_;  // dlclose'd with this object
   int64_t in_library_constant_bytes_ = -1;
+  const uint8_t* constants_start_ = nullptr;  // the blob, when linked in
+  const uint8_t* constants_end_ = nullptr;
   uint64_t size_stub_ = 0;
   AotiFunctions fn_;
   std::vector<SymbolReport> symbols_;
