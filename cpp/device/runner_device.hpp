@@ -44,6 +44,10 @@ class RunnerDevice {
   // Waits for the own stream; an error names what launched work failed.
   // CPU: work on the own stream runs inline, so always OK.
   virtual Status finish_own_stream() = 0;
+  // Whether work on the own stream is done when the call that launched it
+  // returns, so that finish_own_stream has nothing to wait for and is
+  // always OK (CPU): runs skip it.
+  virtual bool own_stream_synchronous() const { return false; }
 
   // Before a package call on this thread: forget what earlier calls left.
   virtual void begin_call() = 0;

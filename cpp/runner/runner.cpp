@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 
 #include "base/error.hpp"
@@ -29,12 +30,29 @@ constexpr size_t kStackDims = 64;
 // a run whose descriptors equal those field for field (no strides: compact)
 // would pass the same checks, so it is not checked again. A serving loop
 // that reuses its buffers pays a comparison instead of the checks.
+//
+// A validated tensor's fields but its dims, as four words: DLTensor keeps
+// the device (type, id) and ndim + dtype as 8 contiguous bytes each, so a
+// repeat is four compares per tensor.
 struct Descriptor {
   void* data;
   uint64_t byte_offset;
-  int32_t device_type, device_id, ndim;
-  DLDataType dtype;
+  uint64_t device;  // DLDevice's bytes
+  uint64_t form;    // ndim and dtype's bytes
 };
+static_assert(offsetof(DLTensor, dtype) == offsetof(DLTensor, ndim) + 4 && sizeof(DLTensor::ndim) == 4 &&
+                  sizeof(DLDataType) == 4 && sizeof(DLDevice) == 8,
+              "DLTensor's layout is not dlpack's");
+inline uint64_t device_word(const DLTensor& t) {
+  uint64_t w;
+  std::memcpy(&w, &t.device, sizeof(w));
+  return w;
+}
+inline uint64_t form_word(const DLTensor& t) {
+  uint64_t w;
+  std::memcpy(&w, reinterpret_cast<const char*>(&t) + offsetof(DLTensor, ndim), sizeof(w));  // ndim, then dtype
+  return w;
+}
 struct ShapeCache {
   static constexpr size_t kKey = 32;
   static constexpr size_t kTensors = 8;  // per side; more are validated each run
@@ -43,7 +61,8 @@ struct ShapeCache {
   int64_t key[kKey];
   size_t out_len = 0;
   int64_t out[kStackDims];
-  // The last fully validated run of runner_id (valid: descriptors below).
+  // The last fully validated run of runner_id (valid: descriptors below;
+  // their dims are key's and out's).
   bool valid = false;
   size_t num_in = 0, num_out = 0;
   Descriptor in[kTensors], out_desc[kTensors];
@@ -72,39 +91,45 @@ bool same_key(const DLTensor* inputs, size_t n, const int64_t* key, size_t len) 
   return k == len;
 }
 
-Descriptor describe(const DLTensor& t) {
-  return Descriptor{t.data, t.byte_offset, device_type_of(t.device), t.device.device_id, t.ndim, t.dtype};
-}
+Descriptor describe(const DLTensor& t) { return Descriptor{t.data, t.byte_offset, device_word(t), form_word(t)}; }
 
-bool same(const Descriptor& d, const DLTensor& t) {
-  return d.data == t.data && d.byte_offset == t.byte_offset && d.device_type == device_type_of(t.device) &&
-         d.device_id == t.device.device_id && d.ndim == t.ndim && d.dtype.code == t.dtype.code &&
-         d.dtype.bits == t.dtype.bits && d.dtype.lanes == t.dtype.lanes && t.strides == nullptr;
-}
-
-// Whether this run's descriptors equal the last fully validated run's.
-bool repeats_validated(const ShapeCache& c, const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs,
-                       size_t num_outputs) {
-  if (!c.valid || num_inputs != c.num_in || num_outputs != c.num_out) return false;
-  if ((num_inputs > 0 && inputs == nullptr) || (num_outputs > 0 && outputs == nullptr)) return false;
-  for (size_t i = 0; i < num_inputs; ++i) {
-    if (!same(c.in[i], inputs[i])) return false;
+// Whether `t` is the validated tensor `d` with dims `dims` (compact: no
+// strides). Reads t's dims only once its rank is known to be d's.
+[[gnu::always_inline]] inline bool same(const Descriptor& d, const int64_t* dims, const DLTensor& t) {
+  if (t.data != d.data || t.byte_offset != d.byte_offset || device_word(t) != d.device || form_word(t) != d.form ||
+      t.strides != nullptr || (t.ndim > 0 && t.shape == nullptr)) {
+    return false;
   }
-  if (!same_key(inputs, num_inputs, c.key, c.key_len)) return false;
-  const int64_t* d = c.out;
-  for (size_t i = 0; i < num_outputs; ++i) {
-    const DLTensor& t = outputs[i];
-    if (!same(c.out_desc[i], t) || (t.ndim > 0 && t.shape == nullptr)) return false;
-    for (int k = 0; k < t.ndim; ++k) {
-      if (t.shape[k] != d[k]) return false;
-    }
-    d += t.ndim;
+  for (int k = 0; k < t.ndim; ++k) {
+    if (t.shape[k] != dims[k]) return false;
   }
   return true;
 }
 
+// Whether this run's descriptors equal the last fully validated run's: one
+// pass over each tensor (issue #41 item 4). Before validation anything may
+// come: nothing is read that a bad descriptor does not have.
+bool repeats_validated(const ShapeCache& c, uint64_t runner_id, const DLTensor* inputs, size_t num_inputs,
+                       const DLTensor* outputs, size_t num_outputs) {
+  if (c.runner_id != runner_id || !c.valid || num_inputs != c.num_in || num_outputs != c.num_out) return false;
+  if ((num_inputs > 0 && inputs == nullptr) || (num_outputs > 0 && outputs == nullptr)) return false;
+  const int64_t* d = c.key;  // per input: its rank, then its dims
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (!same(c.in[i], d + 1, inputs[i])) return false;
+    d += 1 + inputs[i].ndim;
+  }
+  d = c.out;
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (!same(c.out_desc[i], d, outputs[i])) return false;
+    d += outputs[i].ndim;
+  }
+  return true;
+}
+
+// Called once the inputs matched c->key and the outputs c->out.
 void remember_validated(ShapeCache* c, const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs,
                         size_t num_outputs) {
+  c->valid = false;  // until every descriptor below is this run's
   if (num_inputs > ShapeCache::kTensors || num_outputs > ShapeCache::kTensors) return;
   for (size_t i = 0; i < num_inputs; ++i) {
     if (inputs[i].strides != nullptr) return;
@@ -211,7 +236,14 @@ void Runner::validate_run_inputs(const DLTensor* inputs, size_t num_inputs) cons
 
 void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs) {
   ShapeCache& cache = *this_thread_cache();
-  if (cache.runner_id == id_ && repeats_validated(cache, inputs, num_inputs, outputs, num_outputs)) return;
+  if (repeats_validated(cache, id_, inputs, num_inputs, outputs, num_outputs)) return;
+  validate_in_full(&cache, inputs, num_inputs, outputs, num_outputs);
+}
+
+// Out of line: its frame (the shape query's buffers) is not the repeat's.
+[[gnu::noinline]] void Runner::validate_in_full(void* thread_cache, const DLTensor* inputs, size_t num_inputs,
+                                                const DLTensor* outputs, size_t num_outputs) {
+  ShapeCache& cache = *static_cast<ShapeCache*>(thread_cache);
   validate_inputs(*pkg_, inputs, num_inputs, device_);
   if (!pkg_->outputs_known()) {
     // A .pt2 without specs: the bridge compares each output with the tensor
@@ -304,12 +336,19 @@ void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* ou
   RunnerCounters::add(counters_.runs);
 }
 
+namespace {
+
+// Out of line and cold: building the message would cost every run a larger frame.
+[[noreturn, gnu::noinline, gnu::cold]] void refuse_cpu_stream(const Package& pkg) {
+  fail(Code::InvalidArgument,
+       "package '" + pkg.name() + "' runs on a CUDA device; an aotrun CPU stream cannot carry its work");
+}
+
+}  // namespace
+
 void Runner::run(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs,
                  cpu::Stream* stream) {
-  if (stream != nullptr && !runner_device_->takes_aotrun_streams()) {
-    fail(Code::InvalidArgument,
-         "package '" + pkg_->name() + "' runs on a CUDA device; an aotrun CPU stream cannot carry its work");
-  }
+  if (stream != nullptr && !runner_device_->takes_aotrun_streams()) refuse_cpu_stream(*pkg_);
   validate_run(inputs, num_inputs, outputs, num_outputs);
   run_counted(inputs, num_inputs, outputs, num_outputs, stream);
 }

@@ -109,6 +109,10 @@ class Runner {
   // it runs, in any mode, eagerly (run_alloc.cpp).
   std::vector<DLManagedTensor*> run_alloc_sized_by_run(const DLTensor* inputs, size_t num_inputs);
   void validate_run(const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs, size_t num_outputs);
+  // validate_run past the repeat check; `thread_cache` is this thread's
+  // shape cache (runner.cpp).
+  void validate_in_full(void* thread_cache, const DLTensor* inputs, size_t num_inputs, const DLTensor* outputs,
+                        size_t num_outputs);
   // `stream`: a caller's stream of the runner's device, or NULL for its own.
   void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
   void run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);

@@ -30,6 +30,7 @@ class CpuRunnerDevice final : public RunnerDevice {
   const aotrun_pkg_host* host() const override { return &host_; }
   void* own_stream() const override { return const_cast<Stream*>(&stream_); }
   Status finish_own_stream() override { return Status::Ok(); }
+  bool own_stream_synchronous() const override { return true; }  // an inline stream
 
   void begin_call() override { clear_launch_failure(); }
 

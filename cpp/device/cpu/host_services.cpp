@@ -99,19 +99,29 @@ int32_t host_free(void* c, void* ptr, aotrun_pkg_stream s) {
 }
 
 int32_t host_launch(void* c, aotrun_pkg_stream s, aotrun_pkg_host_fn fn, void* ctx, aotrun_pkg_ctx_destroy_fn destroy) {
-  Task t;
-  t.fn = fn;
-  t.ctx = ctx;
-  t.destroy = destroy;
-  t.last_error = ctx_of(c)->last_error;
-  t.package = &ctx_of(c)->package_name;
+  PackageWork work;
+  work.fn = fn;
+  work.ctx = ctx;
+  work.destroy = destroy;
+  work.last_error = ctx_of(c)->last_error;
+  work.package = &ctx_of(c)->package_name;
   if (fn == nullptr) {
-    (void)t.release();  // refused: released before launch returns
+    (void)work.release();  // refused: released before launch returns
     return AOTRUN_PKG_ERR_INVALID_ARGUMENT;
   }
-  // launch releases the context on every path, and never throws.
-  Status st = stream_of(c, s)->launch(std::move(t));
-  if (st.ok()) return AOTRUN_PKG_OK;
+  Stream* stream = stream_of(c, s);
+  Status st;
+  if (stream->runs_inline()) {
+    // What the stream's launch would do, without building a Task: a
+    // synchronous run's work (issue #41 item 4).
+    if (work.run_and_release(&st)) return AOTRUN_PKG_OK;
+  } else {
+    Task t;
+    static_cast<PackageWork&>(t) = work;
+    // launch releases the context on every path, and never throws.
+    st = stream->launch(std::move(t));
+    if (st.ok()) return AOTRUN_PKG_OK;
+  }
   return shield([&] {
     last_launch_failure() = st.message;
     return to_pkg_code(st.code);

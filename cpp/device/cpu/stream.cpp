@@ -82,9 +82,9 @@ Status Stream::launch(Task&& task) noexcept {
     }
     return Status::Ok();
   }
-  Status s = task.execute();
-  Status r = task.release();
-  return s.ok() ? r : s;
+  Status failure;
+  if (task.run_and_release(&failure)) return Status::Ok();
+  return failure;
 }
 
 namespace {

@@ -38,6 +38,10 @@ class Stream {
   // enqueued or recorded (out of memory) is released before it returns.
   // Never throws: it runs under the package's host service calls.
   Status launch(Task&& task) noexcept;
+  // Whether launch() would run a package's work now, on the calling thread
+  // (an inline stream that is not capturing): such a caller may run it
+  // itself (PackageWork::run_and_release), with no Task.
+  bool runs_inline() const { return kind_ == Kind::Inline && !capturing_.load(std::memory_order_acquire); }
 
   // Point in the stream after everything enqueued so far, and whether / when
   // it is reached. Used by events. On an inline stream every point is

@@ -12,7 +12,8 @@
 
 namespace aotrun::cpu {
 
-struct Task {
+// A package's launched function and its context.
+struct PackageWork {
   aotrun_pkg_host_fn fn = nullptr;
   void* ctx = nullptr;
   aotrun_pkg_ctx_destroy_fn destroy = nullptr;
@@ -22,8 +23,6 @@ struct Task {
   // The package's name for messages; owned by the host context, which lives
   // as long as last_error's package.
   const std::string* package = nullptr;
-  // Internal work (runner bookkeeping); used instead of fn when set.
-  std::function<void()> internal;
 
   // Runs the package function and turns a failure, or a throw, into a
   // Status. Runs on worker threads and inside graph replays: never throws.
@@ -32,26 +31,7 @@ struct Task {
     Status st = guard_package_call(
         package_name(), "launched function", [this] { return fn(ctx); }, &rc);
     if (!st.ok() || rc == AOTRUN_PKG_OK) return st;
-    const Code code = rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::InvalidArgument
-                      : rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY  ? Code::OutOfMemory
-                                                            : Code::Package;
-    const char* msg = nullptr;
-    int32_t ignored = 0;
-    st = guard_package_call(
-        package_name(), "get_last_error",
-        [&] {
-          msg = last_error ? last_error() : nullptr;
-          return AOTRUN_PKG_OK;
-        },
-        &ignored);
-    if (!st.ok()) return st;
-    st.code = code;
-    try {
-      st.message = (msg && *msg) ? msg : "launched package work failed with status " + std::to_string(rc);
-    } catch (...) {
-      // No memory for the text: the code still tells.
-    }
-    return st;
+    return failed(rc);
   }
 
   // Releases the context (exactly once per launch, package_abi.h). A throw
@@ -68,11 +48,68 @@ struct Task {
         &ignored);
   }
 
+  // execute() then release(), as an inline stream runs work: true when both
+  // succeeded, which builds no status; else *failure is execute()'s failure,
+  // or release()'s when the work itself succeeded.
+  bool run_and_release(Status* failure) const noexcept {
+    int32_t rc = AOTRUN_PKG_OK;
+    try {
+      rc = fn(ctx);
+    } catch (...) {
+      *failure = package_threw(package_name(), "launched function");
+      (void)release();
+      return false;
+    }
+    if (rc != AOTRUN_PKG_OK) {
+      *failure = failed(rc);
+      (void)release();
+      return false;
+    }
+    if (destroy == nullptr) return true;
+    try {
+      destroy(ctx);
+    } catch (...) {
+      *failure = package_threw(package_name(), "launch context destroy");
+      return false;
+    }
+    return true;
+  }
+
  private:
+  // The status of fn's failure `rc`, with the package's message for it.
+  Status failed(int32_t rc) const noexcept {
+    const Code code = rc == AOTRUN_PKG_ERR_INVALID_ARGUMENT ? Code::InvalidArgument
+                      : rc == AOTRUN_PKG_ERR_OUT_OF_MEMORY  ? Code::OutOfMemory
+                                                            : Code::Package;
+    const char* msg = nullptr;
+    int32_t ignored = 0;
+    Status st = guard_package_call(
+        package_name(), "get_last_error",
+        [&] {
+          msg = last_error ? last_error() : nullptr;
+          return AOTRUN_PKG_OK;
+        },
+        &ignored);
+    if (!st.ok()) return st;
+    st.code = code;
+    try {
+      st.message = (msg && *msg) ? msg : "launched package work failed with status " + std::to_string(rc);
+    } catch (...) {
+      // No memory for the text: the code still tells.
+    }
+    return st;
+  }
+
   const std::string& package_name() const noexcept {
     static const std::string kHost = "(host)";
     return package != nullptr ? *package : kHost;
   }
+};
+
+// One unit of work on a stream: a package's, or internal work.
+struct Task : PackageWork {
+  // Internal work (runner bookkeeping); used instead of fn when set.
+  std::function<void()> internal;
 };
 
 }  // namespace aotrun::cpu

@@ -10,10 +10,6 @@ namespace {
 // runner's run inside a run, so leases nest across runners).
 thread_local const ConstantSlots* t_lease = nullptr;
 
-// This thread's t_lease, looked up once per lease: each access of a
-// thread_local in a shared library is a call to __tls_get_addr.
-[[gnu::noinline]] const ConstantSlots** this_thread_lease() noexcept { return &t_lease; }
-
 }  // namespace
 
 ConstantSlots::ConstantSlots(std::unique_ptr<ConstantSet> initial) { sets_[0] = std::move(initial); }
@@ -25,23 +21,7 @@ ConstantSlots::~ConstantSlots() {
   sets_[active_.load()].reset();
 }
 
-ConstantSlots::Lease::Lease(ConstantSlots& slots) : slots_(slots), tls_(this_thread_lease()), outer_(*tls_) {
-  for (;;) {
-    slot_ = slots_.active_.load(std::memory_order_seq_cst);
-    slots_.readers_[slot_].fetch_add(1, std::memory_order_seq_cst);
-    // A swap between the load and the increment would have missed this
-    // reader: check again, and follow the swap if it happened.
-    if (slots_.active_.load(std::memory_order_seq_cst) == slot_) break;
-    slots_.readers_[slot_].fetch_sub(1, std::memory_order_release);
-  }
-  set_ = slots_.sets_[slot_].get();
-  *tls_ = &slots_;
-}
-
-ConstantSlots::Lease::~Lease() {
-  *tls_ = outer_;
-  slots_.readers_[slot_].fetch_sub(1, std::memory_order_release);
-}
+[[gnu::noinline]] const ConstantSlots** ConstantSlots::this_thread_lease() noexcept { return &t_lease; }
 
 bool ConstantSlots::leased_by_this_thread() const {
   // Only the innermost lease is recorded; a writer of an outer runner from a

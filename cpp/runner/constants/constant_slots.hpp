@@ -30,10 +30,25 @@ class ConstantSlots {
   ConstantSlots(const ConstantSlots&) = delete;
   ConstantSlots& operator=(const ConstantSlots&) = delete;
 
+  // Inline: every run takes one.
   class Lease {
    public:
-    explicit Lease(ConstantSlots& slots);
-    ~Lease();
+    explicit Lease(ConstantSlots& slots) : slots_(slots), tls_(this_thread_lease()), outer_(*tls_) {
+      for (;;) {
+        slot_ = slots_.active_.load(std::memory_order_seq_cst);
+        slots_.readers_[slot_].fetch_add(1, std::memory_order_seq_cst);
+        // A swap between the load and the increment would have missed this
+        // reader: check again, and follow the swap if it happened.
+        if (slots_.active_.load(std::memory_order_seq_cst) == slot_) break;
+        slots_.readers_[slot_].fetch_sub(1, std::memory_order_release);
+      }
+      set_ = slots_.sets_[slot_].get();
+      *tls_ = &slots_;
+    }
+    ~Lease() {
+      *tls_ = outer_;
+      slots_.readers_[slot_].fetch_sub(1, std::memory_order_release);
+    }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     ConstantSet& set() const { return *set_; }
@@ -73,6 +88,10 @@ class ConstantSlots {
 
  private:
   void drain(int slot) const;
+  // This thread's innermost lease (a thread_local), looked up once per
+  // lease: each access of a thread_local in a shared library is a call to
+  // __tls_get_addr.
+  static const ConstantSlots** this_thread_lease() noexcept;
 
   std::mutex writer_;
   std::atomic<int> active_{0};

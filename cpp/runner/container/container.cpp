@@ -12,7 +12,7 @@ namespace aotrun {
 
 Container::Container(const Package& pkg, RunnerDevice& device, DLDevice dl_device, int32_t num_models,
                      const std::vector<aotrun_pkg_constant>& constants, Code unsupported)
-    : pkg_(pkg), device_(device), dl_device_(dl_device) {
+    : pkg_(pkg), device_(device), dl_device_(dl_device), own_stream_synchronous_(device.own_stream_synchronous()) {
   aotrun_pkg_create_args args{};
   args.struct_size = sizeof(args);
   args.num_models = num_models;
@@ -40,24 +40,22 @@ Container::~Container() {
   if (!st.ok()) log_unreported(st, "while destroying a runner; its container may have leaked");
 }
 
+namespace {
+
+bool has_offset(const DLTensor* t, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (t[i].byte_offset != 0) return true;
+  return false;
+}
+
+}  // namespace
+
 void Container::call(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
                      size_t num_outputs, void* stream) {
-  // Packages see byte_offset == 0: fold any offset into the data pointer.
-  std::vector<DLTensor> adjusted;
-  auto has_offset = [](const DLTensor* t, size_t n) {
-    for (size_t i = 0; i < n; ++i)
-      if (t[i].byte_offset != 0) return true;
-    return false;
-  };
+  // Packages see byte_offset == 0 (the copy is off the common path).
   if (has_offset(inputs, num_inputs) || has_offset(outputs, num_outputs)) {
-    adjusted.assign(inputs, inputs + num_inputs);
-    adjusted.insert(adjusted.end(), outputs, outputs + num_outputs);
-    for (auto& t : adjusted) {
-      if (t.data != nullptr) t.data = static_cast<char*>(t.data) + t.byte_offset;  // NULL only when empty
-      t.byte_offset = 0;
-    }
-    inputs = adjusted.data();
-    outputs = adjusted.data() + num_inputs;
+    call_folding_offsets(single_threaded, inputs, num_inputs, outputs, num_outputs, stream);
+    return;
   }
   aotrun_pkg_run_args args{};
   args.struct_size = sizeof(args);
@@ -75,6 +73,17 @@ void Container::call(bool single_threaded, const DLTensor* inputs, size_t num_in
   const Status explained = device_.explain_failed_call(rc);
   if (!explained.ok()) fail(explained.code, "package '" + pkg_.name() + "': " + what + " " + explained.message);
   fail(cpu::from_pkg_code(rc), pkg_.package_error(what, rc));
+}
+
+void Container::call_folding_offsets(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                                     size_t num_outputs, void* stream) {
+  std::vector<DLTensor> adjusted(inputs, inputs + num_inputs);
+  adjusted.insert(adjusted.end(), outputs, outputs + num_outputs);
+  for (auto& t : adjusted) {
+    if (t.data != nullptr) t.data = static_cast<char*>(t.data) + t.byte_offset;  // NULL only when empty
+    t.byte_offset = 0;
+  }
+  call(single_threaded, adjusted.data(), num_inputs, adjusted.data() + num_inputs, num_outputs, stream);
 }
 
 void Container::call_sizing_outputs(bool single_threaded, const DLTensor* inputs, size_t num_inputs, OutputSink* sink) {
@@ -96,7 +105,7 @@ void Container::call_sizing_outputs(bool single_threaded, const DLTensor* inputs
   finish_own_stream();
 }
 
-void Container::finish_own_stream() {
+void Container::wait_own_stream() {
   const Status st = device_.finish_own_stream();
   if (!st.ok()) fail(st.code, "package '" + pkg_.name() + "': " + st.message);
 }

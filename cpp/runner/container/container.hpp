@@ -50,7 +50,10 @@ class Container {
   // written. Throws as call() does.
   void call_sizing_outputs(bool single_threaded, const DLTensor* inputs, size_t num_inputs, OutputSink* sink);
   // Waits for the device's own stream; throws what launched work failed with.
-  void finish_own_stream();
+  // Nothing to wait for on a device whose own stream is synchronous (CPU).
+  void finish_own_stream() {
+    if (!own_stream_synchronous_) wait_own_stream();
+  }
   // The package's checks of input values for a run that does not pass
   // through it (PackageCode::check_input_values), on the device's own
   // stream. Throws INVALID_ARGUMENT / PACKAGE naming the package.
@@ -60,9 +63,15 @@ class Container {
   void output_shapes(const DLTensor* inputs, size_t num_inputs, int64_t* shapes, size_t capacity);
 
  private:
+  // call() on copies of the descriptors with byte_offset folded into data.
+  void call_folding_offsets(bool single_threaded, const DLTensor* inputs, size_t num_inputs, DLTensor* outputs,
+                            size_t num_outputs, void* stream);
+  void wait_own_stream();
+
   const Package& pkg_;
   RunnerDevice& device_;
   DLDevice dl_device_;
+  const bool own_stream_synchronous_;  // device_.own_stream_synchronous()
   aotrun_pkg_container* c_ = nullptr;
 };
 

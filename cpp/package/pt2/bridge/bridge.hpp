@@ -155,6 +155,17 @@ struct BridgeContainer {
   // OpenMP threads each of this container's CPU runs uses (omp_threads.hpp:
   // the CPUs shared among its model instances); 0: the thread's own setting.
   int omp_threads = 0;
+  // The input ranks and dims of this container's last single-threaded run
+  // that passed check_input_shapes, a pure function of them once
+  // specs_ready (run_checks.hpp): a serving loop repeats its shapes, and
+  // compares instead of checking again. Single-threaded runs of a
+  // container are serialised by their caller (package_abi.h), so it needs
+  // no lock; threaded runs neither read nor write it.
+  struct AcceptedShapes {
+    static constexpr size_t kDims = 32;
+    size_t len = 0;       // 0: none
+    int64_t dims[kDims];  // per input: its rank, then its dims
+  } accepted;
   BridgeContainer();
   ~BridgeContainer();
   BridgeContainer(const BridgeContainer&) = delete;

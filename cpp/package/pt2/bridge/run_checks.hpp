@@ -150,12 +150,46 @@ inline int32_t check_input_shapes(const Bridge& b, size_t num_inputs, const DLTe
   return AOTRUN_PKG_OK;
 }
 
-inline int32_t check_run(const BridgeContainer& c, const aotrun_pkg_run_args* a, bool single_threaded) {
+// Whether the inputs' ranks and dims are those c.accepted holds.
+inline bool accepted_before(const BridgeContainer& c, size_t num_inputs, const DLTensor* inputs) {
+  const BridgeContainer::AcceptedShapes& a = c.accepted;
+  if (a.len == 0) return false;
+  size_t k = 0;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const int nd = inputs[i].ndim;
+    if (nd < 0 || k + 1 + static_cast<size_t>(nd) > a.len || a.dims[k++] != nd) return false;
+    for (int d = 0; d < nd; ++d) {
+      if (a.dims[k++] != inputs[i].shape[d]) return false;
+    }
+  }
+  return k == a.len;
+}
+
+// Keeps the inputs' ranks and dims in c->accepted (none when they do not fit).
+inline void remember_accepted(BridgeContainer* c, size_t num_inputs, const DLTensor* inputs) {
+  BridgeContainer::AcceptedShapes& a = c->accepted;
+  a.len = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const int nd = inputs[i].ndim;
+    if (k + 1 + static_cast<size_t>(nd) > BridgeContainer::AcceptedShapes::kDims) return;
+    a.dims[k++] = nd;
+    for (int d = 0; d < nd; ++d) a.dims[k++] = inputs[i].shape[d];
+  }
+  a.len = k;
+}
+
+inline int32_t check_run(BridgeContainer& c, const aotrun_pkg_run_args* a, bool single_threaded) {
   const Bridge& b = *c.b;
   if (a->num_inputs != b.inputs.size() || a->num_outputs != b.outputs.size()) {
     return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "run: tensor counts differ from the model's");
   }
-  if (const int32_t rc = check_input_shapes(b, a->num_inputs, a->inputs); rc != AOTRUN_PKG_OK) return rc;
+  // The shape checks once per shape for a serial caller: the dims of its
+  // last run that passed them pass them again (issue #41 item 4).
+  if (!single_threaded || !accepted_before(c, a->num_inputs, a->inputs)) {
+    if (const int32_t rc = check_input_shapes(b, a->num_inputs, a->inputs); rc != AOTRUN_PKG_OK) return rc;
+    if (single_threaded && b.specs_ready) remember_accepted(&c, a->num_inputs, a->inputs);
+  }
   if (!single_threaded) {
     int32_t capturing = 0;
     if (c.host->stream_is_capturing(c.host->host_ctx, a->stream, &capturing) == AOTRUN_PKG_OK && capturing) {
