@@ -725,6 +725,21 @@ TEST(ShimReferenceFrozen, LinearWithMkldnnWeightAndBinaryMatchNaiveLoops) {
   EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-5), "");
 }
 
+// The OpenMP team size of the libgomp the shim loaded: its current size and
+// the setter (null where libgomp is not loaded: one team size only).
+struct OmpTeam {
+  using SetThreads = void (*)(int);
+  SetThreads set_threads = nullptr;
+  int team0 = 1;
+  OmpTeam() {
+    void* gomp = ::dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (gomp == nullptr) return;
+    auto max_threads = reinterpret_cast<int (*)()>(::dlsym(gomp, "omp_get_max_threads"));
+    set_threads = reinterpret_cast<SetThreads>(::dlsym(gomp, "omp_set_num_threads"));
+    if (max_threads != nullptr) team0 = max_threads();
+  }
+};
+
 // A frozen linear weight is packed for the GEMM once, at its first use
 // (compute/packed_gemm.hpp), and that pack serves every later call: other
 // row counts (1 to 200, fewer and more than the first call's), X a strided
@@ -742,10 +757,9 @@ TEST(ShimReferenceFrozen, PackedLinearWeightServesEveryRowCountAndTeam) {
   AtenTensorHandle wh = mkldnn_constant(sd, b, w, {n, k}, &rc);
   ASSERT_EQ(rc, 0) << shim_only().last_error();
   AtenTensorHandle all = f32(sd, xbuf, {rows, ldx}), bh = f32(sd, bias, {n});
-  void* gomp = ::dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-  auto max_threads = gomp ? reinterpret_cast<int (*)()>(::dlsym(gomp, "omp_get_max_threads")) : nullptr;
-  auto set_threads = gomp ? reinterpret_cast<void (*)(int)>(::dlsym(gomp, "omp_set_num_threads")) : nullptr;
-  const int team0 = max_threads ? max_threads() : 1;
+  const OmpTeam omp;
+  const auto set_threads = omp.set_threads;
+  const int team0 = omp.team0;
   const char* attr = "none";
   const double* placeholder[] = {nullptr};
   const char* alg = "";
@@ -789,10 +803,9 @@ TEST(ShimReferenceFrozen, ActivationsMatchNaiveLoopsAtEveryTeamSize) {
   std::vector<float> x(m * k), eye(k * k, 0.0f);
   for (int64_t i = 0; i < m * k; ++i) x[i] = -12.0f + 24.0f * static_cast<float>(i) / static_cast<float>(m * k - 1);
   for (int64_t i = 0; i < k; ++i) eye[i * k + i] = 1.0f;
-  void* gomp = ::dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-  auto max_threads = gomp ? reinterpret_cast<int (*)()>(::dlsym(gomp, "omp_get_max_threads")) : nullptr;
-  auto set_threads = gomp ? reinterpret_cast<void (*)(int)>(::dlsym(gomp, "omp_set_num_threads")) : nullptr;
-  const int team0 = max_threads ? max_threads() : 1;
+  const OmpTeam omp;
+  const auto set_threads = omp.set_threads;
+  const int team0 = omp.team0;
   for (int team : {team0, team0 == 1 ? 2 : 1}) {
     if (set_threads == nullptr && team != team0) continue;
     if (set_threads != nullptr) set_threads(team);

@@ -64,11 +64,10 @@ const PackApi& api() {
 }
 
 // A weight packed for one OpenMP team size; empty when oneDNN said packing
-// does not pay for it (remembered so it is asked once).
+// does not pay for it (remembered so it is asked once). Its transa and lda
+// follow from the weight's strides, which are part of its key.
 struct PackedWeight {
   std::vector<float> data;
-  const char* transa = "T";
-  int64_t lda = 0;
 };
 
 void check(dnnl_status_t st, const char* what, const char* op) {
@@ -109,8 +108,6 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   const auto packed = std::static_pointer_cast<PackedWeight>(
       w.storage->derived({-2, w.storage_offset, n, k, w.strides[0], w.strides[1], team}, [&] {
         auto p = std::make_shared<PackedWeight>();
-        p->transa = transa;
-        p->lda = lda;
         // The pack's blocking is chosen for the M it is given, and the packed
         // weight then serves every M (its layout is recorded in it). Packed
         // for M = 1 it is a gemv layout, larger and slower for every other M
@@ -128,8 +125,8 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
         return std::shared_ptr<void>(p);
       }));
   if (packed->data.empty()) return false;
-  check(api().compute("P", "N", &n, &m, &k, packed->data.data(), &packed->lda, static_cast<const float*>(x.data()),
-                      &ldb, &beta, static_cast<float*>(out.data()), &ldc),
+  check(api().compute("P", "N", &n, &m, &k, packed->data.data(), &lda, static_cast<const float*>(x.data()), &ldb, &beta,
+                      static_cast<float*>(out.data()), &ldc),
         "sgemm_compute", op);
   return true;
 }
