@@ -502,13 +502,16 @@ TEST(DifferentialFrozen, ConvolutionBinaryOutOfPlaceAndInPlace) {
       }
     }
   }
-  // In place: the result is written into other, ret0 aliases it.
+  // In place: the result is written into other, ret0 aliases it; other in
+  // the layout the convolution would give its output, or in the other one
+  // (the shim's oneDNN primitive then writes other's layout).
   for (const char* unary : {static_cast<const char*>(nullptr), "relu"}) {
-    for (bool cl : {false, true}) {
+    for (int layouts = 0; layouts < 4; ++layouts) {
+      const bool cl = (layouts & 1) != 0, other_cl = (layouts & 2) != 0;
       expect_agree(
           [&](Side& sd, int* rc) -> AtenTensorHandle {
             AtenTensorHandle xh = f32(sd, x, xs, cl), wh = f32(sd, w, ws), bh = f32(sd, bias, {8});
-            AtenTensorHandle oh = f32(sd, other, os, cl), out = nullptr;
+            AtenTensorHandle oh = f32(sd, other, os, other_cl), out = nullptr;
             double alpha = 1.0;
             const char* u = unary;
             const char* empty = "";
@@ -523,7 +526,8 @@ TEST(DifferentialFrozen, ConvolutionBinaryOutOfPlaceAndInPlace) {
             sd.keep(out);
             return oh;  // the values written into other
           },
-          std::string("conv binary_ in place add") + (unary ? " relu" : "") + (cl ? " channels_last" : ""));
+          std::string("conv binary_ in place add") + (unary ? " relu" : "") + (cl ? " channels_last" : "") +
+              (other_cl ? " into channels_last other" : " into contiguous other"));
     }
   }
 }
@@ -723,6 +727,62 @@ TEST(ShimReferenceFrozen, LinearWithMkldnnWeightAndBinaryMatchNaiveLoops) {
   std::vector<double> want(30);
   for (size_t i = 0; i < 30; ++i) want[i] = lin[i] - other[i];
   EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-5), "");
+}
+
+// The in-place residual convolution (other = relu(conv(X) + other)) that
+// the shim runs as one oneDNN primitive with a sum post-op: equal to loops
+// with other in either layout, and when other is X itself (the fused path
+// cannot read and write one buffer; the shim computes the convolution
+// first).
+TEST(ShimReferenceFrozen, ConvolutionAddsIntoOtherInPlaceAsLoops) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  const std::vector<int64_t> xs = {2, 8, 6, 5}, ws = {8, 8, 3, 3};
+  const auto x = random_floats(numel(xs), 111, 2.0f), w = random_floats(numel(ws), 112, 0.3f);
+  const auto bias = random_floats(8, 113), other = random_floats(numel(xs), 114, 1.5f);
+  const int64_t pad[] = {1, 1}, one[] = {1, 1};
+  std::vector<double> conv(x.size());
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t oc = 0; oc < 8; ++oc)
+      for (int64_t y = 0; y < 6; ++y)
+        for (int64_t xx = 0; xx < 5; ++xx) {
+          double acc = bias[oc];
+          for (int64_t ic = 0; ic < 8; ++ic)
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                const int64_t iy = y - 1 + i, ix = xx - 1 + j;
+                if (iy < 0 || iy >= 6 || ix < 0 || ix >= 5) continue;
+                acc += static_cast<double>(x[((b * 8 + ic) * 6 + iy) * 5 + ix]) * w[((oc * 8 + ic) * 3 + i) * 3 + j];
+              }
+          conv[((b * 8 + oc) * 6 + y) * 5 + xx] = acc;
+        }
+  for (const char* unary : {static_cast<const char*>(nullptr), "relu"}) {
+    for (int layouts = 0; layouts < 5; ++layouts) {
+      const bool cl = (layouts & 1) != 0, other_cl = (layouts & 2) != 0, aliased = layouts == 4;
+      const std::string what = std::string(unary ? "relu" : "none") + (cl ? ", X channels_last" : ", X contiguous") +
+                               (aliased    ? ", other is X"
+                                : other_cl ? ", other channels_last"
+                                           : ", other contiguous");
+      Side sd(a, "shim");
+      AtenTensorHandle xh = f32(sd, x, xs, cl), wh = f32(sd, w, ws), bh = f32(sd, bias, {8});
+      AtenTensorHandle oh = aliased ? xh : f32(sd, other, xs, other_cl), out = nullptr;
+      double alpha = 1.0;
+      const char* u = unary;
+      const double* none[] = {nullptr};
+      ASSERT_EQ(shim_frozen().conv_binary_inplace(oh, xh, wh, &bh, pad, 2, one, 2, one, 2, 1, "add", &alpha,
+                                                  u ? &u : nullptr, none, 1, nullptr, &out),
+                0)
+          << what << ": " << shim_only().last_error();
+      sd.keep(out);
+      std::vector<double> want(conv.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const double v = conv[i] + (aliased ? x[i] : other[i]);
+        want[i] = unary != nullptr && v < 0 ? 0.0 : v;
+      }
+      EXPECT_EQ(compare(values(a, oh), want, 1e-5, 1e-5), "") << what;
+      EXPECT_EQ(compare(values(a, out), want, 1e-5, 1e-5), "") << what << " (ret0)";
+    }
+  }
 }
 
 // The OpenMP team size of the libgomp the shim loaded: its current size and

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtype.hpp"
@@ -92,10 +93,16 @@ void run(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry& g
   }
 }
 
-}  // namespace
-
-Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op,
-                   bool channels_last) {
+// The output's layout (allocated only when needed: a fused convolution may
+// write into a tensor it was given) of a checked convolution, and its
+// geometry.
+struct OutputLayout {
+  std::vector<int64_t> sizes, strides;
+  int32_t dtype;
+  Tensor allocate() const { return empty_tensor(sizes, strides, dtype); }
+};
+OutputLayout checked_output(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
+                            const char* op, bool channels_last, Geometry& g) {
   expect_cpu_defined(input, op, "input");
   expect_cpu_defined(weight, op, "weight");
   const int64_t nd = input.dim() - 2;
@@ -107,7 +114,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
   if (dt != kFloat32 && dt != kBFloat16 && dt != kFloat16 && dt != kFloat64) {
     fail_arg(op, "input", std::string("has dtype ") + dtype_name(dt) + ", which is not supported");
   }
-  Geometry g{};
+  g = Geometry{};
   g.n = input.sizes[0];
   g.c = input.sizes[1];
   g.o = weight.sizes[0];
@@ -156,25 +163,84 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
   if ((channels_last && nd >= 2) || is_channels_last(input) || is_channels_last(weight)) {
     out_strides = channels_last_strides(out_sizes);
   }
-  Tensor out = empty_tensor(out_sizes, out_strides, dt);
-  if (dt == kFloat32 && g.n > 0 && g.o > 0 && convolution_onednn(input, weight, bias, p, out)) return out;
+  return OutputLayout{out_sizes, out_strides, dt};
+}
+
+// out = conv(input): oneDNN for float32, else (or where oneDNN has no
+// implementation) im2col + GEMM.
+void compute(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const Geometry& g,
+             const Tensor& out) {
+  const int32_t dt = input.dtype;
+  if (g.n == 0 || g.o == 0) return;
+  if (dt == kFloat32 && convolution_onednn(input, weight, bias, p, out)) return;
   const int32_t ct = dt == kFloat64 ? kFloat64 : kFloat32;
   Tensor x = empty_contiguous(input.sizes, ct);
   copy_elements(x, input);
   Tensor w = empty_contiguous(weight.sizes, ct);
   copy_elements(w, weight);
   Tensor y = empty_contiguous({g.n, g.o, g.out_vol()}, ct);
-  if (g.n > 0 && g.o > 0) {
-    if (ct == kFloat64) {
-      run<double>(x, w, bias, g, y);
-    } else {
-      run<float>(x, w, bias, g, y);
-    }
+  if (ct == kFloat64) {
+    run<double>(x, w, bias, g, y);
+  } else {
+    run<float>(x, w, bias, g, y);
   }
-  y.sizes = out_sizes;
-  y.strides = contiguous_strides(out_sizes);
+  y.sizes = out.sizes;
+  y.strides = contiguous_strides(out.sizes);
   copy_elements(out, y);
+}
+
+// [lo, hi) bytes a tensor's elements span (strides are >= 0 in the shim).
+std::pair<const char*, const char*> span_of(const Tensor& t) {
+  const char* lo = static_cast<const char*>(t.data());
+  int64_t last = 0;
+  for (size_t d = 0; d < t.sizes.size(); ++d) last += (t.sizes[d] - 1) * t.strides[d];
+  return {lo, lo + (last + 1) * static_cast<int64_t>(element_size(t.dtype))};
+}
+
+bool overlaps(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  const auto x = span_of(a), y = span_of(b);
+  return x.first < y.second && y.first < x.second;
+}
+
+// The result can be added into `acc` by oneDNN's sum post-op: a float32
+// tensor of the output's sizes, laid out densely, that the convolution does
+// not read from.
+bool accumulates_in_place(const Tensor& acc, const Tensor& input, const Tensor& weight, const Tensor* bias) {
+  return acc.dtype == kFloat32 && acc.is_non_overlapping_and_dense() && !acc.storage->read_only() &&
+         !overlaps(acc, input) && !overlaps(acc, weight) && (bias == nullptr || !overlaps(acc, *bias));
+}
+
+}  // namespace
+
+Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op,
+                   bool channels_last) {
+  Geometry g;
+  Tensor out = checked_output(input, weight, bias, p, op, channels_last, g).allocate();
+  compute(input, weight, bias, p, g, out);
   return out;
+}
+
+Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op,
+                   bool channels_last, const ConvEpilogue& epi) {
+  Geometry g;
+  const OutputLayout layout = checked_output(input, weight, bias, p, op, channels_last, g);
+  const Tensor* acc = epi.accumulate;
+  if (acc != nullptr && acc->sizes != layout.sizes) fail_arg(op, "other", "must have the output's sizes");
+  const bool fusable = input.dtype == kFloat32 && g.n > 0 && g.o > 0;
+  if (fusable && acc != nullptr && accumulates_in_place(*acc, input, weight, bias) &&
+      convolution_onednn(input, weight, bias, p, *acc, &epi)) {
+    return *acc;
+  }
+  Tensor out = layout.allocate();
+  if (fusable && acc == nullptr && convolution_onednn(input, weight, bias, p, out, &epi)) return out;
+  compute(input, weight, bias, p, g, out);
+  if (acc == nullptr) {
+    apply_unary(out, epi.unary);
+    return out;
+  }
+  apply_binary(*acc, out, *acc, BinaryOp::kAdd, epi.unary, op);
+  return *acc;
 }
 
 }  // namespace aotrun::shim::kernels

@@ -5,10 +5,12 @@
 // intermediate it rewrote, so it cannot be kept packed across calls) unless
 // it is a frozen constant (read-only storage: mkldnn_blob.hpp), whose
 // reordered copy is made once and kept with it, and
-// the bias is applied by the primitive. One primitive per geometry and
+// the bias and a fused op's activation and residual sum (post-ops) are
+// applied by the primitive. One primitive per geometry, post-ops and
 // OpenMP team size, cached; each takes the calling thread's scratchpad
 // (onednn.hpp says why).
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -99,8 +101,34 @@ std::vector<int64_t> strides_as(const std::vector<int64_t>& sizes, const std::ve
   return dense;
 }
 
+// The post-ops for `post` (sum into dst, then the activation), or false
+// when oneDNN 2.6 has no eltwise for that activation. Each is the same
+// function as pointwise_fusion.cpp's (hardsigmoid as clip(x/6 + 1/2, 0, 1)).
+bool post_ops_of(const ConvEpilogue& post, dnnl::post_ops* po) {
+  if (post.accumulate != nullptr) po->append_sum(1.0f);
+  using alg = dnnl::algorithm;
+  const Unary& u = post.unary;
+  switch (u.kind) {
+    case Unary::kNone: return true;
+    case Unary::kRelu: po->append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f); return true;
+    case Unary::kLeakyRelu: po->append_eltwise(1.0f, alg::eltwise_relu, u.a, 0.0f); return true;
+    case Unary::kHardtanh: po->append_eltwise(1.0f, alg::eltwise_clip_v2, u.a, u.b); return true;
+    case Unary::kHardswish: po->append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f); return true;
+    case Unary::kHardsigmoid:
+      po->append_eltwise(1.0f, alg::eltwise_linear, 1.0f / 6.0f, 0.5f);
+      po->append_eltwise(1.0f, alg::eltwise_clip_v2, 0.0f, 1.0f);
+      return true;
+    case Unary::kSigmoid: po->append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f); return true;
+    case Unary::kTanh: po->append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f); return true;
+    case Unary::kSwish: po->append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f); return true;
+    case Unary::kGeluErf: po->append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f); return true;
+    case Unary::kGeluTanh: po->append_eltwise(1.0f, alg::eltwise_gelu_tanh, 0.0f, 0.0f); return true;
+  }
+  return false;
+}
+
 std::shared_ptr<ConvPrimitive> build(const Tensor& x, const Tensor& w, bool has_bias, const ConvParams& p,
-                                     const Tensor& y) {
+                                     const Tensor& y, const ConvEpilogue* post) {
   auto e = std::make_shared<ConvPrimitive>();
   // The layout the output was given (channels-last or contiguous) is the
   // one the input and weight are read as where their strides allow.
@@ -126,7 +154,13 @@ std::shared_ptr<ConvPrimitive> build(const Tensor& x, const Tensor& w, bool has_
                                     : fwd::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                 e->src, weight_any, e->dst, strides, dil, pad, pad);
     const dnnl::primitive_attr attr = onednn::user_scratchpad();
-    const fwd::primitive_desc pd(desc, attr, onednn::cpu_engine());
+    dnnl::primitive_attr conv_attr = onednn::user_scratchpad();
+    if (post != nullptr) {
+      dnnl::post_ops po;
+      if (!post_ops_of(*post, &po)) return e;
+      conv_attr.set_post_ops(po);
+    }
+    const fwd::primitive_desc pd(desc, conv_attr, onednn::cpu_engine());
     e->weight = pd.weights_desc();
     e->conv_scratch = pd.scratchpad_desc();
     e->conv.emplace(pd);
@@ -146,7 +180,8 @@ std::shared_ptr<ConvPrimitive> build(const Tensor& x, const Tensor& w, bool has_
 }  // namespace
 
 bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
-                        const Tensor& out) {
+                        const Tensor& out, const ConvEpilogue* post) {
+  if (post != nullptr && post->accumulate == nullptr && post->unary.kind == Unary::kNone) post = nullptr;
   // Inputs in a layout oneDNN's fast paths do not read (overlapping or
   // gapped views) are made contiguous first.
   Tensor x = input;
@@ -167,7 +202,15 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
   const std::vector<int64_t>* parts[] = {&x.sizes,     &x.strides, &weight.sizes, &weight.strides,
                                          &out.strides, &p.stride,  &p.padding,    &p.dilation};
   for (const std::vector<int64_t>* v : parts) append(key.v, *v);
-  const std::shared_ptr<ConvPrimitive> e = cache().get(key, [&] { return build(x, weight, bias != nullptr, p, out); });
+  if (post != nullptr) {
+    const Unary& u = post->unary;
+    float ab[2] = {u.a, u.b};
+    int64_t bits;
+    std::memcpy(&bits, ab, sizeof bits);
+    key.v.insert(key.v.end(), {post->accumulate != nullptr ? 1 : 0, static_cast<int64_t>(u.kind), bits});
+  }
+  const std::shared_ptr<ConvPrimitive> e =
+      cache().get(key, [&] { return build(x, weight, bias != nullptr, p, out, post); });
   if (!e->implemented) return false;
   try {
     const dnnl::engine& eng = onednn::cpu_engine();

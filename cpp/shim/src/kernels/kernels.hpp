@@ -52,8 +52,14 @@ struct ConvParams {
 // a new tensor, channels-last when the input or the weight is, or when
 // `channels_last` asks for it (2-d and 3-d: what libtorch's mkldnn ops return
 // for an mkldnn-layout weight).
+struct ConvEpilogue;
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op,
                    bool channels_last = false);
+// The same, then `epi` (below) on the result: fused into oneDNN's primitive
+// as post-ops where it has them, else applied after it. Returns the result:
+// *epi.accumulate when given.
+Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p, const char* op,
+                   bool channels_last, const ConvEpilogue& epi);
 
 // Transposed convolution (convolution_transpose.cpp): weight
 // [C_in, C_out / groups, k...], one output_padding per spatial dim (each
@@ -65,8 +71,12 @@ Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Te
 // The float32 convolution on oneDNN, into `out` (allocated by the caller in
 // the output's layout). False when oneDNN has no implementation for this
 // geometry and layout (the caller falls back to im2col).
+// With `post`, the primitive also adds its result into what `out` holds
+// (when post->accumulate is set: `out` is that tensor) and then applies
+// post->unary; false, having done nothing, when oneDNN has no post-op for
+// that unary or no implementation with them.
 bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
-                        const Tensor& out);
+                        const Tensor& out, const ConvEpilogue* post = nullptr);
 
 // Scaled dot-product attention (no dropout). query [B, Hq, L, E], key
 // [B, Hk, S, E], value [B, Hk, S, E], Hq a multiple of Hk; a floating mask
@@ -209,6 +219,14 @@ BinaryOp parse_binary(const char* op, const char* arg, const char* attr);
 // may be y or other); other must have dst's shape.
 void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, BinaryOp bop, const Unary& u,
                   const char* op);
+
+// What follows a fused convolution (the frozen ops, mkldnn_ops.cpp):
+// accumulate = unary(conv + accumulate) in place when `accumulate` is given
+// (a float32 tensor of the output's sizes), else out = unary(conv).
+struct ConvEpilogue {
+  Unary unary;
+  const Tensor* accumulate = nullptr;
+};
 
 // Shared argument checks: throw "<op>: argument '<name>' ..." errors.
 [[noreturn]] void fail_arg(const char* op, const char* arg, const std::string& why);

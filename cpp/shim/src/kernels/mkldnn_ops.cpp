@@ -4,7 +4,9 @@
 // in-place _binary_) and aoti_torch_cpu_mkldnn__convolution_transpose_pointwise.
 // Each runs the shim's own kernel (the GEMM, the oneDNN convolution, the
 // transposed convolution) and then its elementwise post-ops
-// (pointwise_fusion.cpp), in float32. Weights come either as frozen
+// (pointwise_fusion.cpp), in float32; a convolution's activation and
+// in-place residual sum run inside its oneDNN primitive where oneDNN has
+// them (kernels::ConvEpilogue). Weights come either as frozen
 // constants in the mkldnn layout, which the shim unpacked once at load
 // (mkldnn_blob.hpp), or as plain strided tensors; output layouts are the
 // ones libtorch returns (a convolution's output is channels-last when its
@@ -195,8 +197,9 @@ AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(
     const kernels::ConvParams p =
         conv_params(x, op, padding, padding_len_, stride, stride_len_, dilation, dilation_len_, groups);
     const Tensor& w = f32_arg(W, op, "W");
-    Tensor out = kernels::convolution(x, w, optional_f32(B, op, "B"), p, op, w.layout == kMkldnn);
-    kernels::apply_unary(out, u);
+    kernels::ConvEpilogue epi;
+    epi.unary = u;
+    Tensor out = kernels::convolution(x, w, optional_f32(B, op, "B"), p, op, w.layout == kMkldnn, epi);
     *out_arg(ret0, "ret0") = new_handle(std::move(out));
   });
 }
@@ -244,9 +247,11 @@ AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(
     const kernels::ConvParams p =
         conv_params(x, op, padding, padding_len_, stride, stride_len_, dilation, dilation_len_, groups);
     const Tensor& w = f32_arg(W, op, "W");
-    const Tensor y = kernels::convolution(x, w, optional_f32(B, op, "B"), p, op, w.layout == kMkldnn);
-    kernels::apply_binary(o, y, o, bop, u, op);
-    *out_arg(ret0, "ret0") = new_handle(o);
+    kernels::ConvEpilogue epi;
+    epi.unary = u;
+    epi.accumulate = &o;
+    *out_arg(ret0, "ret0") =
+        new_handle(kernels::convolution(x, w, optional_f32(B, op, "B"), p, op, w.layout == kMkldnn, epi));
   });
 }
 
