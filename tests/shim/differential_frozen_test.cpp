@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -993,8 +994,10 @@ TEST(ShimReferenceFrozen, Torch26MetadataFormReadsAsThe772ByteOne) {
 // --- packed once ------------------------------------------------------------------------------
 
 // Runs `f` with oneDNN's verbose mode on (dnnl_set_verbose of the libdnnl the
-// shim loaded) and stdout captured; returns the number of executed reorders.
-int count_reorders(const std::function<void()>& f) {
+// shim loaded) and stdout captured; returns the number of executed
+// primitives of `kind` (",reorder,", ",convolution,"), -1 when libdnnl is
+// not loaded.
+int count_executed(const char* kind, const std::function<void()>& f) {
   void* dnnl = ::dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
   if (dnnl == nullptr) return -1;
   auto set_verbose = reinterpret_cast<int (*)(int)>(::dlsym(dnnl, "dnnl_set_verbose"));
@@ -1015,12 +1018,89 @@ int count_reorders(const std::function<void()>& f) {
   if (FILE* in = std::fopen(path, "r")) {
     char line[4096];
     while (std::fgets(line, sizeof line, in) != nullptr) {
-      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, ",reorder,") != nullptr) ++count;
+      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, kind) != nullptr) ++count;
     }
     std::fclose(in);
   }
   std::remove(path);
   return count;
+}
+
+int count_reorders(const std::function<void()>& f) { return count_executed(",reorder,", f); }
+
+// A frozen convolution with many input channels runs as im2col + a GEMM on
+// its weight packed once (convolution_gemm.cpp), not as a oneDNN
+// convolution: equal to loops with stride, padding, dilation, bias, an
+// activation and the in-place residual sum.
+TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  Side sd(a, "shim");
+  const int64_t n = 2, c = 256, h = 6, wd = 5, o = 24, k = 3;
+  const Blocked b({o, c, k, k}, {0, 1, 2, 3}, {{8, 0}});
+  const auto w = random_floats(o * c * k * k, 131, 0.1f), x = random_floats(n * c * h * wd, 132);
+  const auto bias = random_floats(o, 133);
+  int rc = -1;
+  AtenTensorHandle wh = mkldnn_constant(sd, b, w, {o, c, k, k}, &rc);
+  ASSERT_EQ(rc, 0) << shim_only().last_error();
+  struct Geo {
+    int64_t pad, stride, dil;
+  };
+  for (const Geo g : {Geo{1, 1, 1}, Geo{0, 2, 1}, Geo{2, 1, 2}}) {
+    const int64_t oh = (h + 2 * g.pad - g.dil * (k - 1) - 1) / g.stride + 1;
+    const int64_t ow = (wd + 2 * g.pad - g.dil * (k - 1) - 1) / g.stride + 1;
+    std::vector<double> conv(static_cast<size_t>(n * o * oh * ow));
+    for (int64_t bi = 0; bi < n; ++bi)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xx = 0; xx < ow; ++xx) {
+            double acc = bias[oc];
+            for (int64_t ic = 0; ic < c; ++ic)
+              for (int64_t i = 0; i < k; ++i)
+                for (int64_t j = 0; j < k; ++j) {
+                  const int64_t iy = y * g.stride - g.pad + i * g.dil, ix = xx * g.stride - g.pad + j * g.dil;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                  acc +=
+                      static_cast<double>(x[((bi * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + i) * k + j];
+                }
+            conv[((bi * o + oc) * oh + y) * ow + xx] = acc;
+          }
+    const std::string what =
+        "pad " + std::to_string(g.pad) + " stride " + std::to_string(g.stride) + " dilation " + std::to_string(g.dil);
+    const int64_t pad[] = {g.pad, g.pad}, stride[] = {g.stride, g.stride}, dil[] = {g.dil, g.dil};
+    const double* none[] = {nullptr};
+    const char* alg = "";
+    AtenTensorHandle xh = f32(sd, x, {n, c, h, wd}, true), bh = f32(sd, bias, {o});
+    for (const char* attr : {"none", "relu"}) {
+      AtenTensorHandle out = nullptr;
+      const int convs = count_executed(",convolution,", [&] {
+        ASSERT_EQ(shim_frozen().conv(xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, attr, none, 1, &alg, &out), 0)
+            << what << " " << attr << ": " << shim_only().last_error();
+      });
+      ASSERT_NE(out, nullptr);
+      sd.keep(out);
+      std::vector<double> want(conv.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = std::string(attr) == "relu" ? std::max(conv[i], 0.0) : conv[i];
+      EXPECT_EQ(compare(values(a, out), want, 1e-4, 1e-4), "") << what << " " << attr;
+      const char* off = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
+      if (convs > 0 && !(off != nullptr && std::string(off) == "0")) {
+        ADD_FAILURE() << what << " " << attr << ": ran as " << convs << " oneDNN convolution(s), not as a packed GEMM";
+      }
+    }
+    // In place: other = relu(conv + other), other channels-last.
+    const auto other = random_floats(n * o * oh * ow, 134);
+    AtenTensorHandle oh_ = f32(sd, other, {n, o, oh, ow}, true), out = nullptr;
+    double alpha = 1.0;
+    const char* relu = "relu";
+    ASSERT_EQ(shim_frozen().conv_binary_inplace(oh_, xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, "add", &alpha, &relu,
+                                                none, 1, nullptr, &out),
+              0)
+        << what << " in place: " << shim_only().last_error();
+    sd.keep(out);
+    std::vector<double> want(conv.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + other[i], 0.0);
+    EXPECT_EQ(compare(values(a, oh_), want, 1e-4, 1e-4), "") << what << " in place";
+  }
 }
 
 // An mkldnn constant is reordered once when created and once more into the

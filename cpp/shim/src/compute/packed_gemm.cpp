@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,13 +82,65 @@ void check(dnnl_status_t st, const char* what, const char* op) {
 
 bool packed_gemm_available() { return api().ok(); }
 
+namespace {
+
+// The packed weight kept with `owner` under `key` (+ the team size), packed
+// from the [N, K] weight `w` (transa/lda as the pack API takes them) made by
+// `fill` on first use; null when oneDNN says packing does not pay.
+std::shared_ptr<PackedWeight> packed_weight(Storage& owner, std::vector<int64_t> key, const char* transa, int64_t n,
+                                            int64_t m, int64_t k, int64_t lda, int64_t ldb,
+                                            const std::function<const float*(std::vector<float>*)>& fill,
+                                            const char* op) {
+  key.push_back(onednn::team_size());
+  const auto packed = std::static_pointer_cast<PackedWeight>(owner.derived(key, [&] {
+    auto p = std::make_shared<PackedWeight>();
+    // The pack's blocking is chosen for the M it is given, and the packed
+    // weight then serves every M (its layout is recorded in it). Packed
+    // for M = 1 it is a gemv layout, larger and slower for every other M
+    // (measured, docs/PERFORMANCE.md section 16); packed for M >= 16 it
+    // was as fast as or faster than the per-call GEMM from M = 1 to 394.
+    const int64_t mp = std::max<int64_t>(m, 16);
+    size_t bytes = 0;
+    bool worth = false;
+    check(api().get_size("A", transa, "N", &n, &mp, &k, &lda, &ldb, &bytes, &worth), "sgemm_pack_get_size", op);
+    if (!worth || bytes == 0) return std::shared_ptr<void>(p);
+    std::vector<float> scratch;
+    const float* w = fill(&scratch);
+    p->data.resize((bytes + sizeof(float) - 1) / sizeof(float));
+    check(api().pack("A", transa, "N", &n, &mp, &k, &lda, &ldb, w, p->data.data()), "sgemm_pack", op);
+    return std::shared_ptr<void>(p);
+  }));
+  return packed->data.empty() ? nullptr : packed;
+}
+
+void compute(const PackedWeight& packed, const Tensor& out, const Tensor& x, int64_t n, int64_t m, int64_t k,
+             int64_t lda, int64_t ldb, int64_t ldc, float beta, const char* op) {
+  check(api().compute("P", "N", &n, &m, &k, packed.data.data(), &lda, static_cast<const float*>(x.data()), &ldb, &beta,
+                      static_cast<float*>(out.data()), &ldc),
+        "sgemm_compute", op);
+}
+
+// x [M, K] and out [M, N], float32 with unit column strides: their row
+// strides (as the pack API reads them), or false.
+bool rows_of(const Tensor& out, const Tensor& x, int64_t m, int64_t n, int64_t k, int64_t* ldb, int64_t* ldc) {
+  if (x.dtype != kFloat32 || out.dtype != kFloat32 || x.dim() != 2 || out.dim() != 2) return false;
+  if (x.sizes[0] != m || x.sizes[1] != k || out.sizes[0] != m || out.sizes[1] != n || m == 0 || n == 0 || k == 0) {
+    return false;
+  }
+  if ((x.strides[1] != 1 && k > 1) || (out.strides[1] != 1 && n > 1)) return false;
+  *ldb = m > 1 ? x.strides[0] : k;
+  *ldc = m > 1 ? out.strides[0] : n;
+  return *ldb >= k && *ldc >= n;
+}
+
+}  // namespace
+
 bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op) {
   if (!api().ok() || w.storage == nullptr || !w.storage->read_only()) return false;
-  if (x.dtype != kFloat32 || w.dtype != kFloat32 || out.dtype != kFloat32) return false;
-  if (x.dim() != 2 || w.dim() != 2 || out.dim() != 2) return false;
-  const int64_t m = x.sizes[0], k = x.sizes[1], n = w.sizes[0];
-  if (w.sizes[1] != k || out.sizes[0] != m || out.sizes[1] != n || m == 0 || n == 0 || k == 0) return false;
-  if ((x.strides[1] != 1 && k > 1) || (out.strides[1] != 1 && n > 1)) return false;
+  if (w.dtype != kFloat32 || w.dim() != 2) return false;
+  const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = w.sizes[1], n = w.sizes[0];
+  int64_t ldb = 0, ldc = 0;
+  if (!rows_of(out, x, m, n, k, &ldb, &ldc)) return false;
   // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T";
   // stride (1, ldw) is [N, K] column-major already: "N".
   const char* transa;
@@ -101,33 +154,30 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   } else {
     return false;
   }
-  const int64_t ldb = m > 1 ? x.strides[0] : k;
-  const int64_t ldc = m > 1 ? out.strides[0] : n;
-  if (ldb < k || ldc < n) return false;
-  const int64_t team = onednn::team_size();
-  const auto packed = std::static_pointer_cast<PackedWeight>(
-      w.storage->derived({-2, w.storage_offset, n, k, w.strides[0], w.strides[1], team}, [&] {
-        auto p = std::make_shared<PackedWeight>();
-        // The pack's blocking is chosen for the M it is given, and the packed
-        // weight then serves every M (its layout is recorded in it). Packed
-        // for M = 1 it is a gemv layout, larger and slower for every other M
-        // (measured, docs/PERFORMANCE.md section 16); packed for M >= 16 it
-        // was as fast as or faster than the per-call GEMM from M = 1 to 394.
-        const int64_t mp = std::max<int64_t>(m, 16);
-        size_t bytes = 0;
-        bool worth = false;
-        check(api().get_size("A", transa, "N", &n, &mp, &k, &lda, &ldb, &bytes, &worth), "sgemm_pack_get_size", op);
-        if (!worth || bytes == 0) return std::shared_ptr<void>(p);
-        p->data.resize((bytes + sizeof(float) - 1) / sizeof(float));
-        check(
-            api().pack("A", transa, "N", &n, &mp, &k, &lda, &ldb, static_cast<const float*>(w.data()), p->data.data()),
-            "sgemm_pack", op);
-        return std::shared_ptr<void>(p);
-      }));
-  if (packed->data.empty()) return false;
-  check(api().compute("P", "N", &n, &m, &k, packed->data.data(), &lda, static_cast<const float*>(x.data()), &ldb, &beta,
-                      static_cast<float*>(out.data()), &ldc),
-        "sgemm_compute", op);
+  const auto packed = packed_weight(
+      *w.storage, {-2, w.storage_offset, n, k, w.strides[0], w.strides[1]}, transa, n, m, k, lda, ldb,
+      [&](std::vector<float>*) { return static_cast<const float*>(w.data()); }, op);
+  if (packed == nullptr) return false;
+  compute(*packed, out, x, n, m, k, lda, ldb, ldc, beta, op);
+  return true;
+}
+
+bool packed_gemm_derived(const Tensor& out, const Tensor& x, Storage& owner, const std::vector<int64_t>& key, int64_t n,
+                         const std::function<void(float*)>& fill, float beta, const char* op) {
+  if (!api().ok() || !owner.read_only()) return false;
+  const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = x.dim() == 2 ? x.sizes[1] : 0;
+  int64_t ldb = 0, ldc = 0;
+  if (!rows_of(out, x, m, n, k, &ldb, &ldc)) return false;
+  const auto packed = packed_weight(
+      owner, key, "T", n, m, k, k, ldb,
+      [&](std::vector<float>* scratch) {
+        scratch->resize(static_cast<size_t>(n * k));
+        fill(scratch->data());
+        return scratch->data();
+      },
+      op);
+  if (packed == nullptr) return false;
+  compute(*packed, out, x, n, m, k, k, ldb, ldc, beta, op);
   return true;
 }
 

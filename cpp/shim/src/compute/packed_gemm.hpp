@@ -14,6 +14,10 @@
 // runs the ordinary GEMM.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <vector>
+
 #include "tensor.hpp"
 
 namespace aotrun::shim::kernels {
@@ -25,6 +29,15 @@ namespace aotrun::shim::kernels {
 // unavailable or disabled, or oneDNN says packing does not pay for this
 // shape; throws ShimError when oneDNN fails.
 bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op);
+
+// The same for a weight the caller derives from a read-only storage `owner`
+// (a convolution's weight as [O, kh * kw * C]): `fill` writes W [N, K]
+// row-major once, the first time `key` is asked for on owner (with the
+// calling thread's OpenMP team size), and only its packed copy is kept
+// with owner. K is x's column count. `key` must not begin with -1 or -2
+// (transpose_weight's and packed_linear's).
+bool packed_gemm_derived(const Tensor& out, const Tensor& x, Storage& owner, const std::vector<int64_t>& key, int64_t n,
+                         const std::function<void(float*)>& fill, float beta, const char* op);
 
 // Whether the pack API was found and is enabled (for tests and messages).
 bool packed_gemm_available();

@@ -228,12 +228,19 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor* bias
   const Tensor* acc = epi.accumulate;
   if (acc != nullptr && acc->sizes != layout.sizes) fail_arg(op, "other", "must have the output's sizes");
   const bool fusable = input.dtype == kFloat32 && g.n > 0 && g.o > 0;
+  // A weight-bound frozen convolution as a packed GEMM, else oneDNN's
+  // primitive with the epilogue as post-ops.
   if (fusable && acc != nullptr && accumulates_in_place(*acc, input, weight, bias) &&
-      convolution_onednn(input, weight, bias, p, *acc, &epi)) {
+      (convolution_packed_gemm(input, weight, bias, p, *acc, epi, op) ||
+       convolution_onednn(input, weight, bias, p, *acc, &epi))) {
     return *acc;
   }
   Tensor out = layout.allocate();
-  if (fusable && acc == nullptr && convolution_onednn(input, weight, bias, p, out, &epi)) return out;
+  if (fusable && acc == nullptr &&
+      (convolution_packed_gemm(input, weight, bias, p, out, epi, op) ||
+       convolution_onednn(input, weight, bias, p, out, &epi))) {
+    return out;
+  }
   compute(input, weight, bias, p, g, out);
   if (acc == nullptr) {
     apply_unary(out, epi.unary);

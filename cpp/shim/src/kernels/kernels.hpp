@@ -220,6 +220,15 @@ BinaryOp parse_binary(const char* op, const char* arg, const char* attr);
 void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, BinaryOp bop, const Unary& u,
                   const char* op);
 
+// A frozen 2-d convolution (read-only weight, groups 1, input channels-last
+// with many channels, output `out` dense channels-last) as im2col + a GEMM
+// on the weight packed once, then `post` (post.accumulate, when set, is
+// `out`). False, having done nothing, for any other convolution
+// (convolution_gemm.cpp says which and why).
+struct ConvEpilogue;
+bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
+                             const Tensor& out, const ConvEpilogue& post, const char* op);
+
 // What follows a fused convolution (the frozen ops, mkldnn_ops.cpp):
 // accumulate = unary(conv + accumulate) in place when `accumulate` is given
 // (a float32 tensor of the output's sizes), else out = unary(conv).

@@ -1,0 +1,139 @@
+// A frozen convolution with many input channels as im2col + one GEMM on its
+// weight packed once (compute/packed_gemm.hpp).
+//
+// Why: oneDNN 2.6's direct AVX2 kernel (jit:avx2) streams the whole weight
+// again for each output row block. With 256-512 input channels and a small
+// image (ResNet's last stages: a 9.4 MB weight, 7x7 outputs) that is weight
+// bandwidth, not arithmetic: 36-76 GFLOPS on one EPYC core, where the
+// packed GEMM of the same product runs at 86-95 (bench notes in
+// docs/PERFORMANCE.md section 17). With 64 channels and large images the
+// direct kernel wins (im2col's copy is then a fifth of the time), so only
+// the weight-bound shapes come here.
+//
+// The input must be channels-last (each pixel's channels contiguous: one
+// memcpy per kernel tap), the output dense channels-last (it is then the
+// GEMM's [N*OH*OW, O] row-major result), groups 1, and the weight a
+// read-only (frozen) constant: its [O, kh*kw*C] copy is packed once and
+// kept with it.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "compute/packed_gemm.hpp"
+#include "dtype.hpp"
+#include "kernels.hpp"
+
+namespace aotrun::shim::kernels {
+namespace {
+
+// Input channels from which the direct kernel is weight-bound at any size
+// measured (M up to 1,568 rows), and below which only at small M.
+constexpr int64_t kAlwaysChannels = 256;
+constexpr int64_t kSmallMChannels = 128;
+constexpr int64_t kSmallM = 1024;
+
+// Whether t is [N, C, H, W] with C contiguous and rows of `row` elements per
+// pixel, pixels dense in (N, H, W) order: the dense channels-last layout
+// (strides of size-1 dims are not looked at).
+bool dense_channels_last(const Tensor& t) {
+  if (t.dim() != 4) return false;
+  const int64_t c = t.sizes[1], h = t.sizes[2], w = t.sizes[3];
+  const int64_t want[4] = {h * w * c, 1, w * c, c};
+  for (int d = 0; d < 4; ++d) {
+    if (t.sizes[d] != 1 && t.strides[d] != want[d]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
+                             const Tensor& out, const ConvEpilogue& post, const char* op) {
+  if (!packed_gemm_available() || weight.storage == nullptr || !weight.storage->read_only()) return false;
+  if (input.dtype != kFloat32 || weight.dtype != kFloat32 || out.dtype != kFloat32) return false;
+  if (bias != nullptr && bias->dtype != kFloat32) return false;
+  if (input.dim() != 4 || weight.dim() != 4 || p.groups != 1) return false;
+  const int64_t n = input.sizes[0], c = input.sizes[1], h = input.sizes[2], w = input.sizes[3];
+  const int64_t o = weight.sizes[0], kh = weight.sizes[2], kw = weight.sizes[3];
+  const int64_t oh = out.sizes[2], ow = out.sizes[3];
+  const int64_t m = n * oh * ow, k = kh * kw * c;
+  if (kh * kw == 1 || m == 0 || o == 0) return false;
+  if (!(c >= kAlwaysChannels || (c >= kSmallMChannels && m <= kSmallM))) return false;
+  if (input.strides[1] != 1 || !dense_channels_last(out)) return false;
+  if (post.accumulate != nullptr && post.accumulate->data() != out.data()) return false;
+
+  // The rows of the GEMM's left operand: each output pixel's receptive
+  // field, tap by tap, each tap C contiguous channels (zeros outside).
+  // This thread's buffer; the OpenMP team below writes it through `lhs_data`
+  // (a thread_local named inside the region would be each worker's own).
+  thread_local std::vector<float> cols;
+  cols.resize(static_cast<size_t>(m * k));
+  float* const lhs_data = cols.data();
+  const float* x = static_cast<const float*>(input.data());
+  const int64_t sy = p.stride[0], sx = p.stride[1], py = p.padding[0], px = p.padding[1];
+  const int64_t dy = p.dilation[0], dx = p.dilation[1];
+#pragma omp parallel for if (m * k >= (1 << 18)) schedule(static)
+  for (int64_t r = 0; r < m; ++r) {
+    const int64_t b = r / (oh * ow), y = (r / ow) % oh, xx = r % ow;
+    float* row = lhs_data + r * k;
+    for (int64_t i = 0; i < kh; ++i) {
+      const int64_t iy = y * sy - py + i * dy;
+      for (int64_t j = 0; j < kw; ++j) {
+        float* dst = row + (i * kw + j) * c;
+        const int64_t ix = xx * sx - px + j * dx;
+        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+          std::memset(dst, 0, static_cast<size_t>(c) * sizeof(float));
+        } else {
+          std::memcpy(dst, x + b * input.strides[0] + iy * input.strides[2] + ix * input.strides[3],
+                      static_cast<size_t>(c) * sizeof(float));
+        }
+      }
+    }
+  }
+  Tensor lhs;
+  lhs.storage = Storage::borrow(cols.data(), cols.size() * sizeof(float));
+  lhs.sizes = {m, k};
+  lhs.strides = {k, 1};
+  lhs.dtype = kFloat32;
+  Tensor rows = out;
+  rows.sizes = {m, o};
+  rows.strides = {o, 1};
+  // The weight as W [O, kh*kw*C] row-major, in the taps' order above.
+  const std::vector<int64_t> key = {-3,
+                                    weight.storage_offset,
+                                    o,
+                                    c,
+                                    kh,
+                                    kw,
+                                    weight.strides[0],
+                                    weight.strides[1],
+                                    weight.strides[2],
+                                    weight.strides[3]};
+  const float* wsrc = static_cast<const float*>(weight.data());
+  const auto fill = [&](float* dst) {
+    for (int64_t oc = 0; oc < o; ++oc)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j)
+          for (int64_t ic = 0; ic < c; ++ic) {
+            dst[oc * k + (i * kw + j) * c + ic] =
+                wsrc[oc * weight.strides[0] + ic * weight.strides[1] + i * weight.strides[2] + j * weight.strides[3]];
+          }
+  };
+  const float beta = post.accumulate != nullptr ? 1.0f : 0.0f;
+  if (!packed_gemm_derived(rows, lhs, *weight.storage, key, o, fill, beta, op)) return false;
+  if (bias != nullptr) {
+    float* y = static_cast<float*>(out.data());
+    const float* bp = static_cast<const float*>(bias->data());
+    std::vector<float> bv(static_cast<size_t>(o));
+    for (int64_t oc = 0; oc < o; ++oc) bv[oc] = bp[oc * bias->strides[0]];
+#pragma omp parallel for if (m * o >= (1 << 16)) schedule(static)
+    for (int64_t r = 0; r < m; ++r) {
+      float* yr = y + r * o;
+      for (int64_t oc = 0; oc < o; ++oc) yr[oc] += bv[oc];
+    }
+  }
+  apply_unary(out, post.unary);
+  return true;
+}
+
+}  // namespace aotrun::shim::kernels
