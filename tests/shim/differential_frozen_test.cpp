@@ -1036,17 +1036,20 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
   NEED_SHIM();
   const ShimApi& a = shim_only().api;
   Side sd(a, "shim");
-  const int64_t n = 2, c = 256, h = 6, wd = 5, o = 24, k = 3;
+  const int64_t n = 2, c = 256, o = 24, k = 3;
   const Blocked b({o, c, k, k}, {0, 1, 2, 3}, {{8, 0}});
-  const auto w = random_floats(o * c * k * k, 131, 0.1f), x = random_floats(n * c * h * wd, 132);
+  const auto w = random_floats(o * c * k * k, 131, 0.1f);
   const auto bias = random_floats(o, 133);
   int rc = -1;
   AtenTensorHandle wh = mkldnn_constant(sd, b, w, {o, c, k, k}, &rc);
   ASSERT_EQ(rc, 0) << shim_only().last_error();
   struct Geo {
-    int64_t pad, stride, dil;
+    int64_t pad, stride, dil, h, wd;
   };
-  for (const Geo g : {Geo{1, 1, 1}, Geo{0, 2, 1}, Geo{2, 1, 2}}) {
+  // The last: 1,200 output pixels, more than one chunk of the unfolded input.
+  for (const Geo g : {Geo{1, 1, 1, 6, 5}, Geo{0, 2, 1, 6, 5}, Geo{2, 1, 2, 6, 5}, Geo{1, 1, 1, 20, 30}}) {
+    const int64_t h = g.h, wd = g.wd;
+    const auto x = random_floats(n * c * h * wd, 132);
     const int64_t oh = (h + 2 * g.pad - g.dil * (k - 1) - 1) / g.stride + 1;
     const int64_t ow = (wd + 2 * g.pad - g.dil * (k - 1) - 1) / g.stride + 1;
     std::vector<double> conv(static_cast<size_t>(n * o * oh * ow));
@@ -1065,8 +1068,8 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
                 }
             conv[((bi * o + oc) * oh + y) * ow + xx] = acc;
           }
-    const std::string what =
-        "pad " + std::to_string(g.pad) + " stride " + std::to_string(g.stride) + " dilation " + std::to_string(g.dil);
+    const std::string what = "pad " + std::to_string(g.pad) + " stride " + std::to_string(g.stride) + " dilation " +
+                             std::to_string(g.dil) + " image " + std::to_string(h) + "x" + std::to_string(wd);
     const int64_t pad[] = {g.pad, g.pad}, stride[] = {g.stride, g.stride}, dil[] = {g.dil, g.dil};
     const double* none[] = {nullptr};
     const char* alg = "";

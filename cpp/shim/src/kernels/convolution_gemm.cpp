@@ -11,10 +11,9 @@
 // the weight-bound shapes come here.
 //
 // The input must be channels-last (each pixel's channels contiguous: one
-// memcpy per kernel tap), the output dense channels-last (it is then the
-// GEMM's [N*OH*OW, O] row-major result), groups 1, and the weight a
-// read-only (frozen) constant: its [O, kh*kw*C] copy is packed once and
-// kept with it.
+// memcpy per kernel tap; unfolded 8 MB at a time, in this thread's buffer), the output dense channels-last (it is then
+// the GEMM's [N*OH*OW, O] row-major result), groups 1, and the weight a read-only (frozen) constant: its [O, kh*kw*C]
+// copy is packed once and kept with it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -31,6 +30,10 @@ namespace {
 constexpr int64_t kAlwaysChannels = 256;
 constexpr int64_t kSmallMChannels = 128;
 constexpr int64_t kSmallM = 1024;
+// The unfolded input is built and multiplied this many floats (8 MB) of it
+// at a time, and never fewer rows than this.
+constexpr int64_t kChunkFloats = int64_t{1} << 21;
+constexpr int64_t kMinChunkRows = 64;
 
 // Whether t is [N, C, H, W] with C contiguous and rows of `row` elements per
 // pixel, pixels dense in (N, H, W) order: the dense channels-last layout
@@ -62,43 +65,7 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   if (input.strides[1] != 1 || !dense_channels_last(out)) return false;
   if (post.accumulate != nullptr && post.accumulate->data() != out.data()) return false;
 
-  // The rows of the GEMM's left operand: each output pixel's receptive
-  // field, tap by tap, each tap C contiguous channels (zeros outside).
-  // This thread's buffer; the OpenMP team below writes it through `lhs_data`
-  // (a thread_local named inside the region would be each worker's own).
-  thread_local std::vector<float> cols;
-  cols.resize(static_cast<size_t>(m * k));
-  float* const lhs_data = cols.data();
-  const float* x = static_cast<const float*>(input.data());
-  const int64_t sy = p.stride[0], sx = p.stride[1], py = p.padding[0], px = p.padding[1];
-  const int64_t dy = p.dilation[0], dx = p.dilation[1];
-#pragma omp parallel for if (m * k >= (1 << 18)) schedule(static)
-  for (int64_t r = 0; r < m; ++r) {
-    const int64_t b = r / (oh * ow), y = (r / ow) % oh, xx = r % ow;
-    float* row = lhs_data + r * k;
-    for (int64_t i = 0; i < kh; ++i) {
-      const int64_t iy = y * sy - py + i * dy;
-      for (int64_t j = 0; j < kw; ++j) {
-        float* dst = row + (i * kw + j) * c;
-        const int64_t ix = xx * sx - px + j * dx;
-        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-          std::memset(dst, 0, static_cast<size_t>(c) * sizeof(float));
-        } else {
-          std::memcpy(dst, x + b * input.strides[0] + iy * input.strides[2] + ix * input.strides[3],
-                      static_cast<size_t>(c) * sizeof(float));
-        }
-      }
-    }
-  }
-  Tensor lhs;
-  lhs.storage = Storage::borrow(cols.data(), cols.size() * sizeof(float));
-  lhs.sizes = {m, k};
-  lhs.strides = {k, 1};
-  lhs.dtype = kFloat32;
-  Tensor rows = out;
-  rows.sizes = {m, o};
-  rows.strides = {o, 1};
-  // The weight as W [O, kh*kw*C] row-major, in the taps' order above.
+  // The weight as W [O, kh*kw*C] row-major, in the taps' order below.
   const std::vector<int64_t> key = {-3,
                                     weight.storage_offset,
                                     o,
@@ -120,7 +87,55 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
           }
   };
   const float beta = post.accumulate != nullptr ? 1.0f : 0.0f;
-  if (!packed_gemm_derived(rows, lhs, *weight.storage, key, o, fill, beta, op)) return false;
+
+  // The GEMM's left operand, a chunk of rows at a time: each output pixel's
+  // receptive field, tap by tap, each tap C contiguous channels (zeros
+  // outside). Chunks of at most kChunkFloats keep this thread's buffer small
+  // at any batch; each still reuses every packed weight panel hundreds of
+  // times. The OpenMP team writes the buffer through `lhs_data` (a
+  // thread_local named inside the region would be each worker's own).
+  const int64_t chunk = std::min(m, std::max<int64_t>(kMinChunkRows, kChunkFloats / k));
+  thread_local std::vector<float> cols;
+  cols.resize(static_cast<size_t>(chunk * k));
+  float* const lhs_data = cols.data();
+  const float* x = static_cast<const float*>(input.data());
+  const int64_t sy = p.stride[0], sx = p.stride[1], py = p.padding[0], px = p.padding[1];
+  const int64_t dy = p.dilation[0], dx = p.dilation[1];
+  for (int64_t r0 = 0; r0 < m; r0 += chunk) {
+    const int64_t rows_here = std::min(chunk, m - r0);
+#pragma omp parallel for if (rows_here * k >= (1 << 18)) schedule(static)
+    for (int64_t rr = 0; rr < rows_here; ++rr) {
+      const int64_t r = r0 + rr;
+      const int64_t b = r / (oh * ow), y = (r / ow) % oh, xx = r % ow;
+      float* row = lhs_data + rr * k;
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t iy = y * sy - py + i * dy;
+        for (int64_t j = 0; j < kw; ++j) {
+          float* dst = row + (i * kw + j) * c;
+          const int64_t ix = xx * sx - px + j * dx;
+          if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+            std::memset(dst, 0, static_cast<size_t>(c) * sizeof(float));
+          } else {
+            std::memcpy(dst, x + b * input.strides[0] + iy * input.strides[2] + ix * input.strides[3],
+                        static_cast<size_t>(c) * sizeof(float));
+          }
+        }
+      }
+    }
+    Tensor lhs;
+    lhs.storage = Storage::borrow(lhs_data, static_cast<size_t>(rows_here * k) * sizeof(float));
+    lhs.sizes = {rows_here, k};
+    lhs.strides = {k, 1};
+    lhs.dtype = kFloat32;
+    Tensor rows = out;
+    rows.storage_offset = out.storage_offset + r0 * o;
+    rows.sizes = {rows_here, o};
+    rows.strides = {o, 1};
+    // Declined (oneDNN says packing does not pay) can only happen on the
+    // first chunk, before anything was written: the answer is kept with
+    // the weight.
+    if (!packed_gemm_derived(rows, lhs, *weight.storage, key, o, fill, beta, op)) return false;
+  }
   if (bias != nullptr) {
     float* y = static_cast<float*>(out.data());
     const float* bp = static_cast<const float*>(bias->data());
