@@ -27,7 +27,9 @@ onednn::PrimitiveCache<EltwisePrimitive>& cache() {
   return c;
 }
 
-bool algorithm_of(const Unary& u, dnnl::algorithm* alg, float* alpha) {
+}  // namespace
+
+bool eltwise_algorithm(const Unary& u, dnnl::algorithm* alg, float* alpha) {
   *alpha = 0.0f;
   switch (u.kind) {
     case Unary::kGeluErf: *alg = dnnl::algorithm::eltwise_gelu_erf; return true;
@@ -39,12 +41,10 @@ bool algorithm_of(const Unary& u, dnnl::algorithm* alg, float* alpha) {
   }
 }
 
-}  // namespace
-
 bool eltwise_in_place(const Unary& u, const Tensor& t) {
   dnnl::algorithm alg;
   float alpha;
-  if (!algorithm_of(u, &alg, &alpha) || t.dtype != kFloat32 || !t.is_non_overlapping_and_dense()) return false;
+  if (!eltwise_algorithm(u, &alg, &alpha) || t.dtype != kFloat32 || !t.is_non_overlapping_and_dense()) return false;
   const int64_t n = t.numel();
   if (n == 0) return true;
   onednn::Key key;

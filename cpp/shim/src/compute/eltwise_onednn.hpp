@@ -6,9 +6,16 @@
 // section 16).
 #pragma once
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "kernels/kernels.hpp"
 
 namespace aotrun::shim::kernels {
+
+// The oneDNN eltwise algorithm (and its alpha; beta is 0) computing one of
+// the activations above, or false for other kinds. Also what a fused
+// convolution's post-ops use for them (convolution_onednn.cpp).
+bool eltwise_algorithm(const Unary& u, dnnl::algorithm* alg, float* alpha);
 
 // t = u(t) in place for a dense float32 t and one of the activations above,
 // on the calling thread's OpenMP team; false, having done nothing, for other

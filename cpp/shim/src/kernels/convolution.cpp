@@ -189,18 +189,16 @@ void compute(const Tensor& input, const Tensor& weight, const Tensor* bias, cons
   copy_elements(out, y);
 }
 
-// [lo, hi) bytes a tensor's elements span (strides are >= 0 in the shim).
+// [lo, hi) bytes a tensor's elements span (strides are >= 0 in the shim;
+// empty for an empty tensor).
 std::pair<const char*, const char*> span_of(const Tensor& t) {
   const char* lo = static_cast<const char*>(t.data());
-  int64_t last = 0;
-  for (size_t d = 0; d < t.sizes.size(); ++d) last += (t.sizes[d] - 1) * t.strides[d];
-  return {lo, lo + (last + 1) * static_cast<int64_t>(element_size(t.dtype))};
+  return {lo, lo + storage_nbytes_for(t.sizes, t.strides, 0, t.itemsize())};
 }
 
 bool overlaps(const Tensor& a, const Tensor& b) {
-  if (a.numel() == 0 || b.numel() == 0) return false;
   const auto x = span_of(a), y = span_of(b);
-  return x.first < y.second && y.first < x.second;
+  return x.first < x.second && y.first < y.second && x.first < y.second && y.first < x.second;
 }
 
 // The result can be added into `acc` by oneDNN's sum post-op: a float32

@@ -11,9 +11,10 @@
 // the weight-bound shapes come here.
 //
 // The input must be channels-last (each pixel's channels contiguous: one
-// memcpy per kernel tap; unfolded 8 MB at a time, in this thread's buffer), the output dense channels-last (it is then
-// the GEMM's [N*OH*OW, O] row-major result), groups 1, and the weight a read-only (frozen) constant: its [O, kh*kw*C]
-// copy is packed once and kept with it.
+// memcpy per kernel tap; unfolded 8 MB at a time, in this thread's
+// buffer), the output dense channels-last (it is then the GEMM's
+// [N*OH*OW, O] row-major result), groups 1, and the weight a read-only
+// (frozen) constant: its [O, kh*kw*C] copy is packed once and kept with it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -35,9 +36,9 @@ constexpr int64_t kSmallM = 1024;
 constexpr int64_t kChunkFloats = int64_t{1} << 21;
 constexpr int64_t kMinChunkRows = 64;
 
-// Whether t is [N, C, H, W] with C contiguous and rows of `row` elements per
-// pixel, pixels dense in (N, H, W) order: the dense channels-last layout
-// (strides of size-1 dims are not looked at).
+// Whether t is [N, C, H, W] laid out densely channels-last: C contiguous,
+// pixels dense in (N, H, W) order (strides of size-1 dims are not looked
+// at).
 bool dense_channels_last(const Tensor& t) {
   if (t.dim() != 4) return false;
   const int64_t c = t.sizes[1], h = t.sizes[2], w = t.sizes[3];

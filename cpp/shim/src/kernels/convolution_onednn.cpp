@@ -19,6 +19,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
+#include "compute/eltwise_onednn.hpp"
 #include "compute/onednn.hpp"
 
 namespace aotrun::shim::kernels {
@@ -103,7 +104,8 @@ std::vector<int64_t> strides_as(const std::vector<int64_t>& sizes, const std::ve
 
 // The post-ops for `post` (sum into dst, then the activation), or false
 // when oneDNN 2.6 has no eltwise for that activation. Each is the same
-// function as pointwise_fusion.cpp's (hardsigmoid as clip(x/6 + 1/2, 0, 1)).
+// function as pointwise_fusion.cpp's (hardsigmoid as clip(x/6 + 1/2, 0, 1));
+// the transcendental ones are eltwise_onednn.hpp's algorithms.
 bool post_ops_of(const ConvEpilogue& post, dnnl::post_ops* po) {
   if (post.accumulate != nullptr) po->append_sum(1.0f);
   using alg = dnnl::algorithm;
@@ -118,13 +120,14 @@ bool post_ops_of(const ConvEpilogue& post, dnnl::post_ops* po) {
       po->append_eltwise(1.0f, alg::eltwise_linear, 1.0f / 6.0f, 0.5f);
       po->append_eltwise(1.0f, alg::eltwise_clip_v2, 0.0f, 1.0f);
       return true;
-    case Unary::kSigmoid: po->append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f); return true;
-    case Unary::kTanh: po->append_eltwise(1.0f, alg::eltwise_tanh, 0.0f, 0.0f); return true;
-    case Unary::kSwish: po->append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f); return true;
-    case Unary::kGeluErf: po->append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f); return true;
-    case Unary::kGeluTanh: po->append_eltwise(1.0f, alg::eltwise_gelu_tanh, 0.0f, 0.0f); return true;
+    default: {
+      alg a;
+      float alpha;
+      if (!eltwise_algorithm(u, &a, &alpha)) return false;
+      po->append_eltwise(1.0f, a, alpha, 0.0f);
+      return true;
+    }
   }
-  return false;
 }
 
 std::shared_ptr<ConvPrimitive> build(const Tensor& x, const Tensor& w, bool has_bias, const ConvParams& p,

@@ -225,7 +225,6 @@ void apply_binary(const Tensor& dst, const Tensor& y, const Tensor& other, Binar
 // on the weight packed once, then `post` (post.accumulate, when set, is
 // `out`). False, having done nothing, for any other convolution
 // (convolution_gemm.cpp says which and why).
-struct ConvEpilogue;
 bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
                              const Tensor& out, const ConvEpilogue& post, const char* op);
 
