@@ -9,9 +9,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -96,7 +98,10 @@ inline const ShimOnly& shim_only() {
 struct Side {
   const ShimApi& a;
   const char* name;
-  std::vector<std::unique_ptr<std::vector<char>>> bufs;
+  struct AlignedDelete {
+    void operator()(char* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::vector<std::unique_ptr<char[], AlignedDelete>> bufs;
   std::vector<AtenTensorHandle> handles;
   explicit Side(const ShimApi& api, const char* n) : a(api), name(n) {}
   ~Side() {
@@ -108,15 +113,24 @@ struct Side {
     if (h != nullptr) handles.push_back(h);
     return h;
   }
+  // A copy of `bytes` kept until the end of the test, 64-byte aligned as
+  // libtorch's CPU allocator aligns (and never null, even when empty): some
+  // of libtorch's AVX-512 kernels (bfloat16 _weight_int8pack_mm) load their
+  // inputs with aligned instructions and fault on less.
+  char* hold(const std::vector<char>& bytes) {
+    const size_t n = std::max<size_t>(bytes.size(), 64);
+    bufs.emplace_back(static_cast<char*>(::operator new[](n, std::align_val_t{64})));
+    if (!bytes.empty()) std::memcpy(bufs.back().get(), bytes.data(), bytes.size());
+    return bufs.back().get();
+  }
   // A blob-backed tensor over `bytes` (copied), as the model's inputs are.
   AtenTensorHandle blob(const std::vector<char>& bytes, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                         int32_t dtype, int64_t offset = 0) {
-    bufs.push_back(std::make_unique<std::vector<char>>(bytes));
-    if (bufs.back()->empty()) bufs.back()->resize(16);  // a valid pointer for empty tensors
+    char* data = hold(bytes);
     AtenTensorHandle h = nullptr;
     EXPECT_EQ(
-        a.aoti_torch_create_tensor_from_blob(bufs.back()->data(), static_cast<int64_t>(sizes.size()), sizes.data(),
-                                             strides.data(), offset, dtype, a.aoti_torch_device_type_cpu(), 0, &h),
+        a.aoti_torch_create_tensor_from_blob(data, static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
+                                             offset, dtype, a.aoti_torch_device_type_cpu(), 0, &h),
         0);
     return keep(h);
   }

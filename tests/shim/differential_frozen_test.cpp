@@ -207,16 +207,16 @@ AtenTensorHandle f32(Side& sd, const std::vector<float>& v, const std::vector<in
 AtenTensorHandle mkldnn_constant(Side& sd, const Blocked& b, const std::vector<float>& plain,
                                  const std::vector<int64_t>& sizes, int* rc) {
   const std::vector<float> packed = b.pack(plain);
-  sd.bufs.push_back(std::make_unique<std::vector<char>>(aotrun_shim_test::bytes_of(packed)));
+  char* data = sd.hold(aotrun_shim_test::bytes_of(packed));
   static std::vector<std::vector<uint8_t>> metas;  // alive as long as the constants
   metas.push_back(b.metadata());
   std::vector<int64_t> strides(sizes.size(), 0);
   strides[0] = 1;
   AtenTensorHandle h = nullptr;
   *rc = sd.a.aoti_torch_create_tensor_from_blob_v2(
-      sd.bufs.back()->data(), static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), 0,
-      sd.a.aoti_torch_dtype_float32(), sd.a.aoti_torch_device_type_cpu(), 0, &h, sd.a.aoti_torch_layout__mkldnn(),
-      metas.back().data(), static_cast<int64_t>(metas.back().size()));
+      data, static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), 0, sd.a.aoti_torch_dtype_float32(),
+      sd.a.aoti_torch_device_type_cpu(), 0, &h, sd.a.aoti_torch_layout__mkldnn(), metas.back().data(),
+      static_cast<int64_t>(metas.back().size()));
   return sd.keep(h);
 }
 

@@ -33,6 +33,22 @@ dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
 
 int64_t team_size() { return omp_get_max_threads(); }
 
+bool host_takes_bf16() {
+  // The ISA values are feature masks: AVX2-VNNI (0x407) is numerically
+  // above AVX-512 core (0x27) without containing it.
+  static const bool yes = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & core) == core;
+  }();
+  return yes;
+}
+
+bool host_takes_f16() {
+  static const bool yes = host_takes_bf16() && __builtin_cpu_supports("avx512fp16");
+  return yes;
+}
+
 dnnl::memory::desc f32_desc(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
   dnnl::memory::dims d(sizes.begin(), sizes.end()), s(strides.begin(), strides.end());
   return dnnl::memory::desc(d, dnnl::memory::data_type::f32, s);

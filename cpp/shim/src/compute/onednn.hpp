@@ -50,6 +50,15 @@ dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
 // on this thread): part of every cache key.
 int64_t team_size();
 
+// Whether libtorch's CPU convolutions take their oneDNN path for bfloat16
+// (float16) inputs on this host, as ATen's mkldnn_bf16_device_check
+// (mkldnn_fp16_device_check) decides: oneDNN's effective ISA includes
+// AVX-512 core (and, for float16, the CPU has AVX512-FP16). Some output
+// layouts depend on that path. DNNL_MAX_CPU_ISA caps the answer as it caps
+// libtorch's own oneDNN. Any thread; computed once.
+bool host_takes_bf16();
+bool host_takes_f16();
+
 // The f32 descriptor of a view with these sizes and strides (in elements).
 dnnl::memory::desc f32_desc(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 

@@ -8,12 +8,14 @@
 // their own type, bfloat16 and float16 in float32 with one rounding at the
 // end (bias included), as libtorch's oneDNN path does.
 // Output layout as libtorch's CPU path returns it: a 2-d output is
-// channels-last when the input or the weight is; a 3-d float32 output is
+// channels-last when the input or the weight is; a 3-d output is
 // channels_last_3d when the input or the weight is and libtorch takes its
-// oneDNN path (below); others are contiguous.
+// oneDNN path (below: for bfloat16 and float16 that depends on the host's
+// ISA); others are contiguous.
 #include <string>
 #include <vector>
 
+#include "compute/onednn.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
@@ -157,16 +159,23 @@ Tensor convolution_transpose(const Tensor& input, const Tensor& weight, const Te
     if (bias->sizes[0] != g.o) fail_arg(op, "bias", "must have one element per output channel");
   }
   std::vector<int64_t> out_strides = contiguous_strides(out_sizes);
-  // libtorch's float32 3-d transposed convolution keeps channels_last_3d
-  // only on its oneDNN path, which it skips for some small problems (its
-  // "native is faster" test, over the first four input sizes; its other
+  // libtorch's 3-d transposed convolution keeps channels_last_3d only on its
+  // oneDNN path. It never takes it when an output padding is not below its
+  // stride. Otherwise it takes it for bfloat16 and float16 where the host
+  // computes them in oneDNN, and for float32 except on some small problems
+  // (its "native is faster" test, over the first four input sizes; its other
   // test is taken as passed, as it is with more than one thread).
-  const bool onednn_3d = nd == 3 && (g.groups > 1 || (weight.sizes[4] > 3 && weight.sizes[3] > 3) || g.n > 1 ||
-                                     g.n * g.c * input.sizes[2] * input.sizes[3] > 20480);
-  const bool cl =
-      (channels_last && nd >= 2) ||
-      (nd == 2 ? (is_channels_last(input) || is_channels_last(weight))
-               : nd == 3 && dt == kFloat32 && onednn_3d && (is_channels_last_3d(input) || is_channels_last_3d(weight)));
+  bool big_output_padding = false;
+  for (int64_t d = 0; d < nd; ++d) big_output_padding |= output_padding[d] >= p.stride[d];
+  const bool onednn_3d = nd == 3 && !big_output_padding &&
+                         (dt == kBFloat16  ? onednn::host_takes_bf16()
+                          : dt == kFloat16 ? onednn::host_takes_f16()
+                          : dt == kFloat32 ? (g.groups > 1 || (weight.sizes[4] > 3 && weight.sizes[3] > 3) || g.n > 1 ||
+                                              g.n * g.c * input.sizes[2] * input.sizes[3] > 20480)
+                                           : false);
+  const bool cl = (channels_last && nd >= 2) ||
+                  (nd == 2 ? (is_channels_last(input) || is_channels_last(weight))
+                           : onednn_3d && (is_channels_last_3d(input) || is_channels_last_3d(weight)));
   if (cl) {
     out_strides = channels_last_strides(out_sizes);
   }
