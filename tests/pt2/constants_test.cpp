@@ -28,6 +28,7 @@
 #include "device/cpu/host_services.hpp"
 #include "package/package_code.hpp"
 #include "package/pt2/bridge/aoti_bridge.hpp"
+#include "package/pt2/bridge/bridge.hpp"
 #include "base/error.hpp"
 #include "base/strings.hpp"
 #include "require_libtorch.hpp"
@@ -270,6 +271,45 @@ TEST_P(Release, ReplacedWeightsGiveTheirOutputsAndLeaveOtherContainersAlone) {
   destroy(*code, replaced.c);
   // After the replaced container is gone, the first still runs as exported.
   expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "original container, later");
+  destroy(*code, plain.c);
+}
+
+// The mlp's four constants are parameters. On aotrun's shim a container of a
+// torch 2.13+ model declares them constant (its GEMMs then pack the weights
+// once), and so does one created with replacement weights, whose outputs
+// stay the replacements' (above); on libtorch, or before 2.13 (no C-ABI list
+// of the handles), none is declared and the model runs as before.
+TEST_P(Release, DeclaresItsParametersOnAotrunsShimFrom213) {
+  REQUIRE_LIBTORCH();
+  const std::string dir = kFixtures + "/torch-" + GetParam();
+  auto code = open(dir + "/mlp.pt2");
+  Created plain = create(*code, {});
+  ASSERT_EQ(plain.rc, AOTRUN_PKG_OK) << plain.message;
+  const bridge::BridgeContainer* c = bridge::as_container(plain.c);
+  ASSERT_NE(c, nullptr);
+  const bool aotruns_shim = c->b->shim->last_error != nullptr;  // aotrun_shim_last_error: the shim's own
+  const size_t want = aotruns_shim && minor_of(GetParam()) >= 13 ? 4 : 0;
+  EXPECT_EQ(c->lib->fn().extract_constants != nullptr, minor_of(GetParam()) >= 13);
+  EXPECT_EQ(c->declared_parameters, want) << (aotruns_shim ? "aotrun's shim" : "libtorch");
+  const std::vector<float> x = load_f32_npy(dir + "/mlp.in0.npy");
+  expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "exported weights");
+  expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "exported weights, again");
+  if (minor_of(GetParam()) >= 7) {
+    const std::string n[4] = {internal_name(*code, "net.0.weight"), internal_name(*code, "net.0.bias"),
+                              internal_name(*code, "net.2.weight"), internal_name(*code, "net.2.bias")};
+    MlpWeights w(2.5f);
+    Given g;
+    g.add(n[0].c_str(), w.w1, {128, 64});
+    g.add(n[1].c_str(), w.b1, {128});
+    g.add(n[2].c_str(), w.w2, {16, 128});
+    g.add(n[3].c_str(), w.b2, {16});
+    Created replaced = create(*code, g.done());
+    ASSERT_EQ(replaced.rc, AOTRUN_PKG_OK) << replaced.message;
+    EXPECT_EQ(bridge::as_container(replaced.c)->declared_parameters, want);
+    expect_close(run_mlp(*code, replaced.c, x), w.forward(x), "replaced weights");
+    expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "exported weights, beside");
+    destroy(*code, replaced.c);
+  }
   destroy(*code, plain.c);
 }
 

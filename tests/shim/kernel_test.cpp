@@ -195,6 +195,63 @@ TEST(ShimKernels, MmAndBmmMatchNaive) {
   }
 }
 
+// A weight declared constant (aotrun_shim_declare_constant, as the runtime
+// declares a model's parameters) is packed on its first GEMM and the packed
+// copy serves later calls: results match loops for either layout of mat2 (a
+// linear's transposed weight, GPT-2's Conv1D weight) and every team size.
+// Writing the memory afterwards is outside the contract; here it shows the
+// copy is kept (the old values still come out) where oneDNN packs at all,
+// while an undeclared weight's new values are always seen.
+TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
+  const int64_t shapes[][3] = {{16, 256, 768}, {33, 64, 48}, {1, 64, 300}, {5, 9, 3}};
+  const bool capped = std::getenv("AOTRUN_SHIM_MAX_ISA") != nullptr;  // oneDNN may then not pack
+  for (const auto& sh : shapes) {
+    const int64_t m = sh[0], k = sh[1], n = sh[2];
+    for (int kb : {0, 1}) {
+      for (bool declare : {true, false}) {
+        T b({k, n}, mat_strides(k, n, kb), kF32, 12);
+        if (declare) ASSERT_EQ(aotrun_shim_declare_constant(b.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+        const std::string what = "mm " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) +
+                                 " mat2 kind " + std::to_string(kb) + (declare ? " declared" : " undeclared");
+        const auto reference = [&](const T& a) {
+          std::vector<double> want;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double acc = 0;
+              for (int64_t p = 0; p < k; ++p) acc += a.at({i, p}) * b.at({p, j});
+              want.push_back(acc);
+            }
+          return want;
+        };
+        const auto product = [&](const T& a, int team) {
+          T out({m, n}, {n, 1}, kF32, 13);
+          std::vector<double> got;
+          const int before = omp_get_max_threads();
+          omp_set_num_threads(team);
+          EXPECT_EQ(aoti_torch_cpu_mm_out(out.h, a.h, b.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+          omp_set_num_threads(before);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) got.push_back(out.at({i, j}));
+          return got;
+        };
+        T a({m, k}, {k, 1}, kF32, 11);
+        const std::vector<double> first = reference(a);
+        for (int team : {1, 2}) expect_close(product(a, team), first, kF32, what + " team " + std::to_string(team));
+        T a2({m, k}, {k, 1}, kF32, 14);  // other rows, same packed weight
+        expect_close(product(a2, 1), reference(a2), kF32, what + ", other rows");
+        // Negate the weight in place.
+        for (size_t i = 0; i + 4 <= b.buf.size(); i += 4) b.buf[i + 3] ^= static_cast<char>(0x80);
+        const std::vector<double> now = product(a, 1), negated = reference(a);
+        if (!declare) {
+          expect_close(now, negated, kF32, what + ": the new values are read");
+        } else if (!capped && m >= 16) {
+          expect_close(now, first, kF32, what + ": the packed copy is kept");
+        }
+      }
+    }
+  }
+}
+
 // --- convolution --------------------------------------------------------------
 
 struct Conv {
@@ -581,6 +638,8 @@ TEST(ShimBadInput, Float64GemmNamesAnOpenBlasItCannotLoad) {
 
 TEST(ShimBadInput, HandlesAndDevices) {
   std::string m = fails(aoti_torch_delete_tensor_object(nullptr));
+  EXPECT_NE(m.find("null"), std::string::npos) << m;
+  m = fails(aotrun_shim_declare_constant(nullptr));
   EXPECT_NE(m.find("null"), std::string::npos) << m;
   int64_t v = 0;
   m = fails(aoti_torch_get_dim(nullptr, &v));

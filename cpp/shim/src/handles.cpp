@@ -120,6 +120,17 @@ AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle tensor) {
   return guard(__func__, [&] { delete &as_tensor(tensor, "tensor"); });
 }
 
+AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle tensor) {
+  return guard(__func__, [&] {
+    Tensor& t = as_tensor(tensor, "tensor");
+    if (t.device_type != kCPU) {
+      throw ShimError("only CPU tensors are declared constant (this one is on device type " +
+                      std::to_string(t.device_type) + ")");
+    }
+    if (t.storage != nullptr) t.storage->mark_read_only();
+  });
+}
+
 AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig_handle, AtenTensorHandle* new_handle_out) {
   return guard(__func__, [&] {
     const Tensor& t = as_tensor(orig_handle, "orig_handle");

@@ -5,6 +5,7 @@
 // referring to it goes (unless it is borrowed: create_tensor_from_blob).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -41,13 +42,15 @@ class Storage {
   void grow(size_t nbytes);
 
   // Read-only memory: a frozen constant the shim unpacked from oneDNN's
-  // blocked (mkldnn) layout when the model loaded it (mkldnn_blob.hpp).
-  // Nothing writes it, so kernels may keep copies derived from it (the weight
-  // in a primitive's own layout) for as long as the storage lives: derived()
-  // returns the copy kept under `key`, made once by `make` (under this
-  // storage's lock) on first use. Not for other storages: throws.
-  void mark_read_only() { read_only_ = true; }
-  bool read_only() const { return read_only_; }
+  // blocked (mkldnn) layout when the model loaded it (mkldnn_blob.hpp), or
+  // memory its owner declared constant (aotrun_shim_declare_constant: a
+  // model's parameters). Nothing writes it, so kernels may keep copies
+  // derived from it (the weight in a primitive's own layout) for as long as
+  // the storage lives: derived() returns the copy kept under `key`, made
+  // once by `make` (under this storage's lock) on first use. Not for other
+  // storages: throws.
+  void mark_read_only() { read_only_.store(true, std::memory_order_release); }
+  bool read_only() const { return read_only_.load(std::memory_order_acquire); }
   std::shared_ptr<void> derived(const std::vector<int64_t>& key, const std::function<std::shared_ptr<void>()>& make);
 
  private:
@@ -59,7 +62,7 @@ class Storage {
   const aotrun_shim_device_layer* layer_ = nullptr;
   int32_t device_index_ = -1;
   void* record_ = nullptr;
-  bool read_only_ = false;
+  std::atomic<bool> read_only_{false};
   std::mutex derived_mu_;
   std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<void>>> derived_;
 };

@@ -155,6 +155,10 @@ struct BridgeContainer {
   // OpenMP threads each of this container's CPU runs uses (omp_threads.hpp:
   // the CPUs shared among its model instances); 0: the thread's own setting.
   int omp_threads = 0;
+  // How many of its parameters the shim took as constant at create
+  // (constants/parameters.hpp): 0 on libtorch, for a CUDA model, or a model
+  // older than torch 2.13.
+  size_t declared_parameters = 0;
   // The input ranks and dims of this container's last single-threaded run
   // that passed check_input_shapes, a pure function of them once
   // specs_ready (run_checks.hpp): a serving loop repeats its shapes, and

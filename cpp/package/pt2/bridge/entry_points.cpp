@@ -7,6 +7,7 @@
 #include "package/pt2/loading/omp_threads.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/bridge/run_checks.hpp"
+#include "package/pt2/constants/parameters.hpp"
 
 namespace aotrun::pt2::bridge {
 
@@ -71,7 +72,8 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
         if (!b->update_plan.keeps_tensors()) release_kept(*b->shim, &c->kept);  // copied
       }
       settle_specs(*b, c->h);
-      b->lib->release_constant_pages();  // the container has its copy now
+      c->declared_parameters = declare_parameters(*b->lib, c->h, *b->shim, b->cuda);  // constants final now
+      b->lib->release_constant_pages();                                               // the container has its copy now
     } catch (...) {
       f.destroy(c->h);
       release_kept(*b->shim, &c->kept);

@@ -45,6 +45,7 @@ constexpr Entry kEntries[] = {
     {"AOTInductorModelContainerUpdateConstantBuffer", false},
     {"AOTInductorModelContainerRunConstantFolding", false},
     {"AOTInductorModelContainerGetCallSpec", false},
+    {"AOTInductorModelContainerExtractConstantsMapEntries", false},
 };
 
 // Model libraries are loaded, patched (redirect_thread_exit writes their
@@ -108,6 +109,7 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
   fn_.update_map = reinterpret_cast<AotiFunctions::UpdateMap>(slots[21]);
   fn_.run_constant_folding = reinterpret_cast<int32_t (*)(AotiContainerHandle, bool, void*, void*)>(slots[22]);
   fn_.call_spec = reinterpret_cast<AotiFunctions::GetCallSpec>(slots[23]);
+  fn_.extract_constants = reinterpret_cast<AotiFunctions::ExtractConstants>(slots[24]);
   // The blob inductor links into the library (objcopy's symbols for it).
   const auto* start = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_start"));
   const auto* end = static_cast<const uint8_t*>(handle_.symbol("_binary_constants_bin_end"));

@@ -79,6 +79,12 @@ struct AotiFunctions {
   // recorded (call_spec.hpp), as JSON strings owned by the container.
   using GetCallSpec = int32_t (*)(AotiContainerHandle, const char** in_spec, const char** out_spec);
   GetCallSpec call_spec = nullptr;
+  // Probed (torch 2.13+): the container's constants as it holds them, name
+  // and handle (both owned by the container; the array valid until the next
+  // call), of the active buffer or the inactive one.
+  using ExtractConstants = int32_t (*)(AotiContainerHandle, const AotiConstantEntry** entries, size_t* count,
+                                       bool use_inactive);
+  ExtractConstants extract_constants = nullptr;
 };
 
 // The library is dlclosed when this object goes. It is held by

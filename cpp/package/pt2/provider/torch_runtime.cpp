@@ -217,6 +217,7 @@ std::unique_ptr<TorchShim> resolve_shim(void* scope, const std::string& source) 
       reinterpret_cast<TorchShim::ProxyCreate>(::dlsym(scope, "aotrun_shim_proxy_executor_create"));
   s->proxy_executor_delete =
       reinterpret_cast<TorchShim::ProxyDelete>(::dlsym(scope, "aotrun_shim_proxy_executor_delete"));
+  s->declare_constant = reinterpret_cast<TorchShim::DeclareConstant>(::dlsym(scope, "aotrun_shim_declare_constant"));
   if (auto cuda = reinterpret_cast<TorchShim::Constant>(::dlsym(scope, "aoti_torch_device_type_cuda"))) {
     s->device_type_cuda = cuda();
   }

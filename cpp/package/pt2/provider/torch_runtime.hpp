@@ -64,6 +64,11 @@ struct TorchShim {
   using ProxyDelete = void (*)(void*);
   ProxyCreate proxy_executor_create = nullptr;
   ProxyDelete proxy_executor_delete = nullptr;
+  // aotrun's shim only (since shim 1.5): declares that nothing writes a
+  // tensor's memory any more (a model's parameters), so the shim keeps its
+  // packed copies (constants/parameters.hpp).
+  using DeclareConstant = int32_t (*)(AtenTensorHandle);
+  DeclareConstant declare_constant = nullptr;
 
   // torch dtype code (c10::ScalarType, read from the shim's
   // aoti_torch_dtype_* functions) <-> DLPack; -1 / false when it has none.

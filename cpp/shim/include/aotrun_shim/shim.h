@@ -29,7 +29,7 @@ extern "C" {
  * functions; "since aotrun-shim x.y" in these headers names the minor that
  * added one. tests/docs/check_docs.py checks that they agree. */
 #define AOTRUN_SHIM_VERSION_MAJOR 1
-#define AOTRUN_SHIM_VERSION_MINOR 4
+#define AOTRUN_SHIM_VERSION_MINOR 5
 #define AOTRUN_SHIM_VERSION_PATCH 0
 
 typedef int32_t AOTITorchError;
@@ -47,6 +47,17 @@ typedef struct AtenTensorOpaque* AtenTensorHandle;
 AOTRUN_SHIM_API const char* aotrun_shim_last_error(void);
 /* "aotrun-shim <major>.<minor>.<patch>" (AOTRUN_SHIM_VERSION_*). */
 AOTRUN_SHIM_API const char* aotrun_shim_version(void);
+/* Declares that nothing writes `tensor`'s memory (its whole storage) from now
+ * on, for as long as any tensor over that storage lives: a model's
+ * parameters, once its container is created. Kernels may then keep copies
+ * derived from it (a GEMM's weight packed once per OpenMP team size, a
+ * convolution's weight in oneDNN's layout) instead of deriving them on each
+ * call; those go with the storage. Writing the memory afterwards makes the
+ * kernels' results wrong, silently: only the owner of the memory can promise
+ * this. Frozen constants (the mkldnn layout) are declared already. Fails on a
+ * null handle or a tensor not on the CPU. Any thread, but not while a kernel
+ * reads the tensor. Since aotrun-shim 1.5. */
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle tensor);
 
 /* --- constants ------------------------------------------------------------ */
 AOTRUN_SHIM_API int32_t aoti_torch_device_type_cpu(void);

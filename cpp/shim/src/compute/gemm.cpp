@@ -3,12 +3,16 @@
 // OpenBLAS 0.3.21 falls back to SSE3 kernels on CPUs newer than it), float64
 // on OpenBLAS (loaded when first used). Operands whose rows or columns are
 // unit-stride go as they are (transposed if need be); others are packed first.
+// A float32 mat2 that nothing writes (read-only storage) is packed once and
+// kept (packed_gemm.hpp).
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "compute/packed_gemm.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels/kernels.hpp"
@@ -124,6 +128,14 @@ void gemm(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, doubl
       copy_elements(c, tmp);
     }
     return;
+  }
+  // mat2 a weight nothing writes (a declared or frozen constant): its packed
+  // copy, made on the first call, serves every call (packed_gemm.hpp).
+  if (a.dtype == kFloat32 && alpha == 1.0 && b.storage != nullptr && b.storage->read_only()) {
+    Tensor w = b;  // mat2 [K, N] seen as the weight [N, K] it transposes
+    std::swap(w.sizes[0], w.sizes[1]);
+    std::swap(w.strides[0], w.strides[1]);
+    if (packed_linear(c, a, w, static_cast<float>(beta), op)) return;
   }
   switch (a.dtype) {
     case kFloat32: run<float>(c, a, b, alpha, beta, kFloat32); break;

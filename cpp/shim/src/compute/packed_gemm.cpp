@@ -141,18 +141,24 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = w.sizes[1], n = w.sizes[0];
   int64_t ldb = 0, ldc = 0;
   if (!rows_of(out, x, m, n, k, &ldb, &ldc)) return false;
-  // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T";
-  // stride (1, ldw) is [N, K] column-major already: "N".
-  const char* transa;
-  int64_t lda;
-  if (w.strides[1] == 1 && w.strides[0] >= k) {
-    transa = "T";
-    lda = w.strides[0];
-  } else if (w.strides[0] == 1 && w.strides[1] >= n) {
-    transa = "N";
-    lda = w.strides[1];
-  } else {
-    return false;
+  // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T".
+  const char* transa = "T";
+  int64_t lda = w.strides[0];
+  if (!(w.strides[1] == 1 && w.strides[0] >= k)) {
+    if (!(w.strides[0] == 1 && w.strides[1] >= n)) return false;
+    // Stride (1, ldw): [N, K] column-major, a [K, N] row-major mat2 (GPT-2's
+    // Conv1D weight). oneDNN declines to pack that form ("N": not worth it)
+    // and then packs it on every call; transposed once into [N, K]
+    // row-major, it is packed like the others.
+    const float* src = static_cast<const float*>(w.data());
+    const int64_t ld = w.strides[1];
+    return packed_gemm_derived(
+        out, x, *w.storage, {-4, w.storage_offset, n, k, ld}, n,
+        [&](float* dst) {
+          for (int64_t p = 0; p < k; ++p)
+            for (int64_t j = 0; j < n; ++j) dst[j * k + p] = src[p * ld + j];
+        },
+        beta, op);
   }
   const auto packed = packed_weight(
       *w.storage, {-2, w.storage_offset, n, k, w.strides[0], w.strides[1]}, transa, n, m, k, lda, ldb,
