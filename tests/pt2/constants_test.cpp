@@ -170,6 +170,22 @@ std::string internal_name(const PackageCode& code, const std::string& fqn) {
   return "";
 }
 
+// The mlp's four constants by their internal names (net.0.weight,
+// net.0.bias, net.2.weight, net.2.bias), all given `w`'s values; `w` must
+// outlive it.
+struct MlpReplacement {
+  std::string names[4];
+  Given given;
+  MlpReplacement(const PackageCode& code, MlpWeights& w)
+      : names{internal_name(code, "net.0.weight"), internal_name(code, "net.0.bias"),
+              internal_name(code, "net.2.weight"), internal_name(code, "net.2.bias")} {
+    given.add(names[0].c_str(), w.w1, {128, 64});
+    given.add(names[1].c_str(), w.b1, {128});
+    given.add(names[2].c_str(), w.w2, {16, 128});
+    given.add(names[3].c_str(), w.b2, {16});
+  }
+};
+
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size());
   double worst = 0;
@@ -232,15 +248,10 @@ TEST_P(Release, ReplacedWeightsGiveTheirOutputsAndLeaveOtherContainersAlone) {
   auto code = open(dir + "/mlp.pt2");
   Created plain = create(*code, {});
   ASSERT_EQ(plain.rc, AOTRUN_PKG_OK) << plain.message;
-  const std::string n[4] = {internal_name(*code, "net.0.weight"), internal_name(*code, "net.0.bias"),
-                            internal_name(*code, "net.2.weight"), internal_name(*code, "net.2.bias")};
   MlpWeights w(1.5f);
-  Given g;
-  g.add(n[0].c_str(), w.w1, {128, 64});
-  g.add(n[1].c_str(), w.b1, {128});
-  g.add(n[2].c_str(), w.w2, {16, 128});
-  g.add(n[3].c_str(), w.b2, {16});
-  Created replaced = create(*code, g.done(), 2);
+  MlpReplacement all(*code, w);
+  const std::string* n = all.names;
+  Created replaced = create(*code, all.given.done(), 2);
   if (minor_of(GetParam()) < 7) {
     // torch 2.6: only the std::unordered_map forms, with the old string ABI.
     EXPECT_EQ(replaced.rc, AOTRUN_PKG_ERR_UNSUPPORTED);
@@ -295,15 +306,9 @@ TEST_P(Release, DeclaresItsParametersOnAotrunsShimFrom213) {
   expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "exported weights");
   expect_close(run_mlp(*code, plain.c, x), load_f32_npy(dir + "/mlp.out0.npy"), "exported weights, again");
   if (minor_of(GetParam()) >= 7) {
-    const std::string n[4] = {internal_name(*code, "net.0.weight"), internal_name(*code, "net.0.bias"),
-                              internal_name(*code, "net.2.weight"), internal_name(*code, "net.2.bias")};
     MlpWeights w(2.5f);
-    Given g;
-    g.add(n[0].c_str(), w.w1, {128, 64});
-    g.add(n[1].c_str(), w.b1, {128});
-    g.add(n[2].c_str(), w.w2, {16, 128});
-    g.add(n[3].c_str(), w.b2, {16});
-    Created replaced = create(*code, g.done());
+    MlpReplacement all(*code, w);
+    Created replaced = create(*code, all.given.done());
     ASSERT_EQ(replaced.rc, AOTRUN_PKG_OK) << replaced.message;
     EXPECT_EQ(bridge::as_container(replaced.c)->declared_parameters, want);
     expect_close(run_mlp(*code, replaced.c, x), w.forward(x), "replaced weights");

@@ -72,8 +72,9 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
         if (!b->update_plan.keeps_tensors()) release_kept(*b->shim, &c->kept);  // copied
       }
       settle_specs(*b, c->h);
-      c->declared_parameters = declare_parameters(*b->lib, c->h, *b->shim, b->cuda);  // constants final now
-      b->lib->release_constant_pages();                                               // the container has its copy now
+      // Its constants are final now.
+      c->declared_parameters = declare_parameters(*b->lib, c->h, *b->shim, b->constants_list, b->cuda);
+      b->lib->release_constant_pages();  // the container has its copy now
     } catch (...) {
       f.destroy(c->h);
       release_kept(*b->shim, &c->kept);

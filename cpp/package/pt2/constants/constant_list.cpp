@@ -56,6 +56,8 @@ std::vector<Pt2Constant> read_constants(const AotiLibrary& lib, AotiContainerHan
             : info.name;
     bool folded = false;
     if (f.constant_from_folded != nullptr && f.constant_from_folded(h, i, &folded) == 0) info.folded = folded;
+    int32_t type = 0;  // torch::aot_inductor::ConstantType: Parameter is 1
+    if (f.constant_type != nullptr && f.constant_type(h, i, &type) == 0) c.parameter = type == 1;
     int32_t dt = -1;
     if (f.constant_dtype != nullptr && f.constant_dtype(h, i, &dt) == 0) {
       if (!shim.dlpack_dtype(dt, &info.dtype)) {

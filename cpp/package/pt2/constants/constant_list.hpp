@@ -1,7 +1,7 @@
 // The constants (weights) a .pt2 model holds, as its library reports them
 // (AOTInductorModelContainerGetNumConstants, GetConstantName,
-// GetConstantOriginalFQN, GetConstantDtype, GetConstantFromFolded: every
-// release since 2.6; GetConstantDataSize: 2.8+), completed with shapes,
+// GetConstantOriginalFQN, GetConstantDtype, GetConstantFromFolded,
+// GetConstantType: every release since 2.6; GetConstantDataSize: 2.8+), completed with shapes,
 // strides and storage offsets from the model's generated source
 // (source_constants.hpp) where that agrees with the library.
 #pragma once
@@ -25,6 +25,9 @@ struct Pt2Constant {
   int64_t storage_offset = 0;
   bool size_known = false;  // info.nbytes came from the library (2.8+) or the agreeing source
   bool packed = false;      // oneDNN's blocked layout (a frozen export): not replaceable as an array
+  // ConstantType Parameter (GetConstantType), as opposed to a buffer the
+  // model may write, a tensor constant or a folded constant.
+  bool parameter = false;
 };
 
 // Reads every constant of container `h`. `sources` is the model's C++ source

@@ -16,20 +16,25 @@
 
 #include <cstddef>
 
+#include <vector>
+
+#include "package/pt2/constants/constant_list.hpp"
 #include "package/pt2/loading/aoti_library.hpp"
 #include "package/pt2/provider/torch_runtime.hpp"
 
 namespace aotrun::pt2 {
 
 // Declares the parameters of container `h`'s active constants to the shim
-// (TorchShim::declare_constant). Does nothing where the provider is not
-// aotrun's shim, where the model cannot list its constants with their
-// handles and types (AOTInductorModelContainerExtractConstantsMapEntries and
-// GetConstantType: torch 2.13+), or for a CUDA container. Best effort:
+// (TorchShim::declare_constant); `list` is the model's constants as
+// read_constants read them (which are parameters). Does nothing where the
+// provider is not aotrun's shim, where the model cannot list its constants
+// with their handles (AOTInductorModelContainerExtractConstantsMapEntries:
+// torch 2.13+), or for a CUDA container. Best effort:
 // a constant the model or the shim will not say anything about is left
 // undeclared (kernels then derive per call, as before); never throws.
 // Call once, after the container's constants are final and before it runs.
 // Returns how many the shim accepted.
-size_t declare_parameters(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim, bool cuda);
+size_t declare_parameters(const AotiLibrary& lib, AotiContainerHandle h, const TorchShim& shim,
+                          const std::vector<Pt2Constant>& list, bool cuda);
 
 }  // namespace aotrun::pt2
