@@ -5,6 +5,7 @@
 // the weight is the first ("A") operand, packed once; x is the second, as is.
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -120,6 +121,29 @@ void compute(const PackedWeight& packed, const Tensor& out, const Tensor& x, int
         "sgemm_compute", op);
 }
 
+// A GEMM of fewer multiply-adds than this runs on the calling thread alone:
+// oneDNN's packed compute opens an OpenMP team whatever the size (its sgemm
+// does not for small ones), and a team's fork and join cost more than such
+// a product. Set for the pack too, whose layout follows the team size.
+constexpr int64_t kSerialMacs = int64_t(1) << 18;
+
+class SerialIfSmall {
+ public:
+  SerialIfSmall(int64_t m, int64_t n, int64_t k) : saved_(omp_get_max_threads()) {
+    on_ = std::max<int64_t>(m, 16) * n * k < kSerialMacs && saved_ > 1;
+    if (on_) omp_set_num_threads(1);
+  }
+  ~SerialIfSmall() {
+    if (on_) omp_set_num_threads(saved_);
+  }
+  SerialIfSmall(const SerialIfSmall&) = delete;
+  SerialIfSmall& operator=(const SerialIfSmall&) = delete;
+
+ private:
+  int saved_;
+  bool on_ = false;
+};
+
 // x [M, K] and out [M, N], float32 with unit column strides: their row
 // strides (as the pack API reads them), or false.
 bool rows_of(const Tensor& out, const Tensor& x, int64_t m, int64_t n, int64_t k, int64_t* ldb, int64_t* ldc) {
@@ -141,6 +165,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = w.sizes[1], n = w.sizes[0];
   int64_t ldb = 0, ldc = 0;
   if (!rows_of(out, x, m, n, k, &ldb, &ldc)) return false;
+  const SerialIfSmall serial(m, n, k);
   // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T".
   const char* transa = "T";
   int64_t lda = w.strides[0];
@@ -174,6 +199,7 @@ bool packed_gemm_derived(const Tensor& out, const Tensor& x, Storage& owner, con
   const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = x.dim() == 2 ? x.sizes[1] : 0;
   int64_t ldb = 0, ldc = 0;
   if (!rows_of(out, x, m, n, k, &ldb, &ldc)) return false;
+  const SerialIfSmall serial(m, n, k);
   const auto packed = packed_weight(
       owner, key, "T", n, m, k, k, ldb,
       [&](std::vector<float>* scratch) {
