@@ -91,6 +91,8 @@ void sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
 // broadcast to [B, Hq, L, S] by strides). False for other layouts.
 bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask, bool causal, double scale,
               const Tensor& out, const Tensor& logsumexp);
+// The largest of row[0..n), NaNs skipped; -inf when there is none.
+float row_max(const float* row, int64_t n);
 // row[j] = exp(row[j] - max) for j < n; returns their sum.
 float exp_sum(float* row, int64_t n, float max);
 

@@ -1,6 +1,6 @@
 // Float32 attention read and written in place: per (batch, query head), the
 // scores Q·Kᵀ·scale by one sgemm on the tensors' own rows, the mask added
-// and the causal part cut off row by row, a vectorised softmax (exp_sum),
+// and the causal part cut off row by row, a vectorised softmax (softmax_row.cpp),
 // and P·V by a second sgemm straight into the output. No per-head copies:
 // models pass query, key and value as strided views ([B, L, H, E] storage
 // read as [B, H, L, E]) whose last dim is unit-stride.
@@ -73,8 +73,7 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
         if (causal) {
           for (int64_t j = i + 1; j < S; ++j) row[j] = neg_inf;
         }
-        float mx = neg_inf;
-        for (int64_t j = 0; j < S; ++j) mx = row[j] > mx ? row[j] : mx;
+        const float mx = row_max(row, S);
         float* lse = lp + b * logsumexp.strides[0] + h * logsumexp.strides[1] + i * logsumexp.strides[2];
         if (mx == neg_inf) {  // nothing to attend to: zero output and logsumexp 0, as PyTorch's CPU kernel gives
           for (int64_t j = 0; j < S; ++j) row[j] = 0.0f;
