@@ -2,6 +2,7 @@
 #include <string>
 
 #include "aotrun_shim/shim.h"
+#include "dtype.hpp"
 #include "error.hpp"
 #include "tensor.hpp"
 
@@ -30,7 +31,13 @@ AOTITorchError aoti_torch_is_defined(AtenTensorHandle tensor, bool* ret_is_defin
 }
 
 AOTITorchError aoti_torch_get_data_ptr(AtenTensorHandle tensor, void** ret_data_ptr) {
-  return guard(__func__, [&] { *out_arg(ret_data_ptr, "ret_data_ptr") = defined_tensor(tensor).data(); });
+  return guard(__func__, [&] {
+    const Tensor& t = defined_tensor(tensor);
+    // An mkldnn-layout constant: its blocked bytes, as libtorch gives them
+    // (Storage::source; its plain copy is made only if a kernel needs it).
+    const void* blocked = t.layout == kMkldnn && t.storage != nullptr ? t.storage->source() : nullptr;
+    *out_arg(ret_data_ptr, "ret_data_ptr") = blocked != nullptr ? const_cast<void*>(blocked) : t.data();
+  });
 }
 
 AOTITorchError aoti_torch_get_storage_size(AtenTensorHandle tensor, int64_t* ret_size) {
@@ -96,8 +103,8 @@ AOTITorchError aoti_torch_get_device_index(AtenTensorHandle tensor, int32_t* ret
 
 AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret_layout) {
   return guard(__func__, [&] {
-    // strided, or mkldnn for a frozen constant created in that layout (held
-    // unpacked: mkldnn_blob.hpp)
+    // strided, or mkldnn for a frozen constant created in that layout
+    // (mkldnn_blob.hpp)
     *out_arg(ret_layout, "ret_layout") = defined_tensor(tensor).layout;
   });
 }

@@ -161,29 +161,54 @@ Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& siz
   if (data == nullptr) refuse(sizes, "the constant has no data");
   const MkldnnBlobDesc b = decode_mkldnn_blob(metadata, metadata_size, sizes);
   validate(b, sizes);
-  Tensor t = empty_contiguous(sizes, kFloat32);
   const std::vector<int64_t> plain_dims(b.dims, b.dims + b.ndims);
+  namespace onednn = kernels::onednn;
+  // The reorder from the blob into plain order, built (and so validated)
+  // here, executed when the plain bytes are first needed.
+  struct Unblock {
+    dnnl::memory::desc src, dst;
+    dnnl::reorder::primitive_desc pd;
+    dnnl::reorder prim;
+  };
+  auto u = std::make_shared<Unblock>();
   try {
-    namespace onednn = kernels::onednn;
-    const dnnl::memory::desc src = blocked_desc(b);
-    const dnnl::memory::desc dst = onednn::f32_desc(plain_dims, contiguous_strides(plain_dims));
-    if (src.get_size() < dst.get_size()) {
-      refuse(sizes, "the blocked layout spans " + std::to_string(src.get_size()) + " bytes, fewer than its " +
-                        std::to_string(dst.get_size()) + " elements' bytes");
+    u->src = blocked_desc(b);
+    u->dst = onednn::f32_desc(plain_dims, contiguous_strides(plain_dims));
+    if (u->src.get_size() < u->dst.get_size()) {
+      refuse(sizes, "the blocked layout spans " + std::to_string(u->src.get_size()) + " bytes, fewer than its " +
+                        std::to_string(u->dst.get_size()) + " elements' bytes");
     }
     const dnnl::engine& eng = onednn::cpu_engine();
-    const dnnl::reorder::primitive_desc pd(eng, src, eng, dst, onednn::user_scratchpad());
-    dnnl::memory from(src, eng, const_cast<void*>(data)), to(dst, eng, t.data());
-    dnnl::stream& s = onednn::thread_stream();
-    dnnl::reorder(pd).execute(s, {{DNNL_ARG_FROM, from},
-                                  {DNNL_ARG_TO, to},
-                                  {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(pd.scratchpad_desc())}});
-    s.wait();
+    u->pd = dnnl::reorder::primitive_desc(eng, u->src, eng, u->dst, onednn::user_scratchpad());
+    u->prim = dnnl::reorder(u->pd);
   } catch (const dnnl::error& err) {
     refuse(sizes, std::string("oneDNN cannot read its layout: ") + err.what());
   }
+  // The plain copy is made when first needed, from the model's blob, which
+  // lives as long as the model's constants do (libtorch's own mkldnn tensor
+  // refers to it the same way). Kernels that derive their own copy (packed
+  // GEMM weights, a convolution's reordered weights) read it through a
+  // temporary instead, so the plain copy is never kept for them.
+  auto fill = [sizes, u, data](void* plain) {
+    try {
+      const dnnl::engine& eng = onednn::cpu_engine();
+      dnnl::memory from(u->src, eng, const_cast<void*>(data)), to(u->dst, eng, plain);
+      dnnl::stream& s = onednn::thread_stream();
+      u->prim.execute(s, {{DNNL_ARG_FROM, from},
+                          {DNNL_ARG_TO, to},
+                          {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(u->pd.scratchpad_desc())}});
+      s.wait();
+    } catch (const dnnl::error& err) {
+      refuse(sizes, std::string("oneDNN failed to unpack it: ") + err.what());
+    }
+  };
+  const size_t nbytes = u->dst.get_size();
+  Tensor t;
+  t.storage = Storage::deferred(nbytes, std::move(fill), data);
+  t.sizes = sizes;
+  t.strides = contiguous_strides(sizes);
+  t.dtype = kFloat32;
   t.layout = kMkldnn;
-  t.storage->mark_read_only();
   return t;
 }
 

@@ -10,9 +10,12 @@
 // The shim reads the fields it needs itself (the oneDNN 2.6 it links has no
 // blob API, and its memory_desc_t differs from 3.x's), refuses anything but
 // a float32 blocked layout that agrees with the constant's sizes, rebuilds
-// the layout as a 2.6 memory::desc and reorders the data once, at load, into
-// a plain contiguous float32 tensor that the shim owns, marked read-only
-// (Storage::mark_read_only) and with layout kMkldnn. Its dims are in oneDNN's
+// the layout as a 2.6 memory::desc and returns a plain contiguous float32
+// tensor, read-only and with layout kMkldnn, whose bytes a reorder from the
+// blob makes when first needed (Storage::deferred: kernels that derive their
+// own copy read them through a temporary). The blob is not copied and must
+// live as long as the tensor, as libtorch's mkldnn tensor requires; its
+// address is what aoti_torch_get_data_ptr reports. Its dims are in oneDNN's
 // logical order with a grouped weight's groups folded into dim 0: for
 // convolution weights PyTorch's [O, I/g, k...]; for transposed-convolution
 // weights [O, I/g, k...] too (PyTorch's own order is [I, O/g, k...]); for
@@ -57,10 +60,10 @@ struct MkldnnBlobDesc {
 MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const std::vector<int64_t>& sizes);
 
 // The constant as a plain tensor: validates the metadata against `sizes` and
-// `dtype` (float32 only), reorders the blocked bytes at `data` once, and
-// returns a new contiguous float32 CPU tensor of `sizes` (layout kMkldnn,
-// read-only storage). Throws ShimError naming the constant's shape and what
-// is not supported.
+// `dtype` (float32 only), builds the reorder from the blocked bytes at
+// `data`, and returns a new contiguous float32 CPU tensor of `sizes` (layout
+// kMkldnn, a deferred read-only storage over `data`). Throws ShimError naming
+// the constant's shape and what is not supported.
 Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& sizes, int64_t storage_offset,
                                int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size);
 

@@ -12,19 +12,56 @@
 #include "error.hpp"
 
 namespace aotrun::shim {
+namespace {
+
+void* allocate_bytes(size_t nbytes) {
+  if (nbytes == 0) return nullptr;
+  void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+  if (p == nullptr) throw ShimError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+  return p;
+}
+
+}  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
-  void* p = nullptr;
-  if (nbytes > 0) {
-    const size_t rounded = (nbytes + 63) / 64 * 64;
-    p = std::aligned_alloc(64, rounded);
-    if (p == nullptr) throw ShimError("out of memory allocating " + std::to_string(nbytes) + " bytes");
-  }
-  return std::shared_ptr<Storage>(new Storage(p, nbytes, true));
+  return std::shared_ptr<Storage>(new Storage(allocate_bytes(nbytes), nbytes, true));
 }
 
 std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes) {
   return std::shared_ptr<Storage>(new Storage(data, nbytes, false));
+}
+
+std::shared_ptr<Storage> Storage::deferred(size_t nbytes, std::function<void(void*)> fill, const void* source) {
+  auto s = std::shared_ptr<Storage>(new Storage(nullptr, nbytes, true));
+  s->fill_ = std::move(fill);
+  s->source_ = source;
+  s->read_only_.store(true, std::memory_order_release);
+  return s;
+}
+
+void* Storage::made() const {
+  if (is_made_.load(std::memory_order_acquire)) return data_;
+  std::call_once(made_once_, [this] {
+    void* p = allocate_bytes(nbytes_);
+    try {
+      if (p != nullptr) fill_(p);
+    } catch (...) {
+      std::free(p);
+      throw;
+    }
+    data_ = p;
+    is_made_.store(true, std::memory_order_release);
+  });
+  return data_;
+}
+
+std::shared_ptr<const void> Storage::read() const {
+  if (!fill_ || is_made_.load(std::memory_order_acquire)) return {data_, [](const void*) {}};
+  if (nbytes_ == 0) return {nullptr, [](const void*) {}};
+  void* p = allocate_bytes(nbytes_);
+  std::shared_ptr<const void> lent(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  fill_(p);
+  return lent;
 }
 
 std::shared_ptr<Storage> Storage::allocate_on(const aotrun_shim_device_layer* layer, int32_t device_index,
@@ -114,8 +151,17 @@ int64_t Tensor::numel() const {
 size_t Tensor::itemsize() const { return element_size(dtype); }
 
 void* Tensor::data() const {
-  if (!storage || storage->data() == nullptr) return nullptr;
-  return static_cast<char*>(storage->data()) + storage_offset * static_cast<int64_t>(itemsize());
+  if (!storage) return nullptr;
+  void* base = storage->data();
+  if (base == nullptr) return nullptr;
+  return static_cast<char*>(base) + storage_offset * static_cast<int64_t>(itemsize());
+}
+
+std::shared_ptr<const void> Tensor::read() const {
+  if (!storage) return nullptr;
+  std::shared_ptr<const void> base = storage->read();
+  if (base == nullptr) return nullptr;
+  return {base, static_cast<const char*>(base.get()) + storage_offset * static_cast<int64_t>(itemsize())};
 }
 
 void* Tensor::element(const int64_t* index) const {

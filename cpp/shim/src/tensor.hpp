@@ -29,11 +29,31 @@ class Storage {
                                               size_t nbytes);
   // Refers to memory owned by someone else; never freed here.
   static std::shared_ptr<Storage> borrow(void* data, size_t nbytes);
+  // Read-only memory of `nbytes` whose bytes `fill` writes when they are
+  // first needed: a frozen constant its model keeps in oneDNN's blocked
+  // layout (mkldnn_blob.hpp), whose plain copy most models never need once
+  // the kernels have derived their own (a packed weight). data() makes the
+  // bytes on its first call, once, on whichever thread calls it, and keeps
+  // them; read() lends them without keeping them. `fill` may throw
+  // (ShimError); data() and read() then throw it and a later call tries
+  // again. `fill` must stay callable for the storage's whole life, and
+  // `source` (the memory it reads, not owned) valid as long.
+  static std::shared_ptr<Storage> deferred(size_t nbytes, std::function<void(void*)> fill, const void* source);
+  // A deferred storage's source (null for others): what
+  // aoti_torch_get_data_ptr reports for an mkldnn-layout constant, as
+  // libtorch reports its blocked buffer. AOTInductor takes every constant's
+  // pointer at load; handing it the plain bytes would make them all.
+  const void* source() const { return source_; }
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  void* data() const { return data_; }
+  void* data() const { return fill_ ? made() : data_; }
+  // The bytes for reading, valid while the returned pointer lives: data()'s,
+  // except for a deferred storage whose bytes are not made yet, which lends
+  // a temporary copy (freed with the pointer) rather than keep one. For
+  // kernels that only derive a copy of their own from a constant.
+  std::shared_ptr<const void> read() const;
   size_t nbytes() const { return nbytes_; }
   bool owned() const { return owned_; }
   // Grows owned memory to `nbytes` in place, keeping the old bytes (as
@@ -55,7 +75,8 @@ class Storage {
 
  private:
   Storage(void* data, size_t nbytes, bool owned) : data_(data), nbytes_(nbytes), owned_(owned) {}
-  void* data_;
+  void* made() const;
+  mutable void* data_;  // a deferred storage's: set once, under made_once_
   size_t nbytes_;
   bool owned_;
   // Device memory: the layer that allocated it, and its record.
@@ -63,6 +84,11 @@ class Storage {
   int32_t device_index_ = -1;
   void* record_ = nullptr;
   std::atomic<bool> read_only_{false};
+  // A deferred storage's filler, and whether its bytes are made.
+  std::function<void(void*)> fill_;
+  const void* source_ = nullptr;
+  mutable std::once_flag made_once_;
+  mutable std::atomic<bool> is_made_{false};
   std::mutex derived_mu_;
   std::vector<std::pair<std::vector<int64_t>, std::shared_ptr<void>>> derived_;
 };
@@ -76,9 +102,9 @@ struct Tensor {
   int32_t device_type = 0;     // cpu
   int32_t device_index = -1;
   // c10::Layout as reported (aoti_torch_get_layout): kMkldnn for a constant
-  // created in the mkldnn layout, whose data the shim holds unpacked, plain
-  // and contiguous, in oneDNN's logical order of dims (mkldnn_blob.hpp);
-  // strided (0) for everything else.
+  // created in the mkldnn layout, whose data() is plain and contiguous, in
+  // oneDNN's logical order of dims, made from the model's blocked bytes when
+  // first needed (mkldnn_blob.hpp); strided (0) for everything else.
   int32_t layout = 0;
 
   bool defined() const { return storage != nullptr; }
@@ -87,6 +113,9 @@ struct Tensor {
   size_t itemsize() const;
   // Address of the first element (storage data + offset), may be null for empty storage.
   void* data() const;
+  // The same for reading through Storage::read(): valid while the returned
+  // pointer lives; makes no lasting copy of a deferred constant.
+  std::shared_ptr<const void> read() const;
   // Address of the element at `index` (one index per dim).
   void* element(const int64_t* index) const;
   bool is_contiguous() const;

@@ -86,11 +86,12 @@ bool packed_gemm_available() { return api().ok(); }
 namespace {
 
 // The packed weight kept with `owner` under `key` (+ the team size), packed
-// from the [N, K] weight `w` (transa/lda as the pack API takes them) made by
-// `fill` on first use; null when oneDNN says packing does not pay.
+// from the [N, K] weight (transa/lda as the pack API takes them) that `fill`
+// returns on first use (in `scratch`, or held by the pointer it returns);
+// null when oneDNN says packing does not pay.
 std::shared_ptr<PackedWeight> packed_weight(Storage& owner, std::vector<int64_t> key, const char* transa, int64_t n,
                                             int64_t m, int64_t k, int64_t lda, int64_t ldb,
-                                            const std::function<const float*(std::vector<float>*)>& fill,
+                                            const std::function<std::shared_ptr<const void>(std::vector<float>*)>& fill,
                                             const char* op) {
   key.push_back(onednn::team_size());
   const auto packed = std::static_pointer_cast<PackedWeight>(owner.derived(key, [&] {
@@ -106,7 +107,8 @@ std::shared_ptr<PackedWeight> packed_weight(Storage& owner, std::vector<int64_t>
     check(api().get_size("A", transa, "N", &n, &mp, &k, &lda, &ldb, &bytes, &worth), "sgemm_pack_get_size", op);
     if (!worth || bytes == 0) return std::shared_ptr<void>(p);
     std::vector<float> scratch;
-    const float* w = fill(&scratch);
+    const std::shared_ptr<const void> held = fill(&scratch);
+    const float* w = static_cast<const float*>(held.get());
     p->data.resize((bytes + sizeof(float) - 1) / sizeof(float));
     check(api().pack("A", transa, "N", &n, &mp, &k, &lda, &ldb, w, p->data.data()), "sgemm_pack", op);
     return std::shared_ptr<void>(p);
@@ -175,11 +177,12 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
     // Conv1D weight). oneDNN declines to pack that form ("N": not worth it)
     // and then packs it on every call; transposed once into [N, K]
     // row-major, it is packed like the others.
-    const float* src = static_cast<const float*>(w.data());
     const int64_t ld = w.strides[1];
     return packed_gemm_derived(
         out, x, *w.storage, {-4, w.storage_offset, n, k, ld}, n,
         [&](float* dst) {
+          const std::shared_ptr<const void> held = w.read();
+          const float* src = static_cast<const float*>(held.get());
           for (int64_t p = 0; p < k; ++p)
             for (int64_t j = 0; j < n; ++j) dst[j * k + p] = src[p * ld + j];
         },
@@ -187,7 +190,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   }
   const auto packed = packed_weight(
       *w.storage, {-2, w.storage_offset, n, k, w.strides[0], w.strides[1]}, transa, n, m, k, lda, ldb,
-      [&](std::vector<float>*) { return static_cast<const float*>(w.data()); }, op);
+      [&](std::vector<float>*) { return w.read(); }, op);
   if (packed == nullptr) return false;
   compute(*packed, out, x, n, m, k, lda, ldb, ldc, beta, op);
   return true;
@@ -205,7 +208,7 @@ bool packed_gemm_derived(const Tensor& out, const Tensor& x, Storage& owner, con
       [&](std::vector<float>* scratch) {
         scratch->resize(static_cast<size_t>(n * k));
         fill(scratch->data());
-        return scratch->data();
+        return std::shared_ptr<const void>(scratch->data(), [](const void*) {});
       },
       op);
   if (packed == nullptr) return false;

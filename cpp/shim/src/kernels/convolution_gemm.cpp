@@ -77,8 +77,9 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
                                     weight.strides[1],
                                     weight.strides[2],
                                     weight.strides[3]};
-  const float* wsrc = static_cast<const float*>(weight.data());
   const auto fill = [&](float* dst) {
+    const std::shared_ptr<const void> held = weight.read();
+    const float* wsrc = static_cast<const float*>(held.get());
     for (int64_t oc = 0; oc < o; ++oc)
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j)

@@ -218,8 +218,7 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
   try {
     const dnnl::engine& eng = onednn::cpu_engine();
     dnnl::stream& s = onednn::thread_stream();
-    memory w_user(e->weight_user, eng, weight.data());
-    memory w = w_user;
+    memory w;
     thread_local std::vector<float> packed;  // this thread's reordered weight
     if (e->weight_reorder && weight.storage->read_only()) {
       std::vector<int64_t> wkey = {weight.storage_offset};
@@ -228,6 +227,8 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
       const auto kept = std::static_pointer_cast<PackedWeight>(weight.storage->derived(wkey, [&] {
         auto p = std::make_shared<PackedWeight>();
         p->data.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
+        const std::shared_ptr<const void> held = weight.read();  // no lasting plain copy of a frozen weight
+        memory w_user(e->weight_user, eng, const_cast<void*>(held.get()));
         memory to(e->weight, eng, p->data.data());
         e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
                                        {DNNL_ARG_TO, to},
@@ -239,9 +240,12 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     } else if (e->weight_reorder) {
       packed.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
       w = memory(e->weight, eng, packed.data());
+      memory w_user(e->weight_user, eng, weight.data());
       e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
                                      {DNNL_ARG_TO, w},
                                      {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->reorder_scratch)}});
+    } else {  // the primitive reads the weight as it is
+      w = memory(e->weight_user, eng, weight.data());
     }
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e->src, eng, x.data())},
                                             {DNNL_ARG_WEIGHTS, w},

@@ -124,7 +124,8 @@ Tensor transpose_weight(const Tensor& w, int64_t groups, const char* op) {
     sizes[1] = og;
     auto k = std::make_shared<KeptTensor>();
     k->t = empty_contiguous(sizes, kFloat32);
-    const float* src = static_cast<const float*>(w.data());
+    const std::shared_ptr<const void> held = w.read();
+    const float* src = static_cast<const float*>(held.get());
     float* dst = static_cast<float*>(k->t.data());
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t oc = 0; oc < og; ++oc)
