@@ -4,8 +4,8 @@
 // its bias to s makes every output element s, so an output names the weight
 // set it came from. Four threads (sync and async) run while another swaps
 // 1,000 times, in every mode; a release that cannot take replacements
-// (torch 2.6) refuses with UNSUPPORTED and keeps serving. Skipped without
-// libtorch.
+// (torch 2.6) refuses with UNSUPPORTED and keeps serving. A frozen export's
+// first calls on four threads at once agree. Skipped without libtorch.
 #include <aotrun/aotrun.hpp>
 
 #include <gtest/gtest.h>
@@ -168,6 +168,58 @@ void storm(aotrun_mode mode, int32_t num_models) {
   r.run(io.in, io.out);
   EXPECT_EQ(set_of(io.y), kSwaps);
   EXPECT_EQ(r.constants_state().swaps, static_cast<uint64_t>(kSwaps));
+  EXPECT_EQ(r.stats().failures, 0u);
+}
+
+// A frozen export's packed weights (the mkldnn layout) are read when first
+// used, and what the kernels derive from them (the convolution primitive's
+// layout, packed GEMM weights) is made once and shared. Four model instances
+// make their first calls on four threads at once; every output equals the
+// one a sequential first call on another package gives.
+TEST(Pt2Serving, FrozenWeightsFirstUsedOnFourThreadsAtOnce) {
+  REQUIRE_LIBTORCH();
+  const std::string path = kFixtures + "/torch-2.15.0/frozen_cnn.pt2";
+  std::vector<float> x(2 * 3 * 16 * 16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 8.0f;
+  std::vector<int64_t> xs{2, 3, 16, 16}, ys{2, 10};
+  auto run_once = [&](ax::Runner& r, std::vector<float>* y) {
+    y->assign(2 * 10, 0.0f);
+    DLTensor in = ax::tensor_view(x.data(), kF32, xs.data(), 4);
+    DLTensor out = ax::tensor_view(y->data(), kF32, ys.data(), 2);
+    r.run(in, out);
+  };
+  std::vector<float> want;
+  {
+    ax::Package ref(path);
+    ax::Runner r(ref, ax::RunnerOptions().mode(AOTRUN_MODE_THREADED));
+    run_once(r, &want);
+  }
+  ax::Package pkg(path);
+  ax::Runner r(pkg, ax::RunnerOptions().mode(AOTRUN_MODE_THREADED).num_models(4));
+  constexpr int kThreads = 4;
+  std::vector<std::vector<float>> got(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
+      try {
+        run_once(r, &got[t]);
+      } catch (const ax::Error& e) {
+        errors[t] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(errors[t], "") << "thread " << t;
+    ASSERT_EQ(got[t].size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(got[t][i], want[i], 1e-5 + 1e-5 * std::fabs(want[i])) << "thread " << t << " element " << i;
+    }
+  }
   EXPECT_EQ(r.stats().failures, 0u);
 }
 
