@@ -61,6 +61,9 @@ run_suite() {  # name repetitions
 run_suite overhead "$reps_fast"
 run_suite mlp "$reps_slow"
 run_suite async "$reps_slow"
+if [ -x "$BUILD/bench/bench_shim_kernels" ]; then  # raw results only (PERFORMANCE.md section 19)
+  run_suite shim_kernels "$reps_slow"
+fi
 # shellcheck disable=SC2086
 "$BUILD/bench/bench_async_rss" $rss_args | tee "$OUT/async_rss.md"
 echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"

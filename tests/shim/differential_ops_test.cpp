@@ -815,14 +815,19 @@ TEST(DifferentialOps, WeightInt8PackMm) {
   struct Case {
     int64_t m, k, n, row_stride;  // row_stride > k: rows with gaps
   };
-  const std::vector<Case> cases = {{1, 16, 8, 16}, {5, 33, 7, 33}, {4, 64, 12, 70}, {0, 8, 3, 8},
-                                   {3, 0, 5, 0},   {2, 1, 1, 1},   {17, 40, 9, 40}};
+  // The last four span several blocks of weight rows (128 rows at these K):
+  // one and twelve rows of x (the GEMV and the transposed block products),
+  // and enough work to split the blocks over the OpenMP team.
+  const std::vector<Case> cases = {{1, 16, 8, 16},    {5, 33, 7, 33},      {4, 64, 12, 70}, {0, 8, 3, 8},
+                                   {3, 0, 5, 0},      {2, 1, 1, 1},        {17, 40, 9, 40}, {1, 64, 200, 64},
+                                   {12, 48, 300, 52}, {20, 256, 160, 256}, {9, 40, 130, 40}};
   // libtorch 2.15's bfloat16 kernel crashes (reads out of bounds) when K is
   // not a multiple of 16 or the rows are not 16-byte aligned (32 on AVX-512,
   // where it loads with aligned instructions: Side::hold aligns the buffers
   // to 64): those shapes are compared in float32 only.
-  const std::vector<Case> bf16_cases = {{1, 16, 8, 16},  {5, 32, 7, 32}, {4, 64, 12, 64}, {3, 32, 8, 40},
-                                        {17, 48, 9, 48}, {0, 16, 3, 16}, {3, 0, 5, 0}};
+  const std::vector<Case> bf16_cases = {{1, 16, 8, 16},    {5, 32, 7, 32},     {4, 64, 12, 64}, {3, 32, 8, 40},
+                                        {17, 48, 9, 48},   {0, 16, 3, 16},     {3, 0, 5, 0},    {1, 64, 200, 64},
+                                        {12, 48, 300, 48}, {20, 256, 160, 256}};
   for (Dt dt : {Dt::F32, Dt::BF16}) {
     const Tol tol = dt == Dt::BF16 ? Tol{1.6e-2, 1e-2} : Tol{1e-5, 1e-5};
     for (const Case& c : dt == Dt::BF16 ? bf16_cases : cases) {
