@@ -222,21 +222,14 @@ AtenTensorHandle mkldnn_constant(Side& sd, const Blocked& b, const std::vector<f
 
 // The logical values of an mkldnn constant: copied into a plain tensor by
 // the shim (its data pointer is the blob's blocked bytes, as libtorch's).
-std::vector<double> unpacked_values(const ShimApi& a, AtenTensorHandle h) {
-  const TensorDesc d = describe(a, h);
-  std::vector<int64_t> strides(d.sizes.size(), 1);
-  for (size_t k = d.sizes.size(); k-- > 1;) strides[k - 1] = strides[k] * d.sizes[k];
-  AtenTensorHandle plain = nullptr;
-  if (a.aoti_torch_empty_strided(d.dim, d.sizes.data(), strides.data(), a.aoti_torch_dtype_float32(),
-                                 a.aoti_torch_device_type_cpu(), 0, &plain) != 0 ||
-      a.aoti_torch_copy_(plain, h, 0) != 0) {
+std::vector<double> unpacked_values(Side& sd, AtenTensorHandle h) {
+  const TensorDesc d = describe(sd.a, h);
+  AtenTensorHandle plain = sd.empty(d.sizes, contiguous(d.sizes), sd.a.aoti_torch_dtype_float32());
+  if (plain == nullptr || sd.a.aoti_torch_copy_(plain, h, 0) != 0) {
     ADD_FAILURE() << "copying the constant: " << shim_only().last_error();
-    if (plain != nullptr) a.aoti_torch_delete_tensor_object(plain);
     return {};
   }
-  std::vector<double> v = values(a, plain);
-  a.aoti_torch_delete_tensor_object(plain);
-  return v;
+  return values(sd.a, plain);
 }
 
 std::string compare(const std::vector<double>& x, const std::vector<double>& y, double rtol = 1.3e-6,
@@ -673,7 +666,7 @@ TEST(ShimReferenceFrozen, MkldnnWeightsAndConvolutionMatchNaiveLoops) {
     int rc = -1;
     AtenTensorHandle wh = mkldnn_constant(sd, c.layout, w, c.sizes, &rc);
     ASSERT_EQ(rc, 0) << c.label << ": " << shim_only().last_error();
-    const auto got_w = unpacked_values(a, wh);
+    const auto got_w = unpacked_values(sd, wh);
     ASSERT_EQ(got_w.size(), w.size()) << c.label;
     for (size_t i = 0; i < w.size(); ++i) ASSERT_EQ(got_w[i], w[i]) << c.label << " element " << i;
     const int64_t n = c.x[0], cin = c.x[1], h = c.x[2], wd = c.x[3], o = c.sizes[0], cg = c.sizes[1];
@@ -992,7 +985,7 @@ TEST(ShimReferenceFrozen, Torch26MetadataFormReadsAsThe772ByteOne) {
               0)
         << c.label << ": " << shim_only().last_error();
     sd.keep(h);
-    const auto got = unpacked_values(a, h);
+    const auto got = unpacked_values(sd, h);
     ASSERT_EQ(got.size(), w.size()) << c.label;
     for (size_t i = 0; i < w.size(); ++i) ASSERT_EQ(got[i], w[i]) << c.label << " element " << i;
     std::vector<uint8_t> flagged = m668;

@@ -108,8 +108,7 @@ void Storage::grow(size_t nbytes) {
     std::swap(nbytes_, fresh->nbytes_);
     return;
   }
-  void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
-  if (p == nullptr) throw ShimError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+  void* p = allocate_bytes(nbytes);
   if (nbytes_ > 0) std::memcpy(p, data_, nbytes_);
   std::free(data_);
   data_ = p;
