@@ -210,7 +210,9 @@ TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
     for (int kb : {0, 1}) {
       for (bool declare : {true, false}) {
         T b({k, n}, mat_strides(k, n, kb), kF32, 12);
-        if (declare) ASSERT_EQ(aotrun_shim_declare_constant(b.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+        if (declare) {
+          ASSERT_EQ(aotrun_shim_declare_constant(b.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+        }
         const std::string what = "mm " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) +
                                  " mat2 kind " + std::to_string(kb) + (declare ? " declared" : " undeclared");
         const auto reference = [&](const T& a) {
@@ -441,20 +443,30 @@ TEST(ShimKernels, AttentionMatchesNaive) {
     // query over 37 keys (a vector tail), mask; 5: query elements 2 apart
     // (float32 leaves its in-place path); 6: enough work (8 heads of 48 x 80
     // x 32) for float32 to split the heads over the OpenMP team, grouped,
-    // masked and causal
-    for (int variant = 0; variant < 7; ++variant) {
+    // masked and causal; 7: 13 queries over 21 keys (a full block of 8 rows
+    // and a row tail, a full and a partial vector of columns in the small
+    // heads' loops), masked and causal; 8: heads of 64 x 72 x 32, above
+    // kHeadProductsMaxMacs, so float32 takes oneDNN's sgemm, masked
+    for (int variant = 0; variant < 9; ++variant) {
       const bool big = variant == 6;
       const int64_t B = 2, Hq = variant == 3 || big ? 4 : 2, Hk = 2,
                     L = variant == 2   ? 3
                         : variant == 4 ? 1
                         : big          ? 48
+                        : variant == 7 ? 13
+                        : variant == 8 ? 64
                                        : 5,
-                    S = variant == 4 ? 37
-                        : big        ? 80
-                                     : 6,
-                    E = big ? 32 : 8, qe = variant == 5 ? 2 : 1;
-      const bool causal = variant == 1 || variant == 2 || big;
-      const bool masked = variant == 0 || variant == 4 || big;
+                    S = variant == 4   ? 37
+                        : big          ? 80
+                        : variant == 7 ? 21
+                        : variant == 8 ? 72
+                                       : 6,
+                    E = big || variant == 8 ? 32
+                        : variant == 7      ? 24
+                                            : 8,
+                    qe = variant == 5 ? 2 : 1;
+      const bool causal = variant == 1 || variant == 2 || big || variant == 7;
+      const bool masked = variant == 0 || variant == 4 || big || variant >= 7;
       // query stored [B, L, H, E] (as models pass it), key/value row-major
       T q({B, Hq, L, E}, {L * Hq * E * qe, E * qe, Hq * E * qe, qe}, dt, 21);
       T k({B, Hk, S, E}, rowmajor({B, Hk, S, E}), dt, 22);

@@ -1,15 +1,13 @@
 // The two passes of attention's row softmax: the row's maximum, then
 // row[j] = exp(row[j] - max) and their sum. AVX-512 or AVX2 (with FMA),
 // whichever is the widest the CPU has, with Sleef's 1-ulp expf; else scalar
-// code and libm. AOTRUN_SHIM_MAX_ISA=avx2 or =scalar caps the choice, so
-// that an AVX-512 machine also proves the narrower paths (issue #41: the
-// tests must pass on every x86 host). The maximum is exact on every path.
+// code and libm (vector_isa.hpp chooses, AOTRUN_SHIM_MAX_ISA caps). The
+// maximum is exact on every path.
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 
+#include "compute/vector_isa.hpp"
 #include "kernels/kernels.hpp"
 
 namespace aotrun::shim::kernels {
@@ -42,12 +40,10 @@ struct RowKernels {
 };
 
 RowKernels choose() {
-  const char* cap = std::getenv("AOTRUN_SHIM_MAX_ISA");
-  const bool allow512 = cap == nullptr || std::strcmp(cap, "avx512") == 0;
-  const bool allow2 = allow512 || std::strcmp(cap, "avx2") == 0;
-  if (allow512 && __builtin_cpu_supports("avx512f")) return {&row_max_avx512, &exp_sum_avx512};
-  if (allow2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return {&row_max_avx2, &exp_sum_avx2};
+  switch (vector_isa()) {
+    case VectorIsa::kAvx512: return {&row_max_avx512, &exp_sum_avx512};
+    case VectorIsa::kAvx2: return {&row_max_avx2, &exp_sum_avx2};
+    case VectorIsa::kScalar: break;
   }
   return {&row_max_scalar, &exp_sum_scalar};
 }

@@ -1,9 +1,10 @@
 // Float32 attention read and written in place: per (batch, query head), the
 // scores Q·Kᵀ·scale by one sgemm on the tensors' own rows, the mask added
 // and the causal part cut off row by row, a vectorised softmax (softmax_row.cpp),
-// and P·V by a second sgemm straight into the output. No per-head copies:
-// models pass query, key and value as strided views ([B, L, H, E] storage
-// read as [B, H, L, E]) whose last dim is unit-stride.
+// and P·V by a second sgemm straight into the output; a small head (the
+// tokens of one request) by plain loops instead (head_products.hpp). No
+// per-head copies: models pass query, key and value as strided views
+// ([B, L, H, E] storage read as [B, H, L, E]) whose last dim is unit-stride.
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/head_products.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
@@ -47,18 +49,23 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
   // first one is kept and thrown after it.
   const int64_t heads = B * Hq;
   const bool parallel = heads > 1 && heads * L * S * E >= (int64_t{1} << 18);
+  const bool small = L * S * E <= kHeadProductsMaxMacs;
   std::string failure;
 #pragma omp parallel for if (parallel) schedule(dynamic, 1)
   for (int64_t bh = 0; bh < heads; ++bh) {
     try {
-      thread_local std::vector<float> scores;  // [L, S] of one head
-      scores.resize(static_cast<size_t>(L * S));
+      thread_local std::vector<float> scores;  // [L, S] of one head, then Kᵀ [E, S] when small
+      scores.resize(static_cast<size_t>(small ? (L + E) * S : L * S));
       float* sp = scores.data();
       const int64_t b = bh / Hq, h = bh % Hq;
       const float* qh = qp + b * q.strides[0] + h * q.strides[1];
       const float* kh = kp + b * k.strides[0] + (h / group) * k.strides[1];
       const float* vh = vp + b * v.strides[0] + (h / group) * v.strides[1];
-      sgemm(false, true, L, S, E, static_cast<float>(scale), qh, ld[0], kh, ld[1], 0.0f, sp, S);
+      if (small) {
+        head_scores(L, S, E, static_cast<float>(scale), qh, ld[0], kh, ld[1], sp + L * S, sp);
+      } else {
+        sgemm(false, true, L, S, E, static_cast<float>(scale), qh, ld[0], kh, ld[1], 0.0f, sp, S);
+      }
       for (int64_t i = 0; i < L; ++i) {
         float* row = sp + i * S;
         if (mp != nullptr) {
@@ -85,7 +92,12 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
         for (int64_t j = 0; j < S; ++j) row[j] *= inv;
         *lse = mx + std::log(sum);
       }
-      sgemm(false, false, L, E, S, 1.0f, sp, S, vh, ld[2], 0.0f, op + b * out.strides[0] + h * out.strides[1], ld[3]);
+      float* oh = op + b * out.strides[0] + h * out.strides[1];
+      if (small) {
+        head_weighted_sum(L, S, E, sp, vh, ld[2], oh, ld[3]);
+      } else {
+        sgemm(false, false, L, E, S, 1.0f, sp, S, vh, ld[2], 0.0f, oh, ld[3]);
+      }
     } catch (const std::exception& e) {
 #pragma omp critical(aotrun_shim_sdpa_failure)
       if (failure.empty()) failure = e.what();
