@@ -1,9 +1,12 @@
 // bench_shim_kernels: kernels of aotrun's own AOTInductor shim called
-// through its C API, at the sizes models run them. For now the int8
-// weight-only linear (aoti_torch_cpu__weight_int8pack_mm: a quantized LLM's
-// linears) at a decoder's step (1 row), a short prompt (16) and a long one
-// (128), over 4096 x 4096 and 11008 x 4096 weights. OMP_NUM_THREADS sets
-// the kernels' team. docs/PERFORMANCE.md section 19 has figures.
+// through its C API, at the sizes models run them: the int8 weight-only
+// linear (aoti_torch_cpu__weight_int8pack_mm: a quantized LLM's linears) at
+// a decoder's step (1 row), a short prompt (16) and a long one (128), over
+// 4096 x 4096 and 11008 x 4096 weights; the frozen float32 linear
+// (aoti_torch_cpu__linear_pointwise) and attention
+// (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu) at the real
+// tier's GPT-2, Llama and ViT shapes. OMP_NUM_THREADS sets the kernels'
+// team. docs/PERFORMANCE.md sections 19 and 20 have figures.
 #include <aotrun_shim/shim.h>
 
 #include <cstdint>
@@ -83,6 +86,100 @@ BENCHMARK(BM_WeightInt8PackMm)
     ->Args({128, 4096, 4096})
     ->Args({1, 11008, 4096})
     ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Args: rows of x (M), output features (N), input features (K). A frozen
+// linear (aoti_torch_cpu__linear_pointwise, no post-op) with a weight and
+// bias declared constant, as a frozen export's are: the weight is packed
+// on the first call and only the compute step runs after. The shapes are
+// the real tier's GPT-2 (16 tokens, width 256: qkv, projection, MLP up,
+// MLP down, LM head) and Llama (33 tokens: query/output, key/value, gate
+// or up, down, LM head).
+void BM_FrozenLinear(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  guarded(state, [&] {
+    Tensors t;
+    const int32_t f32 = aoti_torch_dtype_float32();
+    AtenTensorHandle x = t.keep(filled({m, k}, f32, 1.0f));
+    AtenTensorHandle w = t.keep(filled({n, k}, f32, 0.05f));
+    AtenTensorHandle b = t.keep(filled({n}, f32, 0.1f));
+    aotrun_shim_declare_constant(w);
+    aotrun_shim_declare_constant(b);
+    for (auto _ : state) {
+      AtenTensorHandle out = nullptr;
+      if (aoti_torch_cpu__linear_pointwise(x, w, &b, "none", nullptr, 0, nullptr, &out) != AOTI_TORCH_SUCCESS) {
+        fail(state, std::string("aoti_torch_cpu__linear_pointwise: ") + aotrun_shim_last_error());
+        return;
+      }
+      aoti_torch_delete_tensor_object(out);
+    }
+    state.counters["GFLOPS"] =
+        benchmark::Counter(2.0 * static_cast<double>(m * n * k) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  });
+}
+BENCHMARK(BM_FrozenLinear)
+    ->ArgNames({"m", "n", "k"})
+    ->Args({16, 768, 256})
+    ->Args({16, 256, 256})
+    ->Args({16, 1024, 256})
+    ->Args({16, 256, 1024})
+    ->Args({16, 5000, 256})
+    ->Args({33, 256, 256})
+    ->Args({33, 128, 256})
+    ->Args({33, 704, 256})
+    ->Args({33, 256, 704})
+    ->Args({33, 5000, 256})
+    ->Args({32, 5000, 256})
+    ->Args({48, 5000, 256})
+    ->Args({64, 5000, 256})
+    ->Args({1, 5000, 256})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// Args: batch, heads, query length (L), key length (S), head size (E),
+// and 1 for an additive float mask [1, 1, L, S] (GPT-2's) or 0 for causal
+// masking (Llama's). Query, key and value are views of one [B, L, 3 H E]
+// projection, as the tier's exports pass them. Shapes: GPT-2 (16 tokens),
+// Llama (33), ViT (197 patches).
+void BM_Attention(benchmark::State& state) {
+  const int64_t b = state.range(0), h = state.range(1), l = state.range(2), s = state.range(3), e = state.range(4);
+  const bool masked = state.range(5) != 0;
+  guarded(state, [&] {
+    Tensors t;
+    const int32_t f32 = aoti_torch_dtype_float32();
+    AtenTensorHandle qkv = t.keep(filled({b, l, 3 * h * e}, f32, 1.0f));
+    AtenTensorHandle mask = t.keep(filled({1, 1, l, s}, f32, 1.0f));
+    const int64_t sizes[] = {b, h, l, e};
+    const int64_t strides[] = {l * 3 * h * e, e, 3 * h * e, 1};
+    AtenTensorHandle view[3];
+    for (int i = 0; i < 3; ++i) {
+      if (aoti_torch__reinterpret_tensor(qkv, 4, sizes, strides, i * h * e, &view[i]) != AOTI_TORCH_SUCCESS) {
+        fail(state, std::string("aoti_torch__reinterpret_tensor: ") + aotrun_shim_last_error());
+        return;
+      }
+      t.keep(view[i]);
+    }
+    double scale = 1.0 / 8.0;
+    for (auto _ : state) {
+      AtenTensorHandle out = nullptr, lse = nullptr;
+      if (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(view[0], view[1], view[2], 0.0, masked ? 0 : 1,
+                                                                     masked ? &mask : nullptr, &scale, &out,
+                                                                     &lse) != AOTI_TORCH_SUCCESS) {
+        fail(state,
+             std::string("aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu: ") + aotrun_shim_last_error());
+        return;
+      }
+      aoti_torch_delete_tensor_object(out);
+      aoti_torch_delete_tensor_object(lse);
+    }
+  });
+}
+BENCHMARK(BM_Attention)
+    ->ArgNames({"b", "h", "l", "s", "e", "mask"})
+    ->Args({1, 4, 16, 16, 64, 1})
+    ->Args({1, 4, 33, 33, 64, 0})
+    ->Args({2, 3, 197, 197, 64, 0})
+    ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
 }  // namespace
