@@ -154,6 +154,10 @@ namespace {
 
 // Dense passes at least this long are split over the calling thread's
 // OpenMP team (a fork costs a few microseconds; 64K floats take tens).
+// The loops below say `if (parallel : ...)`: a bare `if` on a combined
+// `parallel for simd` also applies to its simd part, and a false one then
+// forbids vectorising, so every shorter pass ran one element at a time
+// (a branchy scalar ReLU: 220 us for 50K floats, 4 ns an element).
 constexpr int64_t kParallelElements = 1 << 16;
 
 // t = f(t): one flat pass when t is dense in any dim order (a convolution's
@@ -163,7 +167,7 @@ void map_in_place(const Tensor& t, F f) {
   float* p = static_cast<float*>(t.data());
   if (t.is_non_overlapping_and_dense()) {
     const int64_t n = t.numel();
-#pragma omp parallel for simd if (n >= kParallelElements) schedule(static)
+#pragma omp parallel for simd if (parallel : n >= kParallelElements) schedule(static)
     for (int64_t i = 0; i < n; ++i) p[i] = f(p[i]);
     return;
   }
@@ -201,7 +205,7 @@ void map_binary(const Tensor& dst, const Tensor& y, const Tensor& other, Op op, 
   const float* b = static_cast<const float*>(other.data());
   if (y.strides == dst.strides && other.strides == dst.strides && dst.is_non_overlapping_and_dense()) {
     const int64_t n = dst.numel();
-#pragma omp parallel for simd if (n >= kParallelElements) schedule(static)
+#pragma omp parallel for simd if (parallel : n >= kParallelElements) schedule(static)
     for (int64_t i = 0; i < n; ++i) d[i] = u(op(a[i], b[i]));
     return;
   }
