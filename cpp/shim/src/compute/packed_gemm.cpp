@@ -67,9 +67,15 @@ const PackApi& api() {
 
 // A weight packed for one OpenMP team size; empty when oneDNN said packing
 // does not pay for it (remembered so it is asked once). Its transa and lda
-// follow from the weight's strides, which are part of its key.
+// follow from the weight's strides, which are part of its key. The buffer
+// is not zero-filled first: oneDNN's pack writes every element its compute
+// reads, padding included (the shim and pt2 suites and the real tier's
+// outputs were unchanged with the buffer filled with NaNs before packing,
+// at each ISA cap), and a std::vector's fill was a second pass over tens of
+// MB in a convolution net's first call.
 struct PackedWeight {
-  std::vector<float> data;
+  std::unique_ptr<float[]> data;
+  bool empty() const { return data == nullptr; }
 };
 
 void check(dnnl_status_t st, const char* what, const char* op) {
@@ -87,12 +93,11 @@ namespace {
 
 // The packed weight kept with `owner` under `key` (+ the team size), packed
 // from the [N, K] weight (transa/lda as the pack API takes them) that `fill`
-// returns on first use (in `scratch`, or held by the pointer it returns);
-// null when oneDNN says packing does not pay.
+// returns on first use (held by the pointer it returns, released after
+// packing); null when oneDNN says packing does not pay.
 std::shared_ptr<PackedWeight> packed_weight(Storage& owner, std::vector<int64_t> key, const char* transa, int64_t n,
                                             int64_t m, int64_t k, int64_t lda, int64_t ldb,
-                                            const std::function<std::shared_ptr<const void>(std::vector<float>*)>& fill,
-                                            const char* op) {
+                                            const std::function<std::shared_ptr<const void>()>& fill, const char* op) {
   key.push_back(onednn::team_size());
   const auto packed = std::static_pointer_cast<PackedWeight>(owner.derived(key, [&] {
     auto p = std::make_shared<PackedWeight>();
@@ -106,19 +111,18 @@ std::shared_ptr<PackedWeight> packed_weight(Storage& owner, std::vector<int64_t>
     bool worth = false;
     check(api().get_size("A", transa, "N", &n, &mp, &k, &lda, &ldb, &bytes, &worth), "sgemm_pack_get_size", op);
     if (!worth || bytes == 0) return std::shared_ptr<void>(p);
-    std::vector<float> scratch;
-    const std::shared_ptr<const void> held = fill(&scratch);
+    const std::shared_ptr<const void> held = fill();
     const float* w = static_cast<const float*>(held.get());
-    p->data.resize((bytes + sizeof(float) - 1) / sizeof(float));
-    check(api().pack("A", transa, "N", &n, &mp, &k, &lda, &ldb, w, p->data.data()), "sgemm_pack", op);
+    p->data.reset(new float[(bytes + sizeof(float) - 1) / sizeof(float)]);
+    check(api().pack("A", transa, "N", &n, &mp, &k, &lda, &ldb, w, p->data.get()), "sgemm_pack", op);
     return std::shared_ptr<void>(p);
   }));
-  return packed->data.empty() ? nullptr : packed;
+  return packed->empty() ? nullptr : packed;
 }
 
 void compute(const PackedWeight& packed, const Tensor& out, const Tensor& x, int64_t n, int64_t m, int64_t k,
              int64_t lda, int64_t ldb, int64_t ldc, float beta, const char* op) {
-  check(api().compute("P", "N", &n, &m, &k, packed.data.data(), &lda, static_cast<const float*>(x.data()), &ldb, &beta,
+  check(api().compute("P", "N", &n, &m, &k, packed.data.get(), &lda, static_cast<const float*>(x.data()), &ldb, &beta,
                       static_cast<float*>(out.data()), &ldc),
         "sgemm_compute", op);
 }
@@ -190,7 +194,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   }
   const auto packed = packed_weight(
       *w.storage, {-2, w.storage_offset, n, k, w.strides[0], w.strides[1]}, transa, n, m, k, lda, ldb,
-      [&](std::vector<float>*) { return w.read(); }, op);
+      [&] { return w.read(); }, op);
   if (packed == nullptr) return false;
   compute(*packed, out, x, n, m, k, lda, ldb, ldc, beta, op);
   return true;
@@ -205,10 +209,11 @@ bool packed_gemm_derived(const Tensor& out, const Tensor& x, Storage& owner, con
   const SerialIfSmall serial(m, n, k);
   const auto packed = packed_weight(
       owner, key, "T", n, m, k, k, ldb,
-      [&](std::vector<float>* scratch) {
-        scratch->resize(static_cast<size_t>(n * k));
-        fill(scratch->data());
-        return std::shared_ptr<const void>(scratch->data(), [](const void*) {});
+      [&] {
+        // Uninitialised: fill writes all of W.
+        const std::shared_ptr<float[]> w(new float[static_cast<size_t>(n * k)]);
+        fill(w.get());
+        return std::shared_ptr<const void>(w, w.get());
       },
       op);
   if (packed == nullptr) return false;

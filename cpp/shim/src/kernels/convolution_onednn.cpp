@@ -70,9 +70,12 @@ void append_desc(std::vector<int64_t>& key, const memory::desc& d) {
 }
 
 // A frozen weight in the primitive's layout: reordered once per layout and
-// kept with the weight's storage.
+// kept with the weight's storage. Not zero-filled first: a oneDNN reorder
+// writes the whole destination, the padding of blocked layouts included
+// (the shim and pt2 suites and the real tier's convolution nets gave the
+// same results with the buffer filled with NaNs before the reorder).
 struct PackedWeight {
-  std::vector<float> data;
+  std::unique_ptr<float[]> data;
 };
 
 // The weight [O, C/g, k...] with these strides viewed as [g, O/g, C/g, k...]
@@ -226,17 +229,17 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
       append_desc(wkey, e->weight);
       const auto kept = std::static_pointer_cast<PackedWeight>(weight.storage->derived(wkey, [&] {
         auto p = std::make_shared<PackedWeight>();
-        p->data.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
+        p->data.reset(new float[(e->weight.get_size() + sizeof(float) - 1) / sizeof(float)]);
         const std::shared_ptr<const void> held = weight.read();  // no lasting plain copy of a frozen weight
         memory w_user(e->weight_user, eng, const_cast<void*>(held.get()));
-        memory to(e->weight, eng, p->data.data());
+        memory to(e->weight, eng, p->data.get());
         e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
                                        {DNNL_ARG_TO, to},
                                        {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->reorder_scratch)}});
         s.wait();
         return std::shared_ptr<void>(p);
       }));
-      w = memory(e->weight, eng, kept->data.data());
+      w = memory(e->weight, eng, kept->data.get());
     } else if (e->weight_reorder) {
       packed.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
       w = memory(e->weight, eng, packed.data());
