@@ -33,7 +33,7 @@ dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
 
 int64_t team_size() { return omp_get_max_threads(); }
 
-bool host_takes_bf16() {
+bool runs_avx512_core() {
   // The ISA values are feature masks: AVX2-VNNI (0x407) is numerically
   // above AVX-512 core (0x27) without containing it.
   static const bool yes = [] {
@@ -43,6 +43,8 @@ bool host_takes_bf16() {
   }();
   return yes;
 }
+
+bool host_takes_bf16() { return runs_avx512_core(); }
 
 bool host_takes_f16() {
   static const bool yes = host_takes_bf16() && __builtin_cpu_supports("avx512fp16");

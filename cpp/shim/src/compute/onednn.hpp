@@ -50,6 +50,11 @@ dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
 // on this thread): part of every cache key.
 int64_t team_size();
 
+// Whether oneDNN's effective ISA includes AVX-512 core (its brgemm-based
+// and avx512_core kernels are then available to it); DNNL_MAX_CPU_ISA caps
+// the answer. Any thread; computed once.
+bool runs_avx512_core();
+
 // Whether libtorch's CPU convolutions take their oneDNN path for bfloat16
 // (float16) inputs on this host, as ATen's mkldnn_bf16_device_check
 // (mkldnn_fp16_device_check) decides: oneDNN's effective ISA includes

@@ -8,7 +8,11 @@
 // packed GEMM of the same product runs at 86-95 (bench notes in
 // docs/PERFORMANCE.md section 17). With 64 channels and large images the
 // direct kernel wins (im2col's copy is then a fifth of the time), so only
-// the weight-bound shapes come here.
+// the weight-bound shapes come here. And only where oneDNN runs below
+// AVX-512: with avx512_core it picks brgconv for these shapes, which is not
+// weight-bound, and the same frozen ResNet-18 was as fast at 1 thread and 6%
+// faster at 2 without this path (32.1-32.5 against 34.4-35.7 ms, Zen 4;
+// docs/PERFORMANCE.md section 20).
 //
 // The input must be channels-last (each pixel's channels contiguous: one
 // memcpy per kernel tap; unfolded 8 MB at a time, in this thread's
@@ -19,6 +23,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
 #include "dtype.hpp"
 #include "kernels.hpp"
@@ -53,7 +58,8 @@ bool dense_channels_last(const Tensor& t) {
 
 bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
                              const Tensor& out, const ConvEpilogue& post, const char* op) {
-  if (!packed_gemm_available() || weight.storage == nullptr || !weight.storage->read_only()) return false;
+  if (!packed_gemm_available() || onednn::runs_avx512_core()) return false;
+  if (weight.storage == nullptr || !weight.storage->read_only()) return false;
   if (input.dtype != kFloat32 || weight.dtype != kFloat32 || out.dtype != kFloat32) return false;
   if (bias != nullptr && bias->dtype != kFloat32) return false;
   if (input.dim() != 4 || weight.dim() != 4 || p.groups != 1) return false;
