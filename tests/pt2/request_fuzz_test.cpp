@@ -308,7 +308,9 @@ TEST_P(RequestFuzz, EveryRequestIsAnErrorOrAnAnswerInEveryMode) {
           outcome(aotrun_runner_run_alloc(runner.get(), in.data(), in.size(), owned.data(), owned.size()));
       record(o, what + " run_alloc", &counts);
       for (DLManagedTensor* t : owned) {
-        if (o.code != AOTRUN_OK) EXPECT_EQ(t, nullptr) << what;
+        if (o.code != AOTRUN_OK) {
+          EXPECT_EQ(t, nullptr) << what;
+        }
         if (t != nullptr && t->deleter != nullptr) t->deleter(t);
       }
     } else {  // run (2: sync, 3: async), then the same on the single-threaded runner
