@@ -6,16 +6,11 @@
 
 #include <cstdint>
 
+#include "compute/avx2_tail_mask.hpp"
 #include "compute/head_products.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {
-
-__m256i tail_mask(int64_t left) {
-  alignas(32) int32_t lane_on[8];
-  for (int q = 0; q < 8; ++q) lane_on[q] = q < left ? -1 : 0;
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(lane_on));
-}
 
 // Eight rows: eight accumulators, named so that GCC keeps them in
 // registers (an array of them is spilled to the stack every iteration).
@@ -56,7 +51,7 @@ void block1(int64_t k, float alpha, const float* a, const float* b, int64_t ldb,
 void small_gemm_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                      int64_t ldb, float* c, int64_t ldc) {
   for (int64_t j = 0; j < n; j += 8) {
-    const __m256i cols = tail_mask(n - j);
+    const __m256i cols = avx2_tail_mask(n - j);
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) block8(k, alpha, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, cols);
     for (; i < m; ++i) block1(k, alpha, a + i * lda, b + j, ldb, c + i * ldc + j, cols);

@@ -7,16 +7,9 @@
 #include <cstdint>
 #include <limits>
 
+#include "compute/avx2_tail_mask.hpp"
+
 namespace aotrun::shim::kernels {
-namespace {
-
-__m256i tail_mask(int64_t left) {
-  alignas(32) int32_t lane_on[8];
-  for (int k = 0; k < 8; ++k) lane_on[k] = k < left ? -1 : 0;
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(lane_on));
-}
-
-}  // namespace
 
 // NaNs are skipped, as the scalar loop skips them: maxps returns its second
 // operand (the running maximum) when the first is NaN.
@@ -30,7 +23,7 @@ float row_max_avx2(const float* row, int64_t n) {
   }
   for (; j + 8 <= n; j += 8) a0 = _mm256_max_ps(_mm256_loadu_ps(row + j), a0);
   if (j < n) {  // lanes past the row read as -inf
-    const __m256i m = tail_mask(n - j);
+    const __m256i m = avx2_tail_mask(n - j);
     const __m256 x = _mm256_blendv_ps(lowest, _mm256_maskload_ps(row + j, m), _mm256_castsi256_ps(m));
     a1 = _mm256_max_ps(x, a1);
   }
@@ -51,7 +44,7 @@ float exp_sum_avx2(float* row, int64_t n, float max) {
     acc = _mm256_add_ps(acc, x);
   }
   if (j < n) {
-    const __m256i m = tail_mask(n - j);
+    const __m256i m = avx2_tail_mask(n - j);
     const __m256 x = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(row + j, m), vmax));
     _mm256_maskstore_ps(row + j, m, x);
     acc = _mm256_add_ps(acc, _mm256_and_ps(x, _mm256_castsi256_ps(m)));
