@@ -21,16 +21,20 @@
 namespace aotrun_bench {
 namespace {
 
+// Throws when a shim call failed, naming it (guarded() reports it).
+void check(AOTITorchError rc, const char* call) {
+  if (rc != AOTI_TORCH_SUCCESS) throw std::runtime_error(std::string(call) + ": " + aotrun_shim_last_error());
+}
+
 // A contiguous CPU tensor of `dtype` filled with deterministic values: int8
 // over [-128, 127], float32 over [0, scale).
 AtenTensorHandle filled(const std::vector<int64_t>& sizes, int32_t dtype, float scale) {
   std::vector<int64_t> strides(sizes.size(), 1);
   for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
   AtenTensorHandle h = nullptr;
-  if (aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), dtype,
-                               aoti_torch_device_type_cpu(), 0, &h) != AOTI_TORCH_SUCCESS) {
-    throw std::runtime_error(std::string("aoti_torch_empty_strided: ") + aotrun_shim_last_error());
-  }
+  check(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), dtype,
+                                 aoti_torch_device_type_cpu(), 0, &h),
+        "aoti_torch_empty_strided");
   void* p = nullptr;
   aoti_torch_get_data_ptr(h, &p);
   int64_t n = 1;
@@ -69,10 +73,7 @@ void BM_WeightInt8PackMm(benchmark::State& state) {
     AtenTensorHandle s = t.keep(filled({n}, f32, 0.02f));
     for (auto _ : state) {
       AtenTensorHandle out = nullptr;
-      if (aoti_torch_cpu__weight_int8pack_mm(x, w, s, &out) != AOTI_TORCH_SUCCESS) {
-        fail(state, std::string("aoti_torch_cpu__weight_int8pack_mm: ") + aotrun_shim_last_error());
-        return;
-      }
+      check(aoti_torch_cpu__weight_int8pack_mm(x, w, s, &out), "aoti_torch_cpu__weight_int8pack_mm");
       aoti_torch_delete_tensor_object(out);
     }
     state.counters["GFLOPS"] =
@@ -107,10 +108,8 @@ void BM_FrozenLinear(benchmark::State& state) {
     aotrun_shim_declare_constant(b);
     for (auto _ : state) {
       AtenTensorHandle out = nullptr;
-      if (aoti_torch_cpu__linear_pointwise(x, w, &b, "none", nullptr, 0, nullptr, &out) != AOTI_TORCH_SUCCESS) {
-        fail(state, std::string("aoti_torch_cpu__linear_pointwise: ") + aotrun_shim_last_error());
-        return;
-      }
+      check(aoti_torch_cpu__linear_pointwise(x, w, &b, "none", nullptr, 0, nullptr, &out),
+            "aoti_torch_cpu__linear_pointwise");
       aoti_torch_delete_tensor_object(out);
     }
     state.counters["GFLOPS"] =
@@ -151,22 +150,16 @@ void BM_Attention(benchmark::State& state) {
     const int64_t strides[] = {l * 3 * h * e, e, 3 * h * e, 1};
     AtenTensorHandle view[3];
     for (int i = 0; i < 3; ++i) {
-      if (aoti_torch__reinterpret_tensor(qkv, 4, sizes, strides, i * h * e, &view[i]) != AOTI_TORCH_SUCCESS) {
-        fail(state, std::string("aoti_torch__reinterpret_tensor: ") + aotrun_shim_last_error());
-        return;
-      }
+      check(aoti_torch__reinterpret_tensor(qkv, 4, sizes, strides, i * h * e, &view[i]),
+            "aoti_torch__reinterpret_tensor");
       t.keep(view[i]);
     }
     double scale = 1.0 / 8.0;
     for (auto _ : state) {
       AtenTensorHandle out = nullptr, lse = nullptr;
-      if (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(view[0], view[1], view[2], 0.0, masked ? 0 : 1,
-                                                                     masked ? &mask : nullptr, &scale, &out,
-                                                                     &lse) != AOTI_TORCH_SUCCESS) {
-        fail(state,
-             std::string("aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu: ") + aotrun_shim_last_error());
-        return;
-      }
+      check(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(view[0], view[1], view[2], 0.0, masked ? 0 : 1,
+                                                                       masked ? &mask : nullptr, &scale, &out, &lse),
+            "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu");
       aoti_torch_delete_tensor_object(out);
       aoti_torch_delete_tensor_object(lse);
     }
