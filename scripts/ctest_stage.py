@@ -15,13 +15,19 @@
 Skipped tests count as run for the floor: they are there and say why they
 did not run (no GPU, no libtorch); the grouped reasons show what was left out.
 
-One failure is retried, once: a test whose body passed and whose process
-then died in LeakSanitizer's own stop-the-world tracer at exit ("Tracer
-caught signal 11 ... LeakSanitizer has encountered a fatal error", a known
-sanitizer-runtime flake: google/sanitizers#1353). That is not a leak report
-and says nothing about the test; it runs again alone and counts by that run,
-and the summary names it. A leak, an ASan report or a failed assertion is
-never retried.
+Two sanitizer-runtime failures are retried, once each, because they say
+nothing about the test:
+- a test whose body passed and whose process then died in LeakSanitizer's
+  own stop-the-world tracer at exit ("Tracer caught signal 11 ...
+  LeakSanitizer has encountered a fatal error": google/sanitizers#1353);
+- a process that ThreadSanitizer's runtime stopped because the kernel
+  refused it shadow memory ("ThreadSanitizer failed to allocate ...
+  (errno: 12)"): the address layout ASLR chose for that process does not
+  fit this TSan runtime's fixed shadow ranges, and another process gets
+  another layout.
+Such a test runs again alone and counts by that run, and the summary names
+it. A leak, an ASan or TSan report (a data race), a runtime error or a
+failed assertion is never retried.
 """
 
 import argparse
@@ -98,13 +104,22 @@ def parse_junit(path):
     return counts, reasons, failed
 
 
-# LeakSanitizer's tracer crashing at exit, after a body that passed; no
-# report of a leak, an ASan error or a failed check anywhere in the output.
-def tracer_crash_only(output):
-    if "Tracer caught signal" not in output or "LeakSanitizer has encountered a fatal error" not in output:
-        return False
-    return not any(m in output for m in ("ERROR: LeakSanitizer: detected memory leaks", "ERROR: AddressSanitizer",
-                                         "runtime error:", "[  FAILED  ]"))
+# What a test's output must not hold for a sanitizer-runtime failure to be
+# retried: any report about the code under test.
+REPORTS = ("ERROR: LeakSanitizer: detected memory leaks", "ERROR: AddressSanitizer", "WARNING: ThreadSanitizer:",
+           "runtime error:", "[  FAILED  ]")
+
+
+# Why a failed test's output is a sanitizer-runtime failure worth one retry
+# (a phrase for the summary), or None.
+def runtime_flake(output):
+    if any(m in output for m in REPORTS):
+        return None
+    if "Tracer caught signal" in output and "LeakSanitizer has encountered a fatal error" in output:
+        return "its body passed; LeakSanitizer's tracer crashed at exit"
+    if re.search(r"ERROR: ThreadSanitizer failed to allocate .* \(errno: 12\)", output):
+        return "ThreadSanitizer's runtime was refused shadow memory for this process's address layout"
+    return None
 
 
 # ctest -R takes CMake's regex: escape what it treats as special.
@@ -150,11 +165,12 @@ def main():
         counts, reasons, failed = parse_junit(junit)
     retried = []
     for name, out in list(failed.items()):
-        if tracer_crash_only(out) and retry_alone(root, args.preset, build, name):
+        why = runtime_flake(out)
+        if why and retry_alone(root, args.preset, build, name):
             del failed[name]
             counts["failed"] -= 1
             counts["passed"] += 1
-            retried.append(name)
+            retried.append((name, why))
     if retried and not failed and rc == 8:  # ctest's "some tests failed", all of them now passed
         rc = 0
     total = counts["passed"] + counts["failed"] + counts["skipped"]
@@ -172,9 +188,8 @@ def main():
     for reason, names in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         print("  skipped %d: %s  [%s]" % (len(names), reason, shown))
-    for name in retried:
-        print("  retried: %s (its body passed; LeakSanitizer's tracer crashed at exit; passed when run again alone)" %
-              name)
+    for name, why in retried:
+        print("  retried: %s (%s; passed when run again alone)" % (name, why))
     for name in failed:
         print("  failed: %s" % name)
     for p in problems:

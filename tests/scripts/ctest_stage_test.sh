@@ -2,7 +2,8 @@
 # scripts/ctest_stage.py on a tiny project (tests/scripts/stage_fixture):
 # a stage that holds its floor passes and groups its skip reasons; one with
 # fewer tests than the floor, or none, fails; LeakSanitizer's tracer crash is
-# retried once, a leak report never.
+# retried once, a leak report never; so is ThreadSanitizer's refused shadow
+# memory, a data race never.
 #
 #   ctest_stage_test.sh SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
@@ -43,5 +44,15 @@ grep -q "failed: real_leak" <<<"$out" || fail "the leak report was not kept as a
 rm -f "$scratch"/build/*.ran
 echo "ok: LeakSanitizer's tracer crash is retried once, a leak report is not"
 
-[ "$(wc -l <"$scratch/summary")" -eq 5 ] || fail "one summary line per stage expected: $(cat "$scratch/summary")"
+# ThreadSanitizer refused shadow memory: retried once; a data race never.
+cmake -S "$scratch" -B "$scratch/build" -DN_TESTS=3 "-DFLAKY=tsan_shadow;data_race" >/dev/null
+if out=$(stage --floor 6); then fail "a data race was retried: $out"; fi
+grep -q "^stage fx: FAILED, 6 tests: 4 passed, 1 failed, 1 skipped (floor 6)$" <<<"$out" || fail "summary: $out"
+grep -q "retried: tsan_shadow (ThreadSanitizer's runtime was refused shadow memory" <<<"$out" ||
+  fail "the shadow-memory failure was not retried: $out"
+grep -q "failed: data_race" <<<"$out" || fail "the data race was not kept as a failure: $out"
+rm -f "$scratch"/build/*.ran
+echo "ok: ThreadSanitizer's refused shadow memory is retried once, a data race is not"
+
+[ "$(wc -l <"$scratch/summary")" -eq 6 ] || fail "one summary line per stage expected: $(cat "$scratch/summary")"
 rm -rf "$scratch"
