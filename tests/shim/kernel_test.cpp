@@ -202,6 +202,17 @@ TEST(ShimKernels, MmAndBmmMatchNaive) {
 // Writing the memory afterwards is outside the contract; here it shows the
 // copy is kept (the old values still come out) where oneDNN packs at all,
 // while an undeclared weight's new values are always seen.
+// Whether a constant float32 weight runs on the shim's panel GEMM
+// (panel_gemm.hpp): the CPU has AVX2 with FMA, nothing caps the shim's
+// vector ISA to scalar and packing is not turned off or left to oneDNN.
+bool panels_run() {
+  const char* isa = std::getenv("AOTRUN_SHIM_MAX_ISA");
+  const char* packing = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
+  if (isa != nullptr && std::strcmp(isa, "scalar") == 0) return false;
+  if (packing != nullptr && (std::strcmp(packing, "0") == 0 || std::strcmp(packing, "onednn") == 0)) return false;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
 TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
   const int64_t shapes[][3] = {{16, 256, 768}, {33, 64, 48}, {1, 64, 300}, {5, 9, 3}};
   const bool capped = std::getenv("AOTRUN_SHIM_MAX_ISA") != nullptr;  // oneDNN may then not pack
@@ -246,12 +257,88 @@ TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
         const std::vector<double> now = product(a, 1), negated = reference(a);
         if (!declare) {
           expect_close(now, negated, kF32, what + ": the new values are read");
-        } else if (!capped && m >= 16) {
+        } else if (panels_run() || (!capped && m >= 16)) {  // oneDNN packs from 16 rows
           expect_close(now, first, kF32, what + ": the packed copy is kept");
         }
       }
     }
   }
+}
+
+// A linear layer on a constant weight, through each entry point that takes
+// the packed path (mm, addmm with a bias row, the frozen linear), at team
+// sizes 1 and 2: where panels run, every output must equal, bit for bit,
+// one float fused multiply-add chain over k in order started from the
+// bias (or 0) -- the same on AVX2 and AVX-512 hosts (the isa_avx2 run) and
+// at every team size. Shapes cross the panel width (16 / 32 columns), the
+// row blocks (5 / 8), the row groups (64) and the k chunks (256 / 512).
+TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
+  const int64_t shapes[][3] = {{1, 1, 1},     {1, 256, 768}, {5, 3, 17},    {8, 257, 32},   {9, 513, 33}, {13, 600, 47},
+                               {33, 256, 70}, {64, 255, 16}, {65, 100, 15}, {130, 300, 69}, {394, 40, 31}};
+  const bool exact = panels_run();
+  int checked = 0;
+  for (const auto& sh : shapes) {
+    const int64_t m = sh[0], k = sh[1], n = sh[2];
+    for (int entry = 0; entry < 4; ++entry) {
+      // 0: mm, mat2 [K, N] row-major (a Conv1D weight); 1: mm, mat2
+      // column-major (a transposed [N, K] weight); 2: addmm with a bias row;
+      // 3: the frozen linear, W [N, K] and a bias.
+      const bool bias_used = entry >= 2;
+      T x({m, k}, {k + 3, 1}, kF32, 21);  // rows with gaps
+      T w(entry == 3 ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
+          entry == 3 ? std::vector<int64_t>{k, 1} : mat_strides(k, n, entry == 1 ? 1 : 0), kF32, 22);
+      T bias({n}, {1}, kF32, 23);
+      ASSERT_EQ(aotrun_shim_declare_constant(w.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+      const auto weight = [&](int64_t j, int64_t p) { return entry == 3 ? w.at({j, p}) : w.at({p, j}); };
+      std::vector<double> chain, sum;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float acc = bias_used ? static_cast<float>(bias.at({j})) : 0.0f;
+          double ref = bias_used ? bias.at({j}) : 0.0;
+          for (int64_t p = 0; p < k; ++p) {
+            acc = std::fmaf(static_cast<float>(x.at({i, p})), static_cast<float>(weight(j, p)), acc);
+            ref += x.at({i, p}) * weight(j, p);
+          }
+          chain.push_back(acc);
+          sum.push_back(ref);
+        }
+      for (int team : {1, 2}) {
+        const std::string what = "entry " + std::to_string(entry) + ", " + std::to_string(m) + "x" + std::to_string(k) +
+                                 "x" + std::to_string(n) + ", team " + std::to_string(team);
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(team);
+        std::vector<double> got;
+        if (entry == 3) {
+          AtenTensorHandle bh = bias.h, out = nullptr;
+          const AOTITorchError rc = aoti_torch_cpu__linear_pointwise(x.h, w.h, &bh, "none", nullptr, 0, nullptr, &out);
+          omp_set_num_threads(before);
+          ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << what << ": " << aotrun_shim_last_error();
+          got = values(api(), out);
+          aoti_torch_delete_tensor_object(out);
+        } else {
+          T out({m, n}, {n + 5, 1}, kF32, 24);  // rows with gaps
+          const AOTITorchError rc = entry == 2 ? aoti_torch_cpu_addmm_out(out.h, bias.h, x.h, w.h, 1.0, 1.0)
+                                               : aoti_torch_cpu_mm_out(out.h, x.h, w.h);
+          omp_set_num_threads(before);
+          ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << what << ": " << aotrun_shim_last_error();
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) got.push_back(out.at({i, j}));
+        }
+        if (exact) {
+          ASSERT_EQ(got.size(), chain.size()) << what;
+          int64_t differ = 0, first = -1;
+          for (size_t e = 0; e < got.size(); ++e)
+            if (got[e] != chain[e] && differ++ == 0) first = static_cast<int64_t>(e);
+          EXPECT_EQ(differ, 0) << what << ": first at element " << first << ": " << got[first] << " against "
+                               << chain[first];
+        } else {
+          expect_close(got, sum, kF32, what);
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 11 * 4 * 2);
 }
 
 // --- convolution --------------------------------------------------------------

@@ -1,6 +1,7 @@
-// Weight-packed float32 GEMM over oneDNN's pack API (packed_gemm.hpp).
+// Weight-packed float32 GEMM (packed_gemm.hpp): panel_gemm.hpp's panels, or
+// oneDNN's pack API.
 //
-// The API is Fortran-style (column-major). A row-major out [M, N] =
+// oneDNN's API is Fortran-style (column-major). A row-major out [M, N] =
 // x [M, K] @ wᵀ is, read column-major, outᵀ [N, M] = w' [N, K] @ xᵀ [K, M]:
 // the weight is the first ("A") operand, packed once; x is the second, as is.
 #include <dlfcn.h>
@@ -17,6 +18,7 @@
 
 #include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
+#include "compute/panel_gemm.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 
@@ -43,10 +45,20 @@ struct PackApi {
 
 // Looked up in the libdnnl that defines dnnl_sgemm (the one the shim was
 // linked with), not in the global scope: the shim may be loaded RTLD_LOCAL.
+// AOTRUN_SHIM_PACKED_GEMM: "0" none, "onednn" oneDNN's only, else both.
+bool packing_env_is(const char* value) {
+  const char* env = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
+  return env != nullptr && std::strcmp(env, value) == 0;
+}
+
+bool panels_enabled() {
+  static const bool on = panel_gemm_supported() && !packing_env_is("0") && !packing_env_is("onednn");
+  return on;
+}
+
 PackApi find_api() {
   PackApi api;
-  const char* env = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
-  if (env != nullptr && std::strcmp(env, "0") == 0) return api;
+  if (packing_env_is("0")) return api;
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&dnnl_sgemm), &info) == 0 || info.dli_fname == nullptr) return api;
   void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
@@ -165,38 +177,77 @@ bool rows_of(const Tensor& out, const Tensor& x, int64_t m, int64_t n, int64_t k
 
 }  // namespace
 
-bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op) {
-  if (!api().ok() || w.storage == nullptr || !w.storage->read_only()) return false;
+namespace {
+
+// The weight [N, K] at w[j * sn + p * sk] in panels, made once per storage
+// (panel_gemm's layout does not depend on the team size).
+std::shared_ptr<PanelWeight> panel_weight(const Tensor& w, int64_t n, int64_t k, int64_t sn, int64_t sk) {
+  return std::static_pointer_cast<PanelWeight>(w.storage->derived({-8, w.storage_offset, n, k, sn, sk}, [&] {
+    const std::shared_ptr<const void> held = w.read();
+    return std::shared_ptr<void>(pack_panels(static_cast<const float*>(held.get()), n, k, sn, sk));
+  }));
+}
+
+}  // namespace
+
+bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op,
+                   const Tensor* bias) {
+  if (w.storage == nullptr || !w.storage->read_only()) return false;
   if (w.dtype != kFloat32 || w.dim() != 2) return false;
   const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = w.sizes[1], n = w.sizes[0];
   int64_t ldb = 0, ldc = 0;
   if (!rows_of(out, x, m, n, k, &ldb, &ldc)) return false;
+  if (bias != nullptr && (beta != 0.0f || bias->dtype != kFloat32 || bias->dim() != 1 || bias->sizes[0] != n)) {
+    return false;
+  }
+  const bool row_major = w.strides[1] == 1 && w.strides[0] >= k, col_major = w.strides[0] == 1 && w.strides[1] >= n;
+  if (!row_major && !col_major) return false;
+  if (panels_enabled() && (beta == 0.0f || beta == 1.0f)) {
+    const auto panels = panel_weight(w, n, k, w.strides[0], w.strides[1]);
+    const float* b = nullptr;
+    bool accumulate = beta == 1.0f;
+    if (bias != nullptr && (bias->strides[0] == 1 || n == 1)) {
+      b = static_cast<const float*>(bias->data());
+    } else if (bias != nullptr) {
+      copy_elements(out, *bias);
+      accumulate = true;
+    }
+    panel_gemm(*panels, m, static_cast<const float*>(x.data()), ldb, b, accumulate, static_cast<float*>(out.data()),
+               ldc);
+    return true;
+  }
+  if (!api().ok()) return false;
   const SerialIfSmall serial(m, n, k);
-  // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T".
-  const char* transa = "T";
-  int64_t lda = w.strides[0];
-  if (!(w.strides[1] == 1 && w.strides[0] >= k)) {
-    if (!(w.strides[0] == 1 && w.strides[1] >= n)) return false;
+  if (col_major) {
     // Stride (1, ldw): [N, K] column-major, a [K, N] row-major mat2 (GPT-2's
     // Conv1D weight). oneDNN declines to pack that form ("N": not worth it)
     // and then packs it on every call; transposed once into [N, K]
     // row-major, it is packed like the others.
     const int64_t ld = w.strides[1];
-    return packed_gemm_derived(
-        out, x, *w.storage, {-4, w.storage_offset, n, k, ld}, n,
-        [&](float* dst) {
+    const auto packed = packed_weight(
+        *w.storage, {-4, w.storage_offset, n, k, ld}, "T", n, m, k, k, ldb,
+        [&] {
+          const std::shared_ptr<float[]> t(new float[static_cast<size_t>(n * k)]);
           const std::shared_ptr<const void> held = w.read();
           const float* src = static_cast<const float*>(held.get());
           for (int64_t p = 0; p < k; ++p)
-            for (int64_t j = 0; j < n; ++j) dst[j * k + p] = src[p * ld + j];
+            for (int64_t j = 0; j < n; ++j) t[j * k + p] = src[p * ld + j];
+          return std::shared_ptr<const void>(t, t.get());
         },
-        beta, op);
+        op);
+    if (packed == nullptr) return false;
+    if (bias != nullptr) copy_elements(out, *bias);
+    compute(*packed, out, x, n, m, k, k, ldb, ldc, bias != nullptr ? 1.0f : beta, op);
+    return true;
   }
+  // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T".
+  const int64_t lda = w.strides[0];
   const auto packed = packed_weight(
-      *w.storage, {-2, w.storage_offset, n, k, w.strides[0], w.strides[1]}, transa, n, m, k, lda, ldb,
+      *w.storage, {-2, w.storage_offset, n, k, w.strides[0], w.strides[1]}, "T", n, m, k, lda, ldb,
       [&] { return w.read(); }, op);
   if (packed == nullptr) return false;
-  compute(*packed, out, x, n, m, k, lda, ldb, ldc, beta, op);
+  if (bias != nullptr) copy_elements(out, *bias);
+  compute(*packed, out, x, n, m, k, lda, ldb, ldc, bias != nullptr ? 1.0f : beta, op);
   return true;
 }
 

@@ -1,6 +1,8 @@
 // aoti_torch_cpu_addmm_out: out = beta * self + alpha * (mat1 @ mat2).
 #include <string>
+#include <utility>
 
+#include "compute/packed_gemm.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
 
@@ -15,6 +17,15 @@ void addmm(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& ma
   expect_dim(mat1, 2, op, "mat1");
   expect_dim(mat2, 2, op, "mat2");
   resize_output(out, {mat1.sizes[0], mat2.sizes[1]}, op);
+  // A linear layer with a constant weight (Inductor's addmm of a bias row):
+  // the bias goes into the packed GEMM's accumulators, not through out
+  // first (packed_gemm.hpp). Declines, having done nothing, otherwise.
+  if (beta == 1.0 && alpha == 1.0 && self.dim() == 1 && self.storage != out.storage && mat2.dim() == 2) {
+    Tensor w = mat2;  // mat2 [K, N] seen as the weight [N, K] it transposes
+    std::swap(w.sizes[0], w.sizes[1]);
+    std::swap(w.strides[0], w.strides[1]);
+    if (packed_linear(out, mat1, w, 0.0f, op, &self)) return;
+  }
   if (beta != 0.0) {
     // Broadcast self into out, then accumulate the product on top. When self
     // and out are the same view this is a no-op copy.

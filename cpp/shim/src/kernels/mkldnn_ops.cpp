@@ -76,9 +76,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op)
   Tensor wt = w;  // [K, N] view of W
   wt.sizes = {k, n};
   wt.strides = {w.strides[1], w.strides[0]};
-  if (b != nullptr) copy_elements(out2, *b);
-  // A frozen weight is packed once (packed_gemm.hpp); others per call.
-  if (!kernels::packed_linear(out2, x2, w, b != nullptr ? 1.0f : 0.0f, op)) {
+  // A frozen weight is packed once (packed_gemm.hpp), the bias added in
+  // the same pass; others per call, on top of the bias.
+  if (!kernels::packed_linear(out2, x2, w, 0.0f, op, b)) {
+    if (b != nullptr) copy_elements(out2, *b);
     kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
   }
   return out;

@@ -1,0 +1,88 @@
+// panel_gemm.hpp: the packing, the split over threads, and the choice of
+// the ISA variant.
+#include "compute/panel_gemm.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+#include "compute/vector_isa.hpp"
+
+namespace aotrun::shim::kernels {
+namespace {
+
+int64_t width_for(VectorIsa isa) { return isa == VectorIsa::kAvx512 ? 32 : 16; }
+
+// Products below this many multiply-adds run on the calling thread: an
+// OpenMP team's fork and join cost more than splitting them saves (the
+// same bound as packed_gemm.cpp's for oneDNN's packed compute).
+constexpr int64_t kSerialMacs = int64_t(1) << 18;
+
+// Rows per unit of work, at most: a row group's blocks run through one
+// panel's chunk (below) in turn while it is in L1. The groups are made
+// even (394 rows: 7 of 56-57, not 6 of 64 and one of 10, which left one
+// of two threads 14% more work).
+constexpr int64_t kRowGroup = 64;
+
+// The k chunk: 32 KiB of a panel (256 steps with AVX-512, 512 with AVX2).
+constexpr int64_t kChunkBytes = 32 * 1024;
+
+}  // namespace
+
+PanelWeight::~PanelWeight() { std::free(data); }
+
+bool panel_gemm_supported() { return vector_isa() != VectorIsa::kScalar; }
+
+std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk) {
+  auto p = std::make_unique<PanelWeight>();
+  p->n = n;
+  p->k = k;
+  p->width = width_for(vector_isa());
+  const int64_t panels = (n + p->width - 1) / p->width;
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(panels * k * p->width, 1)) * sizeof(float);
+  p->data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (p->data == nullptr) throw std::bad_alloc();
+  for (int64_t q = 0; q < panels; ++q) {
+    float* dst = p->data + q * k * p->width;
+    const int64_t j0 = q * p->width, cols = std::min(p->width, n - j0);
+    for (int64_t r = 0; r < k; ++r) {
+      for (int64_t j = 0; j < cols; ++j) dst[r * p->width + j] = w[(j0 + j) * sn + r * sk];
+      for (int64_t j = cols; j < p->width; ++j) dst[r * p->width + j] = 0.0f;
+    }
+  }
+  return p;
+}
+
+void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
+                float* out, int64_t ldo) {
+  if (m <= 0 || w.n <= 0) return;
+  const auto rows = vector_isa() == VectorIsa::kAvx512 ? panel_rows_avx512 : panel_rows_avx2;
+  const int64_t panels = (w.n + w.width - 1) / w.width;
+  const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
+  const int64_t tiles = panels * groups;
+  const int64_t chunk = std::max<int64_t>(kChunkBytes / (w.width * int64_t(sizeof(float))), 1);
+  const bool split = m * w.n * w.k >= kSerialMacs && tiles > 1 && omp_get_max_threads() > 1;
+  // Each thread owns a fixed run of tiles (row-group-major: neighbouring
+  // panels of the same rows) and takes k a chunk at a time over all of
+  // them, so the chunk of the weight and of x it reads stays in its cache
+  // while it is used; a later chunk goes on from out. No barrier: tiles
+  // are disjoint.
+#pragma omp parallel if (split)
+  {
+    const int64_t nth = omp_get_num_threads(), tid = omp_get_thread_num();
+    const int64_t t0 = tiles * tid / nth, t1 = tiles * (tid + 1) / nth;
+    for (int64_t p0 = 0; p0 < std::max<int64_t>(w.k, 1); p0 += chunk) {
+      const int64_t kn = std::min(chunk, w.k - p0);
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t g = t / panels, q = t % panels;
+        const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * w.width;
+        rows(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * w.width, std::min(w.width, w.n - j0),
+             p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate, out + r0 * ldo + j0, ldo);
+      }
+    }
+  }
+}
+
+}  // namespace aotrun::shim::kernels

@@ -1,0 +1,64 @@
+// Float32 linear layers on a weight packed once into column panels: the
+// shim's own GEMM for a constant weight (packed_gemm.hpp decides when).
+//
+// At a request's row counts (M = its tokens, 1 to a few hundred) and a
+// transformer's widths, oneDNN 2.6's packed sgemm ran at 99-108 GFLOPS on
+// one Zen 4 core, where these register-blocked loops run at 110-116
+// (docs/PERFORMANCE.md section 21). The weight W [N, K] is stored as
+// ceil(N / width) panels of `width` output features (32 with AVX-512, 16
+// with AVX2); a panel is K rows of `width` floats, zero past N, so each
+// step of k loads whole vectors and every row block of x streams through
+// the same panel while it is in cache. The bias, when there is one, is
+// the accumulators' initial value: no pass over the output before the
+// product.
+//
+// Every output element is one chain of fused multiply-adds over k in
+// order, started from its initial value, whatever the ISA, the row block
+// or the team size: the AVX-512 and AVX2 variants give bit-identical
+// results, at every thread count.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace aotrun::shim::kernels {
+
+// A weight laid out for panel_gemm (above). Owns its 64-byte-aligned
+// buffer; immutable once packed, so any number of threads may run on it.
+struct PanelWeight {
+  int64_t n = 0, k = 0, width = 0;
+  float* data = nullptr;
+  PanelWeight() = default;
+  PanelWeight(const PanelWeight&) = delete;
+  PanelWeight& operator=(const PanelWeight&) = delete;
+  ~PanelWeight();
+};
+
+// Whether this CPU runs panel_gemm: AVX2 with FMA, or AVX-512 (F), as
+// vector_isa.hpp reports (AOTRUN_SHIM_MAX_ISA=scalar turns it off).
+bool panel_gemm_supported();
+
+// W's panels, W's element (j, p) -- output feature j, input feature p -- at
+// w[j * sn + p * sk] (a row-major [N, K] weight has sn = K, sk = 1; the
+// transposed [K, N] form of GPT-2's Conv1D has sn = 1, sk = N). Requires
+// panel_gemm_supported(); throws std::bad_alloc when memory runs out.
+std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk);
+
+// out [M, N] = x [M, K] @ Wᵀ + bias + (accumulate ? out : 0), where x
+// has row stride ldx and out row stride ldo (both unit column stride,
+// not overlapping), and bias, when not null, holds N floats added to
+// every row. Products of at least 2^18 multiply-adds are split over the
+// calling thread's OpenMP team by panels and row groups; smaller ones run
+// on the calling thread. No allocation; does not throw.
+void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
+                float* out, int64_t ldo);
+
+// One panel for rows [0, m): out's `cols` (<= the ISA's width) columns of
+// those rows, as panel_gemm defines them. Per ISA (panel_gemm_avx512.cpp,
+// panel_gemm_avx2.cpp); panel_gemm.cpp calls the one the CPU runs.
+void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
+                       const float* bias, bool accumulate, float* out, int64_t ldo);
+void panel_rows_avx2(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
+                     const float* bias, bool accumulate, float* out, int64_t ldo);
+
+}  // namespace aotrun::shim::kernels
