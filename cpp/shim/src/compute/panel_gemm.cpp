@@ -21,13 +21,17 @@ int64_t width_for(VectorIsa isa) { return isa == VectorIsa::kAvx512 ? 32 : 16; }
 constexpr int64_t kSerialMacs = int64_t(1) << 18;
 
 // Rows per unit of work, at most: a row group's blocks run through one
-// panel's chunk (below) in turn while it is in L1. The groups are made
+// panel's chunk (below) in turn while it is in cache. The groups are made
 // even (394 rows: 7 of 56-57, not 6 of 64 and one of 10, which left one
 // of two threads 14% more work).
 constexpr int64_t kRowGroup = 64;
 
-// The k chunk: 32 KiB of a panel (256 steps with AVX-512, 512 with AVX2).
-constexpr int64_t kChunkBytes = 32 * 1024;
+// The k chunk: 256 KiB of a panel (2,048 steps with AVX-512, 4,096 with
+// AVX2), so that a panel's chunk stays in L2 while every row block runs
+// through it. Chunks of 32 KiB (L1) measured 2-8% slower at 2 threads for
+// k of 704-1,024 (docs/PERFORMANCE.md section 21), and no chunking at all
+// the same as this up to k = 1,024.
+constexpr int64_t kChunkBytes = 256 * 1024;
 
 }  // namespace
 
