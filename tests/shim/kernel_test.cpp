@@ -345,6 +345,78 @@ TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
   EXPECT_EQ(checked, 13 * 4 * 2);
 }
 
+// The frozen linear's activations on a constant weight, which the panel
+// GEMM applies while the outputs are in registers (relu, swish) and the
+// others after it (the GELUs, sigmoid): each against its formula in double
+// precision, at shapes crossing the panel and row-block edges, with a NaN
+// input row that must stay NaN (relu included) and rows of large
+// magnitude (exp's overflow in swish).
+TEST(ShimKernels, FrozenLinearActivationsMatchTheirFormulas) {
+  struct Act {
+    const char* attr;
+    const char* algorithm;
+    double (*f)(double);
+  };
+  const Act acts[] = {
+      {"relu", nullptr, [](double v) { return v < 0 ? 0.0 : v; }},
+      {"swish", nullptr, [](double v) { return v / (1.0 + std::exp(-v)); }},
+      {"gelu", "none", [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }},
+      {"gelu", "tanh",
+       [](double v) { return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))); }},
+      {"sigmoid", nullptr, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }},
+  };
+  const int64_t shapes[][3] = {{1, 7, 5}, {9, 64, 33}, {33, 256, 70}};
+  int checked = 0;
+  for (const auto& sh : shapes) {
+    const int64_t m = sh[0], k = sh[1], n = sh[2];
+    T x({m, k}, {k, 1}, kF32, 31), w({n, k}, {k, 1}, kF32, 32), bias({n}, {1}, kF32, 33);
+    ASSERT_EQ(aotrun_shim_declare_constant(w.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+    // Row 0 NaN; the last row (when there are 3 or more) scaled to about
+    // +-100 before the bias, so that exp(-x) overflows on one side.
+    float* xd = reinterpret_cast<float*>(x.buf.data());
+    xd[0] = std::nanf("");
+    if (m >= 3)
+      for (int64_t p = 0; p < k; ++p) xd[(m - 1) * k + p] *= 400.0f / std::sqrt(static_cast<float>(k));
+    for (const Act& a : acts) {
+      const std::string what = std::string(a.attr) + (a.algorithm ? std::string(" ") + a.algorithm : "") + ", " +
+                               std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+      AtenTensorHandle bh = bias.h, out = nullptr;
+      const double* no_scalar[] = {nullptr};
+      const char* alg = a.algorithm;
+      ASSERT_EQ(aoti_torch_cpu__linear_pointwise(x.h, w.h, &bh, a.attr, no_scalar, 1, alg ? &alg : nullptr, &out),
+                AOTI_TORCH_SUCCESS)
+          << what << ": " << aotrun_shim_last_error();
+      const std::vector<double> got = values(api(), out);
+      aoti_torch_delete_tensor_object(out);
+      int64_t bad = 0;
+      std::string first;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const double g = got[i * n + j];
+          if (i == 0) {
+            EXPECT_TRUE(std::isnan(g)) << what << ": column " << j << " of the NaN row is " << g;
+            continue;
+          }
+          // float32's sum carries an error that grows with the products'
+          // magnitudes (the +-100 row cancels a lot), not with the result.
+          double acc = bias.at({j}), magnitude = std::fabs(acc);
+          for (int64_t p = 0; p < k; ++p) {
+            acc += x.at({i, p}) * w.at({j, p});
+            magnitude += std::fabs(x.at({i, p}) * w.at({j, p}));
+          }
+          const double want = a.f(acc);
+          if (!(std::fabs(g - want) <= 1e-5 * std::fabs(want) + 1e-5 + 1e-6 * magnitude) && bad++ == 0) {
+            first = "row " + std::to_string(i) + " column " + std::to_string(j) + ": " + std::to_string(g) +
+                    " against " + std::to_string(want);
+          }
+        }
+      EXPECT_EQ(bad, 0) << what << ": first at " << first;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 * 5);
+}
+
 // --- convolution --------------------------------------------------------------
 
 struct Conv {

@@ -190,8 +190,10 @@ std::shared_ptr<PanelWeight> panel_weight(const Tensor& w, int64_t n, int64_t k,
 
 }  // namespace
 
-bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op,
-                   const Tensor* bias) {
+bool packed_linear_applies_activations() { return panels_enabled(); }
+
+bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op, const Tensor* bias,
+                   PanelActivation act) {
   if (w.storage == nullptr || !w.storage->read_only()) return false;
   if (w.dtype != kFloat32 || w.dim() != 2) return false;
   const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = w.sizes[1], n = w.sizes[0];
@@ -202,8 +204,10 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   }
   const bool row_major = w.strides[1] == 1 && w.strides[0] >= k, col_major = w.strides[0] == 1 && w.strides[1] >= n;
   if (!row_major && !col_major) return false;
-  if (panels_enabled() && (beta == 0.0f || beta == 1.0f)) {
-    const auto panels = panel_weight(w, n, k, w.strides[0], w.strides[1]);
+  const bool panels = panels_enabled() && (beta == 0.0f || beta == 1.0f);
+  if (act != PanelActivation::kNone && !panels) return false;
+  if (panels) {
+    const auto packed = panel_weight(w, n, k, w.strides[0], w.strides[1]);
     const float* b = nullptr;
     bool accumulate = beta == 1.0f;
     if (bias != nullptr && (bias->strides[0] == 1 || n == 1)) {
@@ -212,8 +216,8 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
       copy_elements(out, *bias);
       accumulate = true;
     }
-    panel_gemm(*panels, m, static_cast<const float*>(x.data()), ldb, b, accumulate, static_cast<float*>(out.data()),
-               ldc);
+    panel_gemm(*packed, m, static_cast<const float*>(x.data()), ldb, b, accumulate, static_cast<float*>(out.data()),
+               ldc, act);
     return true;
   }
   if (!api().ok()) return false;

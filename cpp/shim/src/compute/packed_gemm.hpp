@@ -24,6 +24,7 @@
 #include <functional>
 #include <vector>
 
+#include "compute/panel_gemm.hpp"
 #include "tensor.hpp"
 
 namespace aotrun::shim::kernels {
@@ -37,8 +38,16 @@ namespace aotrun::shim::kernels {
 // stride), the bias or beta is not one this takes, packing is unavailable
 // or disabled, or oneDNN says packing does not pay for this shape; throws
 // ShimError when oneDNN fails, std::bad_alloc when memory runs out.
+//
+// act (panel_gemm.hpp) other than kNone is applied to out as well, and is
+// taken only where packed_linear_applies_activations(); a caller that gets
+// false applies it itself.
 bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op,
-                   const Tensor* bias = nullptr);
+                   const Tensor* bias = nullptr, PanelActivation act = PanelActivation::kNone);
+
+// Whether packed_linear applies activations (its panels run on this CPU),
+// for callers choosing between passing one and applying it after.
+bool packed_linear_applies_activations();
 
 // The same for a weight the caller derives from a read-only storage `owner`
 // (a convolution's weight as [O, kh * kw * C]): `fill` writes W [N, K]

@@ -60,7 +60,7 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 }
 
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
-                float* out, int64_t ldo) {
+                float* out, int64_t ldo, PanelActivation act) {
   if (m <= 0 || w.n <= 0) return;
   const auto rows = vector_isa() == VectorIsa::kAvx512 ? panel_rows_avx512 : panel_rows_avx2;
   const int64_t panels = (w.n + w.width - 1) / w.width;
@@ -84,7 +84,8 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
       const int64_t g = t / panels, q = t % panels;
       const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * w.width;
       rows(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * w.width, std::min(w.width, w.n - j0),
-           p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate, out + r0 * ldo + j0, ldo);
+           p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate, out + r0 * ldo + j0, ldo,
+           p0 + kn >= w.k ? act : PanelActivation::kNone);
     }
   }
 }
