@@ -203,15 +203,15 @@ TEST(ShimKernels, MmAndBmmMatchNaive) {
 // copy is kept (the old values still come out) where oneDNN packs at all,
 // while an undeclared weight's new values are always seen.
 // Whether a constant float32 weight runs on the shim's panel GEMM
-// (panel_gemm.hpp): the CPU has AVX2 with FMA, nothing caps the shim's
-// vector ISA to scalar and packing is not turned off or left to oneDNN.
+// (panel_gemm.hpp): the CPU has AVX-512, nothing caps the shim's vector
+// ISA below it (vector_isa.cpp: unset or "avx512") and packing is not
+// turned off or left to oneDNN.
 bool panels_run() {
   const char* isa = std::getenv("AOTRUN_SHIM_MAX_ISA");
   const char* packing = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
-  // vector_isa.cpp's reading: unset, "avx512" or "avx2" allow AVX2.
-  if (isa != nullptr && std::strcmp(isa, "avx512") != 0 && std::strcmp(isa, "avx2") != 0) return false;
+  if (isa != nullptr && std::strcmp(isa, "avx512") != 0) return false;
   if (packing != nullptr && (std::strcmp(packing, "0") == 0 || std::strcmp(packing, "onednn") == 0)) return false;
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return __builtin_cpu_supports("avx512f");
 }
 
 TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
@@ -272,9 +272,10 @@ TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
 // the packed path (mm, addmm with a bias row, the frozen linear), at team
 // sizes 1 and 2: where panels run, every output must equal, bit for bit,
 // one float fused multiply-add chain over k in order started from the
-// bias (or 0) -- the same on AVX2 and AVX-512 hosts (the isa_avx2 run) and
-// at every team size. Shapes cross the panel width (16 / 32 columns), the
-// row blocks (5 / 8), the row groups (64) and the k chunks (2,048 / 4,096).
+// bias (or 0), at every team size. Elsewhere (AVX2 hosts, the isa_avx2 and
+// isa_scalar runs) oneDNN's sums must be close. Shapes cross the panel
+// width (32 columns), the row blocks (8), the row groups (64) and the k
+// chunk (2,048; twice at 4,100).
 TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
   const int64_t shapes[][3] = {{1, 1, 1},     {1, 256, 768},  {5, 3, 17},    {8, 257, 32},  {9, 513, 33},
                                {13, 600, 47}, {33, 256, 70},  {64, 255, 16}, {65, 100, 15}, {130, 300, 69},

@@ -7,10 +7,10 @@
 // storage, and each call runs only the compute step on it.
 //
 // Two packings, chosen per process:
-// - panel_gemm.hpp's, the shim's own register-blocked loops, wherever the
-//   CPU has AVX2 with FMA or AVX-512 (faster than oneDNN 2.6's packed sgemm
-//   at every shape measured, docs/PERFORMANCE.md section 21; its bias is
-//   fused). packed_linear only: beta 0 or 1.
+// - panel_gemm.hpp's, the shim's own register-blocked loops, where the CPU
+//   has AVX-512 (faster than oneDNN 2.6's packed sgemm at every shape
+//   measured, docs/PERFORMANCE.md section 21; bias and ReLU/SiLU fused).
+//   packed_linear only: beta 0 or 1.
 // - oneDNN's own pack and compute entry points (sgemm_pack_get_size,
 //   sgemm_pack, sgemm_compute, dnnl::impl::cpu), exported by libdnnl but
 //   declared in no installed header: looked up by name in the libdnnl the

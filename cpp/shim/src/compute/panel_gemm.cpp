@@ -1,5 +1,4 @@
-// panel_gemm.hpp: the packing, the split over threads, and the choice of
-// the ISA variant.
+// panel_gemm.hpp: the packing and the split over threads.
 #include "compute/panel_gemm.hpp"
 
 #include <omp.h>
@@ -13,8 +12,6 @@
 namespace aotrun::shim::kernels {
 namespace {
 
-int64_t width_for(VectorIsa isa) { return isa == VectorIsa::kAvx512 ? 32 : 16; }
-
 // Products below this many multiply-adds run on the calling thread: an
 // OpenMP team's fork and join cost more than splitting them saves (the
 // same bound as packed_gemm.cpp's for oneDNN's packed compute).
@@ -26,8 +23,7 @@ constexpr int64_t kSerialMacs = int64_t(1) << 18;
 // of two threads 14% more work).
 constexpr int64_t kRowGroup = 64;
 
-// The k chunk: 256 KiB of a panel (2,048 steps with AVX-512, 4,096 with
-// AVX2), so that a panel's chunk stays in L2 while every row block runs
+// The k chunk: 256 KiB of a panel (2,048 steps), so that a panel's chunk stays in L2 while every row block runs
 // through it. Chunks of 32 KiB (L1) measured 2-8% slower at 2 threads for
 // k of 704-1,024 (docs/PERFORMANCE.md section 21), and no chunking at all
 // the same as this up to k = 1,024.
@@ -37,13 +33,13 @@ constexpr int64_t kChunkBytes = 256 * 1024;
 
 PanelWeight::~PanelWeight() { std::free(data); }
 
-bool panel_gemm_supported() { return vector_isa() != VectorIsa::kScalar; }
+bool panel_gemm_supported() { return vector_isa() == VectorIsa::kAvx512; }
 
 std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk) {
   auto p = std::make_unique<PanelWeight>();
   p->n = n;
   p->k = k;
-  p->width = width_for(vector_isa());
+  p->width = 32;
   const int64_t panels = (n + p->width - 1) / p->width;
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(panels * k * p->width, 1)) * sizeof(float);
   p->data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
@@ -62,7 +58,6 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo, PanelActivation act) {
   if (m <= 0 || w.n <= 0) return;
-  const auto rows = vector_isa() == VectorIsa::kAvx512 ? panel_rows_avx512 : panel_rows_avx2;
   const int64_t panels = (w.n + w.width - 1) / w.width;
   const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
   const int64_t tiles = panels * groups;
@@ -83,9 +78,9 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t g = t / panels, q = t % panels;
       const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * w.width;
-      rows(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * w.width, std::min(w.width, w.n - j0),
-           p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate, out + r0 * ldo + j0, ldo,
-           p0 + kn >= w.k ? act : PanelActivation::kNone);
+      panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * w.width,
+                        std::min(w.width, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
+                        p0 > 0 || accumulate, out + r0 * ldo + j0, ldo, p0 + kn >= w.k ? act : PanelActivation::kNone);
     }
   }
 }

@@ -1,21 +1,22 @@
 // Float32 linear layers on a weight packed once into column panels: the
-// shim's own GEMM for a constant weight (packed_gemm.hpp decides when).
+// shim's own GEMM for a constant weight on CPUs with AVX-512
+// (packed_gemm.hpp decides when).
 //
 // At a request's row counts (M = its tokens, 1 to a few hundred) and a
-// transformer's widths, oneDNN 2.6's packed sgemm ran at 99-108 GFLOPS on
-// one Zen 4 core, where these register-blocked loops run at 110-116
+// transformer's widths, oneDNN 2.6's packed sgemm ran at 96-111 GFLOPS on
+// one Zen 4 core, where these register-blocked loops run at 108-115
 // (docs/PERFORMANCE.md section 21). The weight W [N, K] is stored as
-// ceil(N / width) panels of `width` output features (32 with AVX-512, 16
-// with AVX2); a panel is K rows of `width` floats, zero past N, so each
-// step of k loads whole vectors and every row block of x streams through
-// the same panel while it is in cache. The bias, when there is one, is
-// the accumulators' initial value: no pass over the output before the
-// product.
+// ceil(N / 32) panels of 32 output features; a panel is K rows of 32
+// floats (two vectors), zero past N, so each step of k loads whole vectors
+// and every row block of x streams through the same panel while it is in
+// cache. The bias, when there is one, is the accumulators' initial value:
+// no pass over the output before the product. Not for AVX2-only CPUs: an
+// AVX2 variant (5 rows x 16 columns) measured no faster than oneDNN's AVX2
+// packing at these shapes, which those CPUs keep.
 //
 // Every output element is one chain of fused multiply-adds over k in
-// order, started from its initial value, whatever the ISA, the row block
-// or the team size: the AVX-512 and AVX2 variants give bit-identical
-// results, at every thread count.
+// order, started from its initial value, whatever the row block or the
+// team size: results are bit-identical at every thread count.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,8 @@ struct PanelWeight {
   ~PanelWeight();
 };
 
-// Whether this CPU runs panel_gemm: AVX2 with FMA, or AVX-512 (F), as
-// vector_isa.hpp reports (AOTRUN_SHIM_MAX_ISA=scalar turns it off).
+// Whether this CPU runs panel_gemm: AVX-512 (F), as vector_isa.hpp reports
+// (AOTRUN_SHIM_MAX_ISA=avx2 or =scalar turns it off).
 bool panel_gemm_supported();
 
 // W's panels, W's element (j, p) -- output feature j, input feature p -- at
@@ -61,12 +62,10 @@ enum class PanelActivation { kNone, kRelu, kSwish };
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo, PanelActivation act = PanelActivation::kNone);
 
-// One panel for rows [0, m): out's `cols` (<= the ISA's width) columns of
-// those rows, as panel_gemm defines them. Per ISA (panel_gemm_avx512.cpp,
-// panel_gemm_avx2.cpp); panel_gemm.cpp calls the one the CPU runs.
+// One panel for rows [0, m): out's `cols` (<= 32) columns of those rows,
+// as panel_gemm defines them (panel_gemm_avx512.cpp, compiled for
+// AVX-512; panel_gemm.cpp calls it only where the CPU has it).
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
                        const float* bias, bool accumulate, float* out, int64_t ldo, PanelActivation act);
-void panel_rows_avx2(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
-                     const float* bias, bool accumulate, float* out, int64_t ldo, PanelActivation act);
 
 }  // namespace aotrun::shim::kernels
