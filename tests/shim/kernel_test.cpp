@@ -346,9 +346,8 @@ TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
   EXPECT_EQ(checked, 13 * 4 * 2);
 }
 
-// The frozen linear's activations on a constant weight, which the panel
-// GEMM applies while the outputs are in registers (relu, swish) and the
-// others after it (the GELUs, sigmoid): each against its formula in double
+// The frozen linear's activations on a constant weight (the packed GEMM,
+// then the activation's pass): each against its formula in double
 // precision, at shapes crossing the panel and row-block edges, with a NaN
 // input row that must stay NaN (relu included) and rows of large
 // magnitude (exp's overflow in swish).

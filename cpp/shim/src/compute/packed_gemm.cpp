@@ -43,8 +43,6 @@ struct PackApi {
   bool ok() const { return get_size != nullptr && pack != nullptr && compute != nullptr; }
 };
 
-// Looked up in the libdnnl that defines dnnl_sgemm (the one the shim was
-// linked with), not in the global scope: the shim may be loaded RTLD_LOCAL.
 // AOTRUN_SHIM_PACKED_GEMM: "0" none, "onednn" oneDNN's only, else both.
 bool packing_env_is(const char* value) {
   const char* env = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
@@ -56,6 +54,8 @@ bool panels_enabled() {
   return on;
 }
 
+// Looked up in the libdnnl that defines dnnl_sgemm (the one the shim was
+// linked with), not in the global scope: the shim may be loaded RTLD_LOCAL.
 PackApi find_api() {
   PackApi api;
   if (packing_env_is("0")) return api;
@@ -190,10 +190,8 @@ std::shared_ptr<PanelWeight> panel_weight(const Tensor& w, int64_t n, int64_t k,
 
 }  // namespace
 
-bool packed_linear_applies_activations() { return panels_enabled(); }
-
-bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op, const Tensor* bias,
-                   PanelActivation act) {
+bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op,
+                   const Tensor* bias) {
   if (w.storage == nullptr || !w.storage->read_only()) return false;
   if (w.dtype != kFloat32 || w.dim() != 2) return false;
   const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = w.sizes[1], n = w.sizes[0];
@@ -204,9 +202,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   }
   const bool row_major = w.strides[1] == 1 && w.strides[0] >= k, col_major = w.strides[0] == 1 && w.strides[1] >= n;
   if (!row_major && !col_major) return false;
-  const bool panels = panels_enabled() && (beta == 0.0f || beta == 1.0f);
-  if (act != PanelActivation::kNone && !panels) return false;
-  if (panels) {
+  if (panels_enabled() && (beta == 0.0f || beta == 1.0f)) {
     const auto packed = panel_weight(w, n, k, w.strides[0], w.strides[1]);
     const float* b = nullptr;
     bool accumulate = beta == 1.0f;
@@ -217,12 +213,12 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
       accumulate = true;
     }
     panel_gemm(*packed, m, static_cast<const float*>(x.data()), ldb, b, accumulate, static_cast<float*>(out.data()),
-               ldc, act);
+               ldc);
     return true;
   }
   if (!api().ok()) return false;
   const SerialIfSmall serial(m, n, k);
-  if (col_major) {
+  if (!row_major) {
     // Stride (1, ldw): [N, K] column-major, a [K, N] row-major mat2 (GPT-2's
     // Conv1D weight). oneDNN declines to pack that form ("N": not worth it)
     // and then packs it on every call; transposed once into [N, K]

@@ -9,7 +9,7 @@
 // Two packings, chosen per process:
 // - panel_gemm.hpp's, the shim's own register-blocked loops, where the CPU
 //   has AVX-512 (faster than oneDNN 2.6's packed sgemm at every shape
-//   measured, docs/PERFORMANCE.md section 21; bias and ReLU/SiLU fused).
+//   measured, docs/PERFORMANCE.md section 21; the bias fused).
 //   packed_linear only: beta 0 or 1.
 // - oneDNN's own pack and compute entry points (sgemm_pack_get_size,
 //   sgemm_pack, sgemm_compute, dnnl::impl::cpu), exported by libdnnl but
@@ -24,7 +24,6 @@
 #include <functional>
 #include <vector>
 
-#include "compute/panel_gemm.hpp"
 #include "tensor.hpp"
 
 namespace aotrun::shim::kernels {
@@ -38,16 +37,8 @@ namespace aotrun::shim::kernels {
 // stride), the bias or beta is not one this takes, packing is unavailable
 // or disabled, or oneDNN says packing does not pay for this shape; throws
 // ShimError when oneDNN fails, std::bad_alloc when memory runs out.
-//
-// act (panel_gemm.hpp) other than kNone is applied to out as well, and is
-// taken only where packed_linear_applies_activations(); a caller that gets
-// false applies it itself.
 bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op,
-                   const Tensor* bias = nullptr, PanelActivation act = PanelActivation::kNone);
-
-// Whether packed_linear applies activations (its panels run on this CPU),
-// for callers choosing between passing one and applying it after.
-bool packed_linear_applies_activations();
+                   const Tensor* bias = nullptr);
 
 // The same for a weight the caller derives from a read-only storage `owner`
 // (a convolution's weight as [O, kh * kw * C]): `fill` writes W [N, K]

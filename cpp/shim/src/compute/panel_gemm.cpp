@@ -23,10 +23,11 @@ constexpr int64_t kSerialMacs = int64_t(1) << 18;
 // of two threads 14% more work).
 constexpr int64_t kRowGroup = 64;
 
-// The k chunk: 256 KiB of a panel (2,048 steps), so that a panel's chunk stays in L2 while every row block runs
-// through it. Chunks of 32 KiB (L1) measured 2-8% slower at 2 threads for
-// k of 704-1,024 (docs/PERFORMANCE.md section 21), and no chunking at all
-// the same as this up to k = 1,024.
+// The k chunk: 256 KiB of a panel (2,048 steps), so that a panel's chunk
+// stays in L2 while every row block runs through it. Chunks of 32 KiB
+// (L1) measured 2-8% slower at 2 threads for k of 704-1,024
+// (docs/PERFORMANCE.md section 21), and no chunking at all the same as
+// this up to k = 1,024.
 constexpr int64_t kChunkBytes = 256 * 1024;
 
 }  // namespace
@@ -56,7 +57,7 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 }
 
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
-                float* out, int64_t ldo, PanelActivation act) {
+                float* out, int64_t ldo) {
   if (m <= 0 || w.n <= 0) return;
   const int64_t panels = (w.n + w.width - 1) / w.width;
   const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
@@ -80,7 +81,7 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
       const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * w.width;
       panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * w.width,
                         std::min(w.width, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
-                        p0 > 0 || accumulate, out + r0 * ldo + j0, ldo, p0 + kn >= w.k ? act : PanelActivation::kNone);
+                        p0 > 0 || accumulate, out + r0 * ldo + j0, ldo);
     }
   }
 }

@@ -45,27 +45,19 @@ bool panel_gemm_supported();
 // panel_gemm_supported(); throws std::bad_alloc when memory runs out.
 std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk);
 
-// What panel_gemm applies to each output after its last multiply-add,
-// while the output is still in registers, saving the second pass over the
-// result: ReLU, and SiLU (Llama's MLP) with Sleef's 1-ulp vector exp, each
-// as libtorch defines it. Not GELU: Sleef's erf made frozen ViT 10% and
-// BERT 16% slower than oneDNN's eltwise pass after the GEMM
-// (docs/PERFORMANCE.md section 21).
-enum class PanelActivation { kNone, kRelu, kSwish };
-
-// out [M, N] = act(x [M, K] @ Wᵀ + bias + (accumulate ? out : 0)), where x
+// out [M, N] = x [M, K] @ Wᵀ + bias + (accumulate ? out : 0), where x
 // has row stride ldx and out row stride ldo (both unit column stride,
 // not overlapping), and bias, when not null, holds N floats added to
 // every row. Products of at least 2^18 multiply-adds are split over the
 // calling thread's OpenMP team by panels and row groups; smaller ones run
 // on the calling thread. No allocation; does not throw.
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
-                float* out, int64_t ldo, PanelActivation act = PanelActivation::kNone);
+                float* out, int64_t ldo);
 
 // One panel for rows [0, m): out's `cols` (<= 32) columns of those rows,
 // as panel_gemm defines them (panel_gemm_avx512.cpp, compiled for
 // AVX-512; panel_gemm.cpp calls it only where the CPU has it).
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
-                       const float* bias, bool accumulate, float* out, int64_t ldo, PanelActivation act);
+                       const float* bias, bool accumulate, float* out, int64_t ldo);
 
 }  // namespace aotrun::shim::kernels

@@ -4,8 +4,6 @@
 // panel and one broadcast per row feed two multiply-adds per row.
 #include <immintrin.h>
 
-#include <sleef.h>
-
 #include <cstdint>
 
 #include "compute/panel_gemm.hpp"
@@ -15,19 +13,6 @@ namespace {
 
 constexpr int kWidth = 32;
 constexpr int kMaxRows = 8;  // 16 accumulators; 8 rows measured best on Zen 4
-
-// act(v), as panel_gemm.hpp defines it (libtorch's formulas).
-__m512 activate(__m512 v, PanelActivation act) {
-  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-  switch (act) {
-    case PanelActivation::kNone: break;
-    case PanelActivation::kRelu:  // x < 0 ? 0 : x: NaN and -0 stay
-      return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
-    case PanelActivation::kSwish:  // x * sigmoid(x)
-      return _mm512_mul_ps(v, _mm512_div_ps(one, _mm512_add_ps(one, Sleef_expf16_u10avx512f(_mm512_sub_ps(zero, v)))));
-  }
-  return v;
-}
 
 template <int R>
 void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16 lo, __mmask16 hi, const float* bias,
@@ -62,17 +47,6 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16
   }
 }
 
-// act over `rows` rows of a block just stored (in L1): a pass of its own,
-// so that the product loop above keeps its accumulators in registers (with
-// the activation's calls inside it, GCC kept them on the stack and stored
-// them on every step of k; an AVX2 variant ran at 44 GFLOPS so).
-void activate_rows(int64_t rows, float* out, int64_t ldo, __mmask16 lo, __mmask16 hi, PanelActivation act) {
-  for (int64_t i = 0; i < rows; ++i) {
-    _mm512_mask_storeu_ps(out + i * ldo, lo, activate(_mm512_maskz_loadu_ps(lo, out + i * ldo), act));
-    _mm512_mask_storeu_ps(out + i * ldo + 16, hi, activate(_mm512_maskz_loadu_ps(hi, out + i * ldo + 16), act));
-  }
-}
-
 using Block = void (*)(int64_t, const float*, int64_t, const float*, __mmask16, __mmask16, const float*, bool, float*,
                        int64_t);
 constexpr Block kBlocks[kMaxRows + 1] = {nullptr,  block<1>, block<2>, block<3>, block<4>,
@@ -83,7 +57,7 @@ __mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mma
 }  // namespace
 
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
-                       const float* bias, bool accumulate, float* out, int64_t ldo, PanelActivation act) {
+                       const float* bias, bool accumulate, float* out, int64_t ldo) {
   const __mmask16 lo = lanes(cols), hi = lanes(cols - 16);
   // Rows in blocks as even as possible (33 = 7 + 7 + 7 + 6 + 6), not 8s and
   // a 1-row tail that would run at an eighth of the speed.
@@ -91,7 +65,6 @@ void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const 
   for (int64_t r = 0; r < m; --blocks) {
     const int64_t rows = (m - r + blocks - 1) / blocks;
     kBlocks[rows](k, x + r * ldx, ldx, panel, lo, hi, bias, accumulate, out + r * ldo, ldo);
-    if (act != PanelActivation::kNone) activate_rows(rows, out + r * ldo, ldo, lo, hi, act);
     r += rows;
   }
 }

@@ -43,22 +43,8 @@ const Tensor* optional_f32(AtenTensorHandle* h, const char* op, const char* what
   return &f32_arg(*h, op, what);
 }
 
-// The activation the packed GEMM applies in its own pass (panel_gemm.hpp),
-// or kNone: u is then applied after the GEMM.
-kernels::PanelActivation fused_activation(const kernels::Unary& u) {
-  if (!kernels::packed_linear_applies_activations()) return kernels::PanelActivation::kNone;
-  switch (u.kind) {
-    case kernels::Unary::kRelu: return kernels::PanelActivation::kRelu;
-    case kernels::Unary::kSwish: return kernels::PanelActivation::kSwish;
-    default: return kernels::PanelActivation::kNone;
-  }
-}
-
 // out [..., N] = x [..., K] @ wᵀ + b, w [N, K]: one GEMM (contiguous result).
-// *act, when the packed GEMM applied it too, is left as it is; else it is
-// set to kNone, and the caller applies the activation.
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op,
-              kernels::PanelActivation* act = nullptr) {
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op) {
   if (x.dim() < 1) fail_arg(op, "X", "must have at least 1 dim");
   kernels::expect_dim(w, 2, op, "W");
   const int64_t k = x.sizes.back(), n = w.sizes[0];
@@ -92,9 +78,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op,
   wt.strides = {w.strides[1], w.strides[0]};
   // A frozen weight is packed once (packed_gemm.hpp), the bias added in
   // the same pass; others per call, on top of the bias.
-  const kernels::PanelActivation fused = act != nullptr ? *act : kernels::PanelActivation::kNone;
-  if (!kernels::packed_linear(out2, x2, w, 0.0f, op, b, fused)) {
-    if (act != nullptr) *act = kernels::PanelActivation::kNone;
+  if (!kernels::packed_linear(out2, x2, w, 0.0f, op, b)) {
     if (b != nullptr) copy_elements(out2, *b);
     kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
   }
@@ -185,9 +169,8 @@ AOTITorchError aoti_torch_cpu__linear_pointwise(AtenTensorHandle X, AtenTensorHa
   return guard(op, [&] {
     const kernels::Unary u =
         kernels::parse_unary(op, "attr", attr, scalars, scalars_len_, algorithm != nullptr ? *algorithm : nullptr);
-    kernels::PanelActivation fused = fused_activation(u);
-    Tensor out = linear(f32_arg(X, op, "X"), f32_arg(W, op, "W"), optional_f32(B, op, "B"), op, &fused);
-    if (fused == kernels::PanelActivation::kNone) kernels::apply_unary(out, u);
+    Tensor out = linear(f32_arg(X, op, "X"), f32_arg(W, op, "W"), optional_f32(B, op, "B"), op);
+    kernels::apply_unary(out, u);
     *out_arg(ret0, "ret0") = new_handle(std::move(out));
   });
 }
