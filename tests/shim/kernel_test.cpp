@@ -195,13 +195,6 @@ TEST(ShimKernels, MmAndBmmMatchNaive) {
   }
 }
 
-// A weight declared constant (aotrun_shim_declare_constant, as the runtime
-// declares a model's parameters) is packed on its first GEMM and the packed
-// copy serves later calls: results match loops for either layout of mat2 (a
-// linear's transposed weight, GPT-2's Conv1D weight) and every team size.
-// Writing the memory afterwards is outside the contract; here it shows the
-// copy is kept (the old values still come out) where oneDNN packs at all,
-// while an undeclared weight's new values are always seen.
 // Whether a constant float32 weight runs on the shim's panel GEMM
 // (panel_gemm.hpp): the CPU has AVX-512, nothing caps the shim's vector
 // ISA below it (vector_isa.cpp: unset or "avx512") and packing is not
@@ -214,6 +207,13 @@ bool panels_run() {
   return __builtin_cpu_supports("avx512f");
 }
 
+// A weight declared constant (aotrun_shim_declare_constant, as the runtime
+// declares a model's parameters) is packed on its first GEMM and the packed
+// copy serves later calls: results match loops for either layout of mat2 (a
+// linear's transposed weight, GPT-2's Conv1D weight) and every team size.
+// Writing the memory afterwards is outside the contract; here it shows the
+// copy is kept (the old values still come out) wherever it is packed,
+// while an undeclared weight's new values are always seen.
 TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
   const int64_t shapes[][3] = {{16, 256, 768}, {33, 64, 48}, {1, 64, 300}, {5, 9, 3}};
   const bool capped = std::getenv("AOTRUN_SHIM_MAX_ISA") != nullptr;  // oneDNN may then not pack
