@@ -40,17 +40,16 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
   auto p = std::make_unique<PanelWeight>();
   p->n = n;
   p->k = k;
-  p->width = 32;
-  const int64_t panels = (n + p->width - 1) / p->width;
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(panels * k * p->width, 1)) * sizeof(float);
+  const int64_t panels = (n + kPanelWidth - 1) / kPanelWidth;
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(panels * k * kPanelWidth, 1)) * sizeof(float);
   p->data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
   if (p->data == nullptr) throw std::bad_alloc();
   for (int64_t q = 0; q < panels; ++q) {
-    float* dst = p->data + q * k * p->width;
-    const int64_t j0 = q * p->width, cols = std::min(p->width, n - j0);
+    float* dst = p->data + q * k * kPanelWidth;
+    const int64_t j0 = q * kPanelWidth, cols = std::min(kPanelWidth, n - j0);
     for (int64_t r = 0; r < k; ++r) {
-      for (int64_t j = 0; j < cols; ++j) dst[r * p->width + j] = w[(j0 + j) * sn + r * sk];
-      for (int64_t j = cols; j < p->width; ++j) dst[r * p->width + j] = 0.0f;
+      for (int64_t j = 0; j < cols; ++j) dst[r * kPanelWidth + j] = w[(j0 + j) * sn + r * sk];
+      for (int64_t j = cols; j < kPanelWidth; ++j) dst[r * kPanelWidth + j] = 0.0f;
     }
   }
   return p;
@@ -59,10 +58,10 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo) {
   if (m <= 0 || w.n <= 0) return;
-  const int64_t panels = (w.n + w.width - 1) / w.width;
+  const int64_t panels = (w.n + kPanelWidth - 1) / kPanelWidth;
   const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
   const int64_t tiles = panels * groups;
-  const int64_t chunk = std::max<int64_t>(kChunkBytes / (w.width * int64_t(sizeof(float))), 1);
+  const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
   const bool split = m * w.n * w.k >= kSerialMacs && tiles > 1 && omp_get_max_threads() > 1;
   // Tiles are handed out as threads come for them, in runs that shrink
   // as the work runs out (guided: neighbouring panels of the same rows
@@ -78,9 +77,9 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
 #pragma omp for schedule(guided)
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t g = t / panels, q = t % panels;
-      const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * w.width;
-      panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * w.width,
-                        std::min(w.width, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
+      const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * kPanelWidth;
+      panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * kPanelWidth,
+                        std::min(kPanelWidth, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
                         p0 > 0 || accumulate, out + r0 * ldo + j0, ldo);
     }
   }

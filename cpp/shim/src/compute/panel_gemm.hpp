@@ -24,10 +24,13 @@
 
 namespace aotrun::shim::kernels {
 
+// Output features per panel: two AVX-512 vectors.
+constexpr int64_t kPanelWidth = 32;
+
 // A weight laid out for panel_gemm (above). Owns its 64-byte-aligned
 // buffer; immutable once packed, so any number of threads may run on it.
 struct PanelWeight {
-  int64_t n = 0, k = 0, width = 0;
+  int64_t n = 0, k = 0;
   float* data = nullptr;
   PanelWeight() = default;
   PanelWeight(const PanelWeight&) = delete;
@@ -54,8 +57,8 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo);
 
-// One panel for rows [0, m): out's `cols` (<= 32) columns of those rows,
-// as panel_gemm defines them (panel_gemm_avx512.cpp, compiled for
+// One panel for rows [0, m): out's `cols` (<= kPanelWidth) columns of those
+// rows, as panel_gemm defines them (panel_gemm_avx512.cpp, compiled for
 // AVX-512; panel_gemm.cpp calls it only where the CPU has it).
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
                        const float* bias, bool accumulate, float* out, int64_t ldo);

@@ -11,7 +11,6 @@
 namespace aotrun::shim::kernels {
 namespace {
 
-constexpr int kWidth = 32;
 constexpr int kMaxRows = 8;  // 16 accumulators; 8 rows measured best on Zen 4
 
 template <int R>
@@ -31,8 +30,8 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16
     }
   }
   for (int64_t p = 0; p < k; ++p) {
-    const __m512 w0 = _mm512_load_ps(panel + p * kWidth);
-    const __m512 w1 = _mm512_load_ps(panel + p * kWidth + 16);
+    const __m512 w0 = _mm512_load_ps(panel + p * kPanelWidth);
+    const __m512 w1 = _mm512_load_ps(panel + p * kPanelWidth + 16);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const __m512 xi = _mm512_set1_ps(x[i * ldx + p]);
