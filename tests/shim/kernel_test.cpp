@@ -269,13 +269,15 @@ TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
 }
 
 // A linear layer on a constant weight, through each entry point that takes
-// the packed path (mm, addmm with a bias row, the frozen linear), at team
-// sizes 1 and 2: where panels run, every output must equal, bit for bit,
-// one float fused multiply-add chain over k in order started from the
-// bias (or 0), at every team size. Elsewhere (AVX2 hosts, the isa_avx2 and
-// isa_scalar runs) oneDNN's sums must be close. Shapes cross the panel
-// width (32 columns), the row blocks (8), the row groups (64) and the k
-// chunk (2,048; twice at 4,100).
+// the packed path (mm, addmm with a bias row, the frozen linear, and the
+// frozen linear with a residual add), at team sizes 1 and 2: where panels
+// run, every output must equal, bit for bit, one float fused multiply-add
+// chain over k in order started from the bias (or 0) -- and then the
+// residual added as its own float sum -- at every team size. Elsewhere
+// (AVX2 hosts, the isa_avx2 and isa_scalar runs) oneDNN's sums must be
+// close. Shapes cross the panel width (32 columns), the row blocks (8),
+// the row groups (64) and the k chunk (2,048; twice at 4,100: the residual
+// goes in with the last chunk only).
 TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
   const int64_t shapes[][3] = {{1, 1, 1},     {1, 256, 768},  {5, 3, 17},    {8, 257, 32},  {9, 513, 33},
                                {13, 600, 47}, {33, 256, 70},  {64, 255, 16}, {65, 100, 15}, {130, 300, 69},
@@ -284,17 +286,18 @@ TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
   int checked = 0;
   for (const auto& sh : shapes) {
     const int64_t m = sh[0], k = sh[1], n = sh[2];
-    for (int entry = 0; entry < 4; ++entry) {
+    for (int entry = 0; entry < 5; ++entry) {
       // 0: mm, mat2 [K, N] row-major (a Conv1D weight); 1: mm, mat2
       // column-major (a transposed [N, K] weight); 2: addmm with a bias row;
-      // 3: the frozen linear, W [N, K] and a bias.
-      const bool bias_used = entry >= 2;
+      // 3: the frozen linear, W [N, K] and a bias; 4: the same plus a
+      // residual of the output's shape (linear_pointwise_binary, "add").
+      const bool bias_used = entry >= 2, frozen = entry >= 3;
       T x({m, k}, {k + 3, 1}, kF32, 21);  // rows with gaps
-      T w(entry == 3 ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
-          entry == 3 ? std::vector<int64_t>{k, 1} : mat_strides(k, n, entry == 1 ? 1 : 0), kF32, 22);
-      T bias({n}, {1}, kF32, 23);
+      T w(frozen ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
+          frozen ? std::vector<int64_t>{k, 1} : mat_strides(k, n, entry == 1 ? 1 : 0), kF32, 22);
+      T bias({n}, {1}, kF32, 23), residual({m, n}, {n, 1}, kF32, 25);
       ASSERT_EQ(aotrun_shim_declare_constant(w.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
-      const auto weight = [&](int64_t j, int64_t p) { return entry == 3 ? w.at({j, p}) : w.at({p, j}); };
+      const auto weight = [&](int64_t j, int64_t p) { return frozen ? w.at({j, p}) : w.at({p, j}); };
       std::vector<double> chain, sum;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
@@ -303,6 +306,10 @@ TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
           for (int64_t p = 0; p < k; ++p) {
             acc = std::fmaf(static_cast<float>(x.at({i, p})), static_cast<float>(weight(j, p)), acc);
             ref += x.at({i, p}) * weight(j, p);
+          }
+          if (entry == 4) {
+            acc += static_cast<float>(residual.at({i, j}));
+            ref += residual.at({i, j});
           }
           chain.push_back(acc);
           sum.push_back(ref);
@@ -313,9 +320,11 @@ TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
         const int before = omp_get_max_threads();
         omp_set_num_threads(team);
         std::vector<double> got;
-        if (entry == 3) {
+        if (frozen) {
           AtenTensorHandle bh = bias.h, out = nullptr;
-          const AOTITorchError rc = aoti_torch_cpu__linear_pointwise(x.h, w.h, &bh, "none", nullptr, 0, nullptr, &out);
+          const AOTITorchError rc =
+              entry == 3 ? aoti_torch_cpu__linear_pointwise(x.h, w.h, &bh, "none", nullptr, 0, nullptr, &out)
+                         : aoti_torch_cpu__linear_pointwise_binary(x.h, residual.h, w.h, &bh, "add", &out);
           omp_set_num_threads(before);
           ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << what << ": " << aotrun_shim_last_error();
           got = values(api(), out);
@@ -343,7 +352,89 @@ TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
       }
     }
   }
-  EXPECT_EQ(checked, 13 * 4 * 2);
+  EXPECT_EQ(checked, 13 * 5 * 2);
+}
+
+// The frozen linear's binary post-op on a constant weight, with `other` of
+// the output's shape in each layout: contiguous (an add goes into the
+// packed GEMM's store), with row gaps or transposed (a pass after the
+// GEMM), 3-d [B, T, N], and ops other than add (passes after it). Each
+// output against (x @ wᵀ + b) op other in double precision. A broadcast
+// `other` is refused, as libtorch refuses it.
+TEST(ShimKernels, FrozenLinearBinaryMatchesItsFormula) {
+  const int64_t m = 9, k = 40, n = 33;
+  T x({m, k}, {k, 1}, kF32, 41), w({n, k}, {k, 1}, kF32, 42), bias({n}, {1}, kF32, 43);
+  ASSERT_EQ(aotrun_shim_declare_constant(w.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+  struct Other {
+    const char* label;
+    std::vector<int64_t> sizes, strides;
+  };
+  const Other others[] = {
+      {"[M, N]", {m, n}, {n, 1}},
+      {"[M, N] with row gaps", {m, n}, {n + 7, 1}},
+      {"[M, N] transposed", {m, n}, {1, m}},
+  };
+  struct Op {
+    const char* attr;
+    double (*f)(double, double);
+  };
+  const Op ops[] = {{"add", [](double a, double b) { return a + b; }},
+                    {"sub", [](double a, double b) { return a - b; }},
+                    {"mul", [](double a, double b) { return a * b; }}};
+  int checked = 0;
+  for (const Other& o : others) {
+    T other(o.sizes, o.strides, kF32, 44);
+    for (const Op& op : ops)
+      for (int team : {1, 2}) {
+        const std::string what = std::string(op.attr) + " other " + o.label + ", team " + std::to_string(team);
+        AtenTensorHandle bh = bias.h, out = nullptr;
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(team);
+        const AOTITorchError rc = aoti_torch_cpu__linear_pointwise_binary(x.h, other.h, w.h, &bh, op.attr, &out);
+        omp_set_num_threads(before);
+        ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << what << ": " << aotrun_shim_last_error();
+        const std::vector<double> got = values(api(), out);
+        aoti_torch_delete_tensor_object(out);
+        std::vector<double> want;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double acc = bias.at({j});
+            for (int64_t p = 0; p < k; ++p) acc += x.at({i, p}) * w.at({j, p});
+            want.push_back(op.f(acc, other.at({i, j})));
+          }
+        EXPECT_EQ(close(got, want, 1e-5, 1e-5), "") << what;
+        ++checked;
+      }
+  }
+  // A 3-d input and residual ([B, T, N]: a transformer's hidden states),
+  // large enough (2^16 sums) that a sum after the GEMM is split over a team.
+  const int64_t t3 = 1000;
+  T x3({2, t3, k}, {t3 * k, k, 1}, kF32, 45), r3({2, t3, n}, {t3 * n, n, 1}, kF32, 46);
+  AtenTensorHandle bh = bias.h, out = nullptr;
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  const AOTITorchError rc = aoti_torch_cpu__linear_pointwise_binary(x3.h, r3.h, w.h, &bh, "add", &out);
+  omp_set_num_threads(before);
+  ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+  const std::vector<double> got = values(api(), out);
+  aoti_torch_delete_tensor_object(out);
+  std::vector<double> want;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < t3; ++t)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = bias.at({j});
+        for (int64_t p = 0; p < k; ++p) acc += x3.at({b, t, p}) * w.at({j, p});
+        want.push_back(acc + r3.at({b, t, j}));
+      }
+  EXPECT_EQ(close(got, want, 1e-5, 1e-5), "") << "3-d add";
+  EXPECT_EQ(checked, 3 * 3 * 2);
+  // A row to broadcast: refused, naming the argument.
+  T row({n}, {1}, kF32, 47);
+  bh = bias.h;
+  out = nullptr;
+  EXPECT_NE(aoti_torch_cpu__linear_pointwise_binary(x.h, row.h, w.h, &bh, "add", &out), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_NE(std::string(aotrun_shim_last_error()).find("'other'"), std::string::npos) << aotrun_shim_last_error();
 }
 
 // The frozen linear's activations on a constant weight (the packed GEMM,

@@ -175,6 +175,27 @@ bool rows_of(const Tensor& out, const Tensor& x, int64_t m, int64_t n, int64_t k
   return *ldb >= k && *ldc >= n;
 }
 
+// addend as [M, N] rows with unit column stride (packed_linear's form):
+// its row stride, or false.
+bool addend_rows(const Tensor& a, int64_t m, int64_t n, int64_t* ld) {
+  if (a.dtype != kFloat32 || a.dim() != 2 || a.sizes[0] != m || a.sizes[1] != n) return false;
+  if (a.strides[1] != 1 && n > 1) return false;
+  *ld = m > 1 ? a.strides[0] : n;
+  return *ld >= n;
+}
+
+// out [M, N] (row stride ldc) += add (row stride lda), when add is not
+// null: the addend after oneDNN's compute, which has no such epilogue. On
+// the team from 2^16 elements, as pointwise_fusion.cpp's passes.
+void add_rows(const Tensor& out, const float* add, int64_t lda, int64_t m, int64_t n, int64_t ldc) {
+  if (add == nullptr) return;
+  float* o = static_cast<float*>(out.data());
+#pragma omp parallel for if (m * n >= (int64_t(1) << 16)) schedule(static)
+  for (int64_t i = 0; i < m; ++i)
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) o[i * ldc + j] += add[i * lda + j];
+}
+
 }  // namespace
 
 namespace {
@@ -190,8 +211,8 @@ std::shared_ptr<PanelWeight> panel_weight(const Tensor& w, int64_t n, int64_t k,
 
 }  // namespace
 
-bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op,
-                   const Tensor* bias) {
+bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op, const Tensor* bias,
+                   const Tensor* addend) {
   if (w.storage == nullptr || !w.storage->read_only()) return false;
   if (w.dtype != kFloat32 || w.dim() != 2) return false;
   const int64_t m = x.dim() == 2 ? x.sizes[0] : 0, k = w.sizes[1], n = w.sizes[0];
@@ -202,6 +223,9 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   }
   const bool row_major = w.strides[1] == 1 && w.strides[0] >= k, col_major = w.strides[0] == 1 && w.strides[1] >= n;
   if (!row_major && !col_major) return false;
+  int64_t ld_add = 0;
+  if (addend != nullptr && !addend_rows(*addend, m, n, &ld_add)) return false;
+  const float* add = addend != nullptr ? static_cast<const float*>(addend->data()) : nullptr;
   if (panels_enabled() && (beta == 0.0f || beta == 1.0f)) {
     const auto packed = panel_weight(w, n, k, w.strides[0], w.strides[1]);
     const float* b = nullptr;
@@ -213,7 +237,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
       accumulate = true;
     }
     panel_gemm(*packed, m, static_cast<const float*>(x.data()), ldb, b, accumulate, static_cast<float*>(out.data()),
-               ldc);
+               ldc, add, ld_add);
     return true;
   }
   if (!api().ok()) return false;
@@ -238,6 +262,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
     if (packed == nullptr) return false;
     if (bias != nullptr) copy_elements(out, *bias);
     compute(*packed, out, x, n, m, k, k, ldb, ldc, bias != nullptr ? 1.0f : beta, op);
+    add_rows(out, add, ld_add, m, n, ldc);
     return true;
   }
   // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T".
@@ -248,6 +273,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   if (packed == nullptr) return false;
   if (bias != nullptr) copy_elements(out, *bias);
   compute(*packed, out, x, n, m, k, lda, ldb, ldc, bias != nullptr ? 1.0f : beta, op);
+  add_rows(out, add, ld_add, m, n, ldc);
   return true;
 }
 

@@ -37,8 +37,13 @@ namespace aotrun::shim::kernels {
 // stride), the bias or beta is not one this takes, packing is unavailable
 // or disabled, or oneDNN says packing does not pay for this shape; throws
 // ShimError when oneDNN fails, std::bad_alloc when memory runs out.
+// addend, when not null, is float32 [M, N] with unit column stride, not
+// overlapping out: it is added to every finished output (out = (x @ wᵀ +
+// bias) + addend, the sum rounded on its own as a separate pass's would
+// be), in the GEMM's store where panels run and in a pass after it
+// otherwise; false when it is not of that form.
 bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float beta, const char* op,
-                   const Tensor* bias = nullptr);
+                   const Tensor* bias = nullptr, const Tensor* addend = nullptr);
 
 // The same for a weight the caller derives from a read-only storage `owner`
 // (a convolution's weight as [O, kh * kw * C]): `fill` writes W [N, K]

@@ -56,7 +56,7 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 }
 
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
-                float* out, int64_t ldo) {
+                float* out, int64_t ldo, const float* addend, int64_t lda) {
   if (m <= 0 || w.n <= 0) return;
   const int64_t panels = (w.n + kPanelWidth - 1) / kPanelWidth;
   const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
@@ -78,9 +78,12 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t g = t / panels, q = t % panels;
       const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * kPanelWidth;
+      // The addend goes in with the last chunk, once the chain is whole.
+      const bool last = p0 + kn >= w.k;
       panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * kPanelWidth,
                         std::min(kPanelWidth, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
-                        p0 > 0 || accumulate, out + r0 * ldo + j0, ldo);
+                        p0 > 0 || accumulate, last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda,
+                        out + r0 * ldo + j0, ldo);
     }
   }
 }

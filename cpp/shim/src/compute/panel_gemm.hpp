@@ -48,19 +48,22 @@ bool panel_gemm_supported();
 // panel_gemm_supported(); throws std::bad_alloc when memory runs out.
 std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk);
 
-// out [M, N] = x [M, K] @ Wᵀ + bias + (accumulate ? out : 0), where x
-// has row stride ldx and out row stride ldo (both unit column stride,
-// not overlapping), and bias, when not null, holds N floats added to
-// every row. Products of at least 2^18 multiply-adds are split over the
-// calling thread's OpenMP team by panels and row groups; smaller ones run
-// on the calling thread. No allocation; does not throw.
+// out [M, N] = x [M, K] @ Wᵀ + bias + (accumulate ? out : 0), then
+// + addend, where x has row stride ldx and out row stride ldo (both unit
+// column stride, not overlapping), bias, when not null, holds N floats
+// added to every row, and addend, when not null, is [M, N] with row stride
+// lda (unit column stride, not overlapping out). The addend is added to the finished chain as its own rounded
+// step -- the result of a separate pass -- as a residual connection's sum
+// is. Products of at least 2^18 multiply-adds are split over the calling
+// thread's OpenMP team by panels and row groups; smaller ones run on the
+// calling thread. No allocation; does not throw.
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
-                float* out, int64_t ldo);
+                float* out, int64_t ldo, const float* addend = nullptr, int64_t lda = 0);
 
 // One panel for rows [0, m): out's `cols` (<= kPanelWidth) columns of those
 // rows, as panel_gemm defines them (panel_gemm_avx512.cpp, compiled for
 // AVX-512; panel_gemm.cpp calls it only where the CPU has it).
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
-                       const float* bias, bool accumulate, float* out, int64_t ldo);
+                       const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo);
 
 }  // namespace aotrun::shim::kernels

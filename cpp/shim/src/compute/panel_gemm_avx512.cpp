@@ -15,7 +15,7 @@ constexpr int kMaxRows = 8;  // 16 accumulators; 8 rows measured best on Zen 4
 
 template <int R>
 void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16 lo, __mmask16 hi, const float* bias,
-           bool accumulate, float* out, int64_t ldo) {
+           bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
   __m512 a0[R], a1[R];
   const __m512 b0 = bias != nullptr ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps();
   const __m512 b1 = bias != nullptr ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
@@ -39,6 +39,13 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16
       a1[i] = _mm512_fmadd_ps(xi, w1, a1[i]);
     }
   }
+  if (addend != nullptr) {  // after the chain, rounded on its own: as a separate pass would
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      a0[i] = _mm512_add_ps(a0[i], _mm512_maskz_loadu_ps(lo, addend + i * lda));
+      a1[i] = _mm512_add_ps(a1[i], _mm512_maskz_loadu_ps(hi, addend + i * lda + 16));
+    }
+  }
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
     _mm512_mask_storeu_ps(out + i * ldo, lo, a0[i]);
@@ -46,8 +53,8 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16
   }
 }
 
-using Block = void (*)(int64_t, const float*, int64_t, const float*, __mmask16, __mmask16, const float*, bool, float*,
-                       int64_t);
+using Block = void (*)(int64_t, const float*, int64_t, const float*, __mmask16, __mmask16, const float*, bool,
+                       const float*, int64_t, float*, int64_t);
 constexpr Block kBlocks[kMaxRows + 1] = {nullptr,  block<1>, block<2>, block<3>, block<4>,
                                          block<5>, block<6>, block<7>, block<8>};
 
@@ -56,14 +63,15 @@ __mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mma
 }  // namespace
 
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
-                       const float* bias, bool accumulate, float* out, int64_t ldo) {
+                       const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
   const __mmask16 lo = lanes(cols), hi = lanes(cols - 16);
   // Rows in blocks as even as possible (33 = 7 + 7 + 7 + 6 + 6), not 8s and
   // a 1-row tail that would run at an eighth of the speed.
   int64_t blocks = (m + kMaxRows - 1) / kMaxRows;
   for (int64_t r = 0; r < m; --blocks) {
     const int64_t rows = (m - r + blocks - 1) / blocks;
-    kBlocks[rows](k, x + r * ldx, ldx, panel, lo, hi, bias, accumulate, out + r * ldo, ldo);
+    kBlocks[rows](k, x + r * ldx, ldx, panel, lo, hi, bias, accumulate, addend != nullptr ? addend + r * lda : nullptr,
+                  lda, out + r * ldo, ldo);
     r += rows;
   }
 }

@@ -43,8 +43,11 @@ const Tensor* optional_f32(AtenTensorHandle* h, const char* op, const char* what
   return &f32_arg(*h, op, what);
 }
 
-// out [..., N] = x [..., K] @ wᵀ + b, w [N, K]: one GEMM (contiguous result).
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op) {
+// out [..., N] = x [..., K] @ wᵀ + b (+ addend, when not null: a residual
+// connection's sum, broadcast as torch.add would), w [N, K]: one GEMM
+// (contiguous result). An addend of out's own shape and contiguous is
+// added in the packed GEMM's store; others in a pass after it.
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op, const Tensor* addend = nullptr) {
   if (x.dim() < 1) fail_arg(op, "X", "must have at least 1 dim");
   kernels::expect_dim(w, 2, op, "W");
   const int64_t k = x.sizes.back(), n = w.sizes[0];
@@ -76,12 +79,22 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op)
   Tensor wt = w;  // [K, N] view of W
   wt.sizes = {k, n};
   wt.strides = {w.strides[1], w.strides[0]};
+  // The addend as [M, N] rows, when it is out's shape and contiguous.
+  Tensor add2;
+  if (addend != nullptr && addend->sizes == out.sizes && addend->is_contiguous()) {
+    add2 = *addend;
+    add2.sizes = {m, n};
+    add2.strides = {n, 1};
+  }
   // A frozen weight is packed once (packed_gemm.hpp), the bias added in
   // the same pass; others per call, on top of the bias.
-  if (!kernels::packed_linear(out2, x2, w, 0.0f, op, b)) {
-    if (b != nullptr) copy_elements(out2, *b);
-    kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
+  if (kernels::packed_linear(out2, x2, w, 0.0f, op, b, add2.defined() ? &add2 : nullptr)) {
+    if (addend != nullptr && !add2.defined()) kernels::apply_binary(out, out, *addend, kernels::BinaryOp::kAdd, {}, op);
+    return out;
   }
+  if (b != nullptr) copy_elements(out2, *b);
+  kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
+  if (addend != nullptr) kernels::apply_binary(out, out, *addend, kernels::BinaryOp::kAdd, {}, op);
   return out;
 }
 
@@ -181,8 +194,9 @@ AOTITorchError aoti_torch_cpu__linear_pointwise_binary(AtenTensorHandle X, AtenT
   return guard(op, [&] {
     const kernels::BinaryOp bop = kernels::parse_binary(op, "attr", attr);
     const Tensor& o = f32_arg(other, op, "other");
-    Tensor out = linear(f32_arg(X, op, "X"), f32_arg(W, op, "W"), optional_f32(B, op, "B"), op);
-    kernels::apply_binary(out, out, o, bop, kernels::Unary{}, op);
+    const bool add = bop == kernels::BinaryOp::kAdd;  // the residual sum: with the GEMM (linear above)
+    Tensor out = linear(f32_arg(X, op, "X"), f32_arg(W, op, "W"), optional_f32(B, op, "B"), op, add ? &o : nullptr);
+    if (!add) kernels::apply_binary(out, out, o, bop, kernels::Unary{}, op);
     *out_arg(ret0, "ret0") = new_handle(std::move(out));
   });
 }
