@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "compute/avx512_tail_mask.hpp"
 #include "compute/head_products.hpp"
 
 namespace aotrun::shim::kernels {
@@ -51,7 +52,7 @@ void block1(int64_t k, float alpha, const float* a, const float* b, int64_t ldb,
 void small_gemm_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                        int64_t ldb, float* c, int64_t ldc) {
   for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 cols = n - j >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __mmask16 cols = avx512_tail_mask(n - j);
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) block8(k, alpha, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, cols);
     for (; i < m; ++i) block1(k, alpha, a + i * lda, b + j, ldb, c + i * ldc + j, cols);

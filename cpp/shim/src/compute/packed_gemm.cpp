@@ -139,16 +139,15 @@ void compute(const PackedWeight& packed, const Tensor& out, const Tensor& x, int
         "sgemm_compute", op);
 }
 
-// A GEMM of fewer multiply-adds than this runs on the calling thread alone:
 // oneDNN's packed compute opens an OpenMP team whatever the size (its sgemm
-// does not for small ones), and a team's fork and join cost more than such
-// a product. Set for the pack too, whose layout follows the team size.
-constexpr int64_t kSerialMacs = int64_t(1) << 18;
-
+// does not for small ones): below kSerialGemmMacs (panel_gemm.hpp) the
+// team is set to one thread for the call, the pack included, whose layout
+// follows the team size. M counts as at least 16, the rows oneDNN's pack
+// is made for.
 class SerialIfSmall {
  public:
   SerialIfSmall(int64_t m, int64_t n, int64_t k) : saved_(omp_get_max_threads()) {
-    on_ = std::max<int64_t>(m, 16) * n * k < kSerialMacs && saved_ > 1;
+    on_ = std::max<int64_t>(m, 16) * n * k < kSerialGemmMacs && saved_ > 1;
     if (on_) omp_set_num_threads(1);
   }
   ~SerialIfSmall() {

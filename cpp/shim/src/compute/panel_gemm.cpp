@@ -12,11 +12,6 @@
 namespace aotrun::shim::kernels {
 namespace {
 
-// Products below this many multiply-adds run on the calling thread: an
-// OpenMP team's fork and join cost more than splitting them saves (the
-// same bound as packed_gemm.cpp's for oneDNN's packed compute).
-constexpr int64_t kSerialMacs = int64_t(1) << 18;
-
 // Rows per unit of work, at most: a row group's blocks run through one
 // panel's chunk (below) in turn while it is in cache. The groups are made
 // even (394 rows: 7 of 56-57, not 6 of 64 and one of 10, which left one
@@ -62,7 +57,7 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
   const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
   const int64_t tiles = panels * groups;
   const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
-  const bool split = m * w.n * w.k >= kSerialMacs && tiles > 1 && omp_get_max_threads() > 1;
+  const bool split = m * w.n * w.k >= kSerialGemmMacs && tiles > 1 && omp_get_max_threads() > 1;
   // Tiles are handed out as threads come for them, in runs that shrink
   // as the work runs out (guided: neighbouring panels of the same rows
   // stay together, and no two threads share an output line but at a run's

@@ -27,6 +27,11 @@ namespace aotrun::shim::kernels {
 // Output features per panel: two AVX-512 vectors.
 constexpr int64_t kPanelWidth = 32;
 
+// A GEMM on a packed weight of fewer multiply-adds than this runs on the
+// calling thread alone, on either packing (packed_gemm.hpp): an OpenMP
+// team's fork and join cost more than splitting such a product saves.
+constexpr int64_t kSerialGemmMacs = int64_t(1) << 18;
+
 // A weight laid out for panel_gemm (above). Owns its 64-byte-aligned
 // buffer; immutable once packed, so any number of threads may run on it.
 struct PanelWeight {
@@ -54,7 +59,7 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 // added to every row, and addend, when not null, is [M, N] with row stride
 // lda (unit column stride, not overlapping out). The addend is added to the finished chain as its own rounded
 // step -- the result of a separate pass -- as a residual connection's sum
-// is. Products of at least 2^18 multiply-adds are split over the calling
+// is. Products of at least kSerialGemmMacs are split over the calling
 // thread's OpenMP team by panels and row groups; smaller ones run on the
 // calling thread. No allocation; does not throw.
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,

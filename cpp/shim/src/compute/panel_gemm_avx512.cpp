@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "compute/avx512_tail_mask.hpp"
 #include "compute/panel_gemm.hpp"
 
 namespace aotrun::shim::kernels {
@@ -58,13 +59,11 @@ using Block = void (*)(int64_t, const float*, int64_t, const float*, __mmask16, 
 constexpr Block kBlocks[kMaxRows + 1] = {nullptr,  block<1>, block<2>, block<3>, block<4>,
                                          block<5>, block<6>, block<7>, block<8>};
 
-__mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
-
 }  // namespace
 
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
                        const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
-  const __mmask16 lo = lanes(cols), hi = lanes(cols - 16);
+  const __mmask16 lo = avx512_tail_mask(cols), hi = avx512_tail_mask(cols - 16);
   // Rows in blocks as even as possible (33 = 7 + 7 + 7 + 6 + 6), not 8s and
   // a 1-row tail that would run at an eighth of the speed.
   int64_t blocks = (m + kMaxRows - 1) / kMaxRows;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "compute/avx512_tail_mask.hpp"
+
 namespace aotrun::shim::kernels {
 namespace {
 
@@ -36,7 +38,7 @@ float row_max_avx512(const float* row, int64_t n) {
   }
   for (; j + 16 <= n; j += 16) a0 = max_into(a0, _mm512_loadu_ps(row + j));
   if (j < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __mmask16 m = avx512_tail_mask(n - j);
     a1 = _mm512_mask_max_ps(a1, m, _mm512_maskz_loadu_ps(m, row + j), a1);
   }
   return lanes_max(max_into(a0, a1));
@@ -52,7 +54,7 @@ float exp_sum_avx512(float* row, int64_t n, float max) {
     acc = _mm512_add_ps(acc, x);
   }
   if (j < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __mmask16 m = avx512_tail_mask(n - j);
     const __m512 x = Sleef_expf16_u10(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), vmax));
     _mm512_mask_storeu_ps(row + j, m, x);
     acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(m, x));
