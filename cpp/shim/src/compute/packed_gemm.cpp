@@ -19,6 +19,7 @@
 #include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
 #include "compute/panel_gemm.hpp"
+#include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 
@@ -189,10 +190,10 @@ bool addend_rows(const Tensor& a, int64_t m, int64_t n, int64_t* ld) {
 void add_rows(const Tensor& out, const float* add, int64_t lda, int64_t m, int64_t n, int64_t ldc) {
   if (add == nullptr) return;
   float* o = static_cast<float*>(out.data());
-#pragma omp parallel for if (m * n >= (int64_t(1) << 16)) schedule(static)
-  for (int64_t i = 0; i < m; ++i)
+  for_range(m * n >= (int64_t(1) << 16), m, [&](int64_t i) {
 #pragma omp simd
     for (int64_t j = 0; j < n; ++j) o[i * ldc + j] += add[i * lda + j];
+  });
 }
 
 }  // namespace

@@ -58,6 +58,23 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
   const int64_t tiles = panels * groups;
   const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
   const bool split = m * w.n * w.k >= kSerialGemmMacs && tiles > 1 && omp_get_max_threads() > 1;
+  // Tile t of the k chunk from p0 (kn long). The addend goes in with the
+  // last chunk, once the chain is whole.
+  const auto tile = [&](int64_t p0, int64_t kn, int64_t t) {
+    const int64_t g = t / panels, q = t % panels;
+    const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * kPanelWidth;
+    const bool last = p0 + kn >= w.k;
+    panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * kPanelWidth,
+                      std::min(kPanelWidth, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
+                      p0 > 0 || accumulate, last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda,
+                      out + r0 * ldo + j0, ldo);
+  };
+  const int64_t k_end = std::max<int64_t>(w.k, 1);
+  if (!split) {  // no team at all: an `if (false)` region costs libgomp a team of one (team_split.hpp)
+    for (int64_t p0 = 0; p0 < k_end; p0 += chunk)
+      for (int64_t t = 0; t < tiles; ++t) tile(p0, std::min(chunk, w.k - p0), t);
+    return;
+  }
   // Tiles are handed out as threads come for them, in runs that shrink
   // as the work runs out (guided: neighbouring panels of the same rows
   // stay together, and no two threads share an output line but at a run's
@@ -66,20 +83,11 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
   // (dynamic) cost 10-20% in BM_FrozenLinear. A chunk of k is done by all
   // before the next (the barrier ending each loop): a later chunk goes on
   // from out.
-#pragma omp parallel if (split)
-  for (int64_t p0 = 0; p0 < std::max<int64_t>(w.k, 1); p0 += chunk) {
+#pragma omp parallel
+  for (int64_t p0 = 0; p0 < k_end; p0 += chunk) {
     const int64_t kn = std::min(chunk, w.k - p0);
 #pragma omp for schedule(guided)
-    for (int64_t t = 0; t < tiles; ++t) {
-      const int64_t g = t / panels, q = t % panels;
-      const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * kPanelWidth;
-      // The addend goes in with the last chunk, once the chain is whole.
-      const bool last = p0 + kn >= w.k;
-      panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * kPanelWidth,
-                        std::min(kPanelWidth, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
-                        p0 > 0 || accumulate, last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda,
-                        out + r0 * ldo + j0, ldo);
-    }
+    for (int64_t t = 0; t < tiles; ++t) tile(p0, kn, t);
   }
 }
 

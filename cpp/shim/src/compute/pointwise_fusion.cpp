@@ -2,6 +2,8 @@
 // (mkldnn_ops.cpp): the unary "attr" vocabulary of Inductor's mkldnn fusion
 // passes and the binary ones, applied in float32 after the convolution or
 // GEMM has written its result.
+#include <omp.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -154,11 +156,23 @@ namespace {
 
 // Dense passes at least this long are split over the calling thread's
 // OpenMP team (a fork costs a few microseconds; 64K floats take tens).
-// The loops below say `if (parallel : ...)`: a bare `if` on a combined
-// `parallel for simd` also applies to its simd part, and a false one then
-// forbids vectorising, so every shorter pass ran one element at a time
-// (a branchy scalar ReLU: 220 us for 50K floats, 4 ns an element).
 constexpr int64_t kParallelElements = 1 << 16;
+
+// f(i) for i in [0, n), vectorised, on the team from kParallelElements.
+// Shorter passes take no region at all: an `if (false)` one still costs
+// libgomp a team of one (team_split.hpp). (And a bare `if` clause on a
+// combined `parallel for simd` applies to its simd part too: a false one
+// forbade vectorising, and a branchy scalar ReLU took 4 ns an element.)
+template <typename F>
+void dense_pass(int64_t n, F f) {
+  if (n >= kParallelElements && omp_get_max_threads() > 1) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; ++i) f(i);
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
 
 // t = f(t): one flat pass when t is dense in any dim order (a convolution's
 // or GEMM's result is), else by its strides.
@@ -166,9 +180,7 @@ template <typename F>
 void map_in_place(const Tensor& t, F f) {
   float* p = static_cast<float*>(t.data());
   if (t.is_non_overlapping_and_dense()) {
-    const int64_t n = t.numel();
-#pragma omp parallel for simd if (parallel : n >= kParallelElements) schedule(static)
-    for (int64_t i = 0; i < n; ++i) p[i] = f(p[i]);
+    dense_pass(t.numel(), [&](int64_t i) { p[i] = f(p[i]); });
     return;
   }
   each3(t.sizes, t.strides, t.strides, t.strides, [&](int64_t i, int64_t, int64_t) { p[i] = f(p[i]); });
@@ -204,9 +216,7 @@ void map_binary(const Tensor& dst, const Tensor& y, const Tensor& other, Op op, 
   const float* a = static_cast<const float*>(y.data());
   const float* b = static_cast<const float*>(other.data());
   if (y.strides == dst.strides && other.strides == dst.strides && dst.is_non_overlapping_and_dense()) {
-    const int64_t n = dst.numel();
-#pragma omp parallel for simd if (parallel : n >= kParallelElements) schedule(static)
-    for (int64_t i = 0; i < n; ++i) d[i] = u(op(a[i], b[i]));
+    dense_pass(dst.numel(), [&](int64_t i) { d[i] = u(op(a[i], b[i])); });
     return;
   }
   each3(dst.sizes, dst.strides, y.strides, other.strides,

@@ -25,6 +25,7 @@
 
 #include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
+#include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "kernels.hpp"
 
@@ -111,8 +112,7 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   const int64_t dy = p.dilation[0], dx = p.dilation[1];
   for (int64_t r0 = 0; r0 < m; r0 += chunk) {
     const int64_t rows_here = std::min(chunk, m - r0);
-#pragma omp parallel for if (rows_here * k >= (1 << 18)) schedule(static)
-    for (int64_t rr = 0; rr < rows_here; ++rr) {
+    for_range(rows_here * k >= (1 << 18), rows_here, [&](int64_t rr) {
       const int64_t r = r0 + rr;
       const int64_t b = r / (oh * ow), y = (r / ow) % oh, xx = r % ow;
       float* row = lhs_data + rr * k;
@@ -129,7 +129,7 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
           }
         }
       }
-    }
+    });
     Tensor lhs;
     lhs.storage = Storage::borrow(lhs_data, static_cast<size_t>(rows_here * k) * sizeof(float));
     lhs.sizes = {rows_here, k};
@@ -149,11 +149,10 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
     const float* bp = static_cast<const float*>(bias->data());
     std::vector<float> bv(static_cast<size_t>(o));
     for (int64_t oc = 0; oc < o; ++oc) bv[oc] = bp[oc * bias->strides[0]];
-#pragma omp parallel for if (m * o >= (1 << 16)) schedule(static)
-    for (int64_t r = 0; r < m; ++r) {
+    for_range(m * o >= (1 << 16), m, [&](int64_t r) {
       float* yr = y + r * o;
       for (int64_t oc = 0; oc < o; ++oc) yr[oc] += bv[oc];
-    }
+    });
   }
   apply_unary(out, post.unary);
   return true;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
@@ -48,8 +49,7 @@ void products(const float* x, const int8_t* w, int64_t m, int64_t n, int64_t k, 
       for (int64_t p = 0; p < k; ++p) xt[p * m + i] = x[i * k + p];
   }
   std::string failure;
-#pragma omp parallel for if (parallel) schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) {
+  for_range(parallel, blocks, [&](int64_t b) {
     try {
       const int64_t n0 = b * rows, nb = std::min(rows, n - n0);
       thread_local std::vector<float> tile, block;
@@ -71,7 +71,7 @@ void products(const float* x, const int8_t* w, int64_t m, int64_t n, int64_t k, 
 #pragma omp critical(aotrun_shim_int8pack_failure)
       if (failure.empty()) failure = e.what();
     }
-  }
+  });
   if (!failure.empty()) throw ShimError(failure);
 }
 

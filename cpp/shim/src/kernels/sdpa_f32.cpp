@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compute/head_products.hpp"
+#include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
@@ -51,8 +52,7 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
   const bool parallel = heads > 1 && heads * L * S * E >= (int64_t{1} << 18);
   const bool small = L * S * E <= kHeadProductsMaxMacs;
   std::string failure;
-#pragma omp parallel for if (parallel) schedule(dynamic, 1)
-  for (int64_t bh = 0; bh < heads; ++bh) {
+  for_range<Schedule::kDynamic>(parallel, heads, [&](int64_t bh) {
     try {
       thread_local std::vector<float> scores;  // [L, S] of one head, then Kᵀ [E, S] when small
       scores.resize(static_cast<size_t>(small ? (L + E) * S : L * S));
@@ -102,7 +102,7 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
 #pragma omp critical(aotrun_shim_sdpa_failure)
       if (failure.empty()) failure = e.what();
     }
-  }
+  });
   if (!failure.empty()) throw ShimError(failure);
   return true;
 }
