@@ -56,12 +56,13 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 // out [M, N] = x [M, K] @ Wᵀ + bias + (accumulate ? out : 0), then
 // + addend, where x has row stride ldx and out row stride ldo (both unit
 // column stride, not overlapping), bias, when not null, holds N floats
-// added to every row, and addend, when not null, is [M, N] with row stride
-// lda (unit column stride, not overlapping out). The addend is added to the finished chain as its own rounded
-// step -- the result of a separate pass -- as a residual connection's sum
-// is. Products of at least kSerialGemmMacs are split over the calling
-// thread's OpenMP team by panels and row groups; smaller ones run on the
-// calling thread. No allocation; does not throw.
+// added to every row, and addend, when not null, is [M, N] with row
+// stride lda (unit column stride, not overlapping out). The addend is
+// added to the finished chain as its own rounded step -- the result of a
+// separate pass -- as a residual connection's sum is. Products of at
+// least kSerialGemmMacs are split over the calling thread's OpenMP team
+// by panels and row groups; smaller ones run on the calling thread. No
+// allocation; does not throw.
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo, const float* addend = nullptr, int64_t lda = 0);
 

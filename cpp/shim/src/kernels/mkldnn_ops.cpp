@@ -44,9 +44,10 @@ const Tensor* optional_f32(AtenTensorHandle* h, const char* op, const char* what
 }
 
 // out [..., N] = x [..., K] @ wᵀ + b (+ addend, when not null: a residual
-// connection's sum, broadcast as torch.add would), w [N, K]: one GEMM
-// (contiguous result). An addend of out's own shape and contiguous is
-// added in the packed GEMM's store; others in a pass after it.
+// connection's sum, of the result's shape as apply_binary requires), w
+// [N, K]: one GEMM (contiguous result). A contiguous addend is added in the
+// packed GEMM's store; a strided one, or any on the unpacked path, in a
+// pass after it.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op, const Tensor* addend = nullptr) {
   if (x.dim() < 1) fail_arg(op, "X", "must have at least 1 dim");
   kernels::expect_dim(w, 2, op, "W");
