@@ -58,15 +58,18 @@ struct ShapeCache {
   static constexpr size_t kTensors = 8;  // per side; more are validated each run
   uint64_t runner_id = 0;
   size_t key_len = 0;
-  int64_t key[kKey];
+  int64_t key[kKey]{};
   size_t out_len = 0;
-  int64_t out[kStackDims];
+  int64_t out[kStackDims]{};
   // The last fully validated run of runner_id (valid: descriptors below;
   // their dims are key's and out's).
   bool valid = false;
   size_t num_in = 0, num_out = 0;
-  Descriptor in[kTensors], out_desc[kTensors];
+  Descriptor in[kTensors]{}, out_desc[kTensors]{};
 };
+// Every member initialised, so the cache is constant-initialised (zeros in
+// the thread's TLS block): an access needs no first-use guard, which cost
+// a second __tls_get_addr per run.
 thread_local ShapeCache t_shape_cache;
 // This thread's cache, looked up once per run: in a shared library each
 // access of a thread_local is a call to __tls_get_addr (the compiler
