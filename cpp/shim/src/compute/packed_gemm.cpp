@@ -19,9 +19,9 @@
 #include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
 #include "compute/panel_gemm.hpp"
-#include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "kernels/kernels.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {
@@ -184,16 +184,10 @@ bool addend_rows(const Tensor& a, int64_t m, int64_t n, int64_t* ld) {
   return *ld >= n;
 }
 
-// out [M, N] (row stride ldc) += add (row stride lda), when add is not
-// null: the addend after oneDNN's compute, which has no such epilogue. On
-// the team from 2^16 elements, as pointwise_fusion.cpp's passes.
-void add_rows(const Tensor& out, const float* add, int64_t lda, int64_t m, int64_t n, int64_t ldc) {
-  if (add == nullptr) return;
-  float* o = static_cast<float*>(out.data());
-  for_range(m * n >= (int64_t(1) << 16), m, [&](int64_t i) {
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) o[i * ldc + j] += add[i * lda + j];
-  });
+// out += addend, when there is one: after oneDNN's compute, which has no
+// such epilogue, by the same pass the unpacked GEMM's residual takes.
+void add_after(const Tensor& out, const Tensor* addend, const char* op) {
+  if (addend != nullptr) apply_binary(out, out, *addend, BinaryOp::kAdd, Unary{}, op);
 }
 
 }  // namespace
@@ -225,7 +219,6 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   if (!row_major && !col_major) return false;
   int64_t ld_add = 0;
   if (addend != nullptr && !addend_rows(*addend, m, n, &ld_add)) return false;
-  const float* add = addend != nullptr ? static_cast<const float*>(addend->data()) : nullptr;
   if (panels_enabled() && (beta == 0.0f || beta == 1.0f)) {
     const auto packed = panel_weight(w, n, k, w.strides[0], w.strides[1]);
     const float* b = nullptr;
@@ -237,7 +230,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
       accumulate = true;
     }
     panel_gemm(*packed, m, static_cast<const float*>(x.data()), ldb, b, accumulate, static_cast<float*>(out.data()),
-               ldc, add, ld_add);
+               ldc, addend != nullptr ? static_cast<const float*>(addend->data()) : nullptr, ld_add);
     return true;
   }
   if (!api().ok()) return false;
@@ -262,7 +255,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
     if (packed == nullptr) return false;
     if (bias != nullptr) copy_elements(out, *bias);
     compute(*packed, out, x, n, m, k, k, ldb, ldc, bias != nullptr ? 1.0f : beta, op);
-    add_rows(out, add, ld_add, m, n, ldc);
+    add_after(out, addend, op);
     return true;
   }
   // w [N, K] row-major (stride (ldw, 1)) is, column-major, [K, N]: "T".
@@ -273,7 +266,7 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   if (packed == nullptr) return false;
   if (bias != nullptr) copy_elements(out, *bias);
   compute(*packed, out, x, n, m, k, lda, ldb, ldc, bias != nullptr ? 1.0f : beta, op);
-  add_rows(out, add, ld_add, m, n, ldc);
+  add_after(out, addend, op);
   return true;
 }
 

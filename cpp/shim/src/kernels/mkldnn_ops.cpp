@@ -89,13 +89,13 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor* b, const char* op,
   }
   // A frozen weight is packed once (packed_gemm.hpp), the bias added in
   // the same pass; others per call, on top of the bias.
-  if (kernels::packed_linear(out2, x2, w, 0.0f, op, b, add2.defined() ? &add2 : nullptr)) {
-    if (addend != nullptr && !add2.defined()) kernels::apply_binary(out, out, *addend, kernels::BinaryOp::kAdd, {}, op);
-    return out;
+  const Tensor* fused = add2.defined() ? &add2 : nullptr;  // added by packed_linear when it runs
+  if (!kernels::packed_linear(out2, x2, w, 0.0f, op, b, fused)) {
+    fused = nullptr;
+    if (b != nullptr) copy_elements(out2, *b);
+    kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
   }
-  if (b != nullptr) copy_elements(out2, *b);
-  kernels::gemm(out2, x2, wt, 1.0, b != nullptr ? 1.0 : 0.0, op);
-  if (addend != nullptr) kernels::apply_binary(out, out, *addend, kernels::BinaryOp::kAdd, {}, op);
+  if (addend != nullptr && fused == nullptr) kernels::apply_binary(out, out, *addend, kernels::BinaryOp::kAdd, {}, op);
   return out;
 }
 
