@@ -105,9 +105,10 @@ bool on_shim() {
 }
 
 // Runs `f` with oneDNN's verbose mode on (the libdnnl.so.2 aotrun's shim
-// loaded) and stdout captured; the number of reorders executed, or -1 when
-// that oneDNN is not loaded.
-int count_reorders(const std::function<void()>& f) {
+// loaded) and stdout captured; the number of primitives of `kind`
+// (",reorder,", ",convolution,") executed, or -1 when that oneDNN is not
+// loaded.
+int count_executed(const char* kind, const std::function<void()>& f) {
   void* dnnl = ::dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
   auto set_verbose = dnnl == nullptr ? nullptr : reinterpret_cast<int (*)(int)>(::dlsym(dnnl, "dnnl_set_verbose"));
   if (set_verbose == nullptr) return -1;
@@ -127,13 +128,15 @@ int count_reorders(const std::function<void()>& f) {
   if (FILE* in = std::fopen(path, "r")) {
     char line[8192];
     while (std::fgets(line, sizeof line, in) != nullptr) {
-      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, ",reorder,") != nullptr) ++count;
+      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, kind) != nullptr) ++count;
     }
     std::fclose(in);
   }
   std::remove(path);
   return count;
 }
+
+int count_reorders(const std::function<void()>& f) { return count_executed(",reorder,", f); }
 
 class Frozen : public ::testing::TestWithParam<aotrun_mode> {
  protected:
@@ -271,6 +274,46 @@ TEST_P(Frozen, PackedConstantsAreUnpackedAtFirstUseNotAtLoad) {
   EXPECT_GE(first_run, 3) << "each of the three packed conv weights is read at the first run";
   EXPECT_LE(first_run, 6) << "at most one read and one reorder into its primitive's layout per weight";
   EXPECT_EQ(later, 0);
+}
+
+// An output-shape query runs the model only where the wrapper leaves an
+// output dim open: resnet_static states every one, so its query (what
+// run_alloc and callers that size their outputs first make before the
+// first run) executes no convolution; the dynamic-batch resnet's query for
+// a new batch runs the model once (a probe on zeros), and the same query
+// again is answered from the cache.
+TEST_P(Frozen, OutputShapeQueriesRunTheModelOnlyForOpenDims) {
+  if (!on_shim()) GTEST_SKIP() << "counts aotrun's shim's oneDNN convolutions";
+  if (GetParam() != AOTRUN_MODE_THREADED) GTEST_SKIP() << "once is enough";
+  auto query = [](const char* model, std::vector<int64_t> in_shape, std::vector<int64_t>* shape) {
+    Package pkg(kDir + "/" + std::string(model) + ".pt2");
+    Runner r(pkg, RunnerOptions().mode(GetParam()));
+    Array x = Array::zeros(in_shape);
+    shape->assign(static_cast<size_t>(pkg.output(0).ndim), 0);
+    int first = -1, again = -1;
+    first = count_executed(",convolution,", [&] {
+      AOTRUN_ASSERT_OK(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shape->data(), shape->size()));
+    });
+    again = count_executed(",convolution,", [&] {
+      AOTRUN_ASSERT_OK(aotrun_runner_get_output_shapes(r.get(), &x.dl, 1, shape->data(), shape->size()));
+    });
+    return std::make_pair(first, again);
+  };
+  Package loader(kDir + "/upconv.pt2");  // the shim and its oneDNN loaded before counting
+  std::vector<int64_t> shape;
+  const auto fixed = query("resnet_static", {2, 3, 64, 64}, &shape);
+  ASSERT_GE(fixed.first, 0) << "oneDNN (libdnnl.so.2) is not loaded";
+  const std::vector<int64_t> want_fixed = manifest()["resnet_static"]["cases"][0]["outputs"][0];
+  EXPECT_EQ(shape, want_fixed);
+  EXPECT_EQ(fixed.first, 0) << "every output dim is stated: the query runs nothing";
+  EXPECT_EQ(fixed.second, 0);
+  const auto open = query("resnet", {3, 3, 64, 64}, &shape);
+  const std::vector<int64_t> want_open = manifest()["resnet"]["cases"][1]["outputs"][0];
+  EXPECT_EQ(shape, want_open);
+  EXPECT_GT(open.first, 0) << "an open batch dim: the first query for a batch runs the model once";
+  EXPECT_EQ(open.second, 0) << "the same query again comes from the cache";
+  std::printf("convolutions executed by output-shape queries: resnet_static %d then %d, resnet (batch 3) %d then %d\n",
+              fixed.first, fixed.second, open.first, open.second);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Frozen,
