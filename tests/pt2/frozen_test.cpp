@@ -247,9 +247,10 @@ TEST_P(Frozen, BidirectionalLstmTagger) { sweep("lstm", true); }
 
 // The packed weights are read when first used, not when the model loads:
 // opening cbr_cl executes no reorder; its first run reads each of its three
-// packed conv weights once (a reorder out of the blob) and reorders each at
-// most once more (into the convolution primitive's layout, kept with the
-// constant); later runs reorder nothing.
+// packed conv weights where the model keeps it when the export packed it in
+// the layout the convolution primitive wants here (no reorder), else once
+// (a reorder out of the blob) and reorders it at most once more (into the
+// primitive's layout, kept with the constant); later runs reorder nothing.
 TEST_P(Frozen, PackedConstantsAreUnpackedAtFirstUseNotAtLoad) {
   if (!on_shim()) GTEST_SKIP() << "counts aotrun's shim's oneDNN reorders";
   if (GetParam() != AOTRUN_MODE_THREADED) GTEST_SKIP() << "once is enough";
@@ -271,7 +272,6 @@ TEST_P(Frozen, PackedConstantsAreUnpackedAtFirstUseNotAtLoad) {
   std::printf("cbr_cl: %d reorders at open, %d in the first run, %d in 5 later runs\n", at_open, first_run, later);
   ASSERT_GE(at_open, 0) << "oneDNN (libdnnl.so.2) is not loaded";
   EXPECT_EQ(at_open, 0) << "no packed weight is unpacked at load";
-  EXPECT_GE(first_run, 3) << "each of the three packed conv weights is read at the first run";
   EXPECT_LE(first_run, 6) << "at most one read and one reorder into its primitive's layout per weight";
   EXPECT_EQ(later, 0);
 }

@@ -1007,14 +1007,14 @@ TEST(ShimReferenceFrozen, Torch26MetadataFormReadsAsThe772ByteOne) {
 // --- packed once ------------------------------------------------------------------------------
 
 // Runs `f` with oneDNN's verbose mode on (dnnl_set_verbose of the libdnnl the
-// shim loaded) and stdout captured; returns the number of executed
-// primitives of `kind` (",reorder,", ",convolution,"), -1 when libdnnl is
-// not loaded.
-int count_executed(const char* kind, const std::function<void()>& f) {
+// shim loaded) and stdout captured; sets *lines to the primitives executed
+// (oneDNN's "exec" lines) and returns false when libdnnl is not loaded.
+bool executed_lines(const std::function<void()>& f, std::vector<std::string>* lines) {
+  lines->clear();
   void* dnnl = ::dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-  if (dnnl == nullptr) return -1;
+  if (dnnl == nullptr) return false;
   auto set_verbose = reinterpret_cast<int (*)(int)>(::dlsym(dnnl, "dnnl_set_verbose"));
-  if (set_verbose == nullptr) return -1;
+  if (set_verbose == nullptr) return false;
   std::fflush(stdout);
   char path[] = "/tmp/aotrun_dnnl_verbose_XXXXXX";
   const int fd = ::mkstemp(path);
@@ -1027,16 +1027,24 @@ int count_executed(const char* kind, const std::function<void()>& f) {
   ::dup2(saved, 1);
   ::close(saved);
   ::close(fd);
-  int count = 0;
   if (FILE* in = std::fopen(path, "r")) {
     char line[4096];
     while (std::fgets(line, sizeof line, in) != nullptr) {
-      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, kind) != nullptr) ++count;
+      if (std::strstr(line, "_verbose,exec,") != nullptr) lines->emplace_back(line);
     }
     std::fclose(in);
   }
   std::remove(path);
-  return count;
+  return true;
+}
+
+// The number of executed primitives of `kind` (",reorder,",
+// ",convolution,") while `f` runs; -1 when libdnnl is not loaded.
+int count_executed(const char* kind, const std::function<void()>& f) {
+  std::vector<std::string> lines;
+  if (!executed_lines(f, &lines)) return -1;
+  return static_cast<int>(std::count_if(lines.begin(), lines.end(),
+                                        [&](const std::string& l) { return l.find(kind) != std::string::npos; }));
 }
 
 int count_reorders(const std::function<void()>& f) { return count_executed(",reorder,", f); }
@@ -1186,6 +1194,124 @@ TEST(ShimReferenceFrozen, MkldnnWeightsAreReorderedOnceNotPerCall) {
               at_creation, first, later, plain_calls);
   if (first == 2) {
     EXPECT_EQ(plain_calls, 5) << "the control: a plain weight is reordered on every call";
+  }
+}
+
+// oneDNN's name of a blocked layout ("Acdb64a": dims a, c, d, b outermost
+// first, then a block of 64 of dim a innermost) as a Blocked over `dims`;
+// false for a name this does not read.
+bool blocked_from_tag(const std::string& tag, const std::vector<int64_t>& dims, Blocked* out) {
+  std::vector<int> outer;
+  std::vector<std::pair<int64_t, int>> blocks;
+  size_t i = 0;
+  for (; i < tag.size() && std::isalpha(static_cast<unsigned char>(tag[i])); ++i) {
+    outer.push_back(std::tolower(static_cast<unsigned char>(tag[i])) - 'a');
+  }
+  while (i < tag.size()) {
+    size_t j = i;
+    while (j < tag.size() && std::isdigit(static_cast<unsigned char>(tag[j]))) ++j;
+    if (j == i || j >= tag.size() || !std::islower(static_cast<unsigned char>(tag[j]))) return false;
+    blocks.emplace_back(std::stoll(tag.substr(i, j - i)), tag[j] - 'a');
+    i = j + 1;
+  }
+  if (outer.size() != dims.size()) return false;
+  *out = Blocked(dims, outer, blocks);
+  return true;
+}
+
+// A frozen weight the export packed in exactly the layout the convolution
+// primitive wants (torch's oneDNN chose it for the same geometry on the
+// same CPU, as a real export's were) is read where the model keeps it: the
+// first call runs no reorder at all (no plain copy, no packed copy), and
+// gives the same bits as the same weight in another layout; the residual
+// form adding into `other` in place too (its check that `other` does not
+// overlap the weight makes no plain copy). A plain and a depthwise weight
+// (whose blob has the groups as a dim of their own).
+TEST(ShimReferenceFrozen, MkldnnWeightInThePrimitivesLayoutIsReadInPlace) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  struct Case {
+    const char* label;
+    std::vector<int64_t> sizes, blob_dims;  // torch's [O, I/g, kh, kw]; oneDNN's ([g, O/g, I/g, kh, kw] if grouped)
+    int64_t groups, cin;
+  };
+  for (const Case& c : {Case{"plain", {64, 16, 3, 3}, {64, 16, 3, 3}, 1, 16},
+                        Case{"depthwise", {32, 1, 3, 3}, {32, 1, 1, 3, 3}, 32, 32}}) {
+    SCOPED_TRACE(c.label);
+    Side sd(a, "shim");
+    const int64_t o = c.sizes[0];
+    const auto w = random_floats(numel(c.sizes), 141, 0.2f), x = random_floats(2 * c.cin * 12 * 12, 142);
+    AtenTensorHandle xh = f32(sd, x, {2, c.cin, 12, 12}, true);
+    const int64_t one[] = {1, 1};
+    const double* none[] = {nullptr};
+    const char* alg = "";
+    auto conv = [&](AtenTensorHandle weight) {
+      AtenTensorHandle out = nullptr;
+      EXPECT_EQ(shim_frozen().conv(xh, weight, nullptr, one, 2, one, 2, one, 2, c.groups, "relu", none, 1, &alg, &out),
+                0)
+          << shim_only().last_error();
+      return sd.keep(out);
+    };
+    // Which layout the primitive wants here, from the first call with the
+    // weight in another one (plain order, a block of 8 on the last dim but
+    // two).
+    int rc = -1;
+    std::vector<int> plain_order(c.blob_dims.size());
+    for (size_t d = 0; d < plain_order.size(); ++d) plain_order[d] = static_cast<int>(d);
+    const Blocked other_layout(c.blob_dims, plain_order, {{8, static_cast<int>(c.blob_dims.size()) - 4}},
+                               static_cast<int32_t>(c.groups));
+    AtenTensorHandle other = mkldnn_constant(sd, other_layout, w, c.sizes, &rc);
+    ASSERT_EQ(rc, 0) << shim_only().last_error();
+    std::vector<std::string> lines;
+    AtenTensorHandle want = nullptr;
+    if (!executed_lines([&] { want = conv(other); }, &lines)) GTEST_SKIP() << "libdnnl.so.2 is not loaded by the shim";
+    std::string tag;
+    for (const std::string& l : lines) {
+      const size_t at = l.find("wei_f32:");
+      if (l.find(",convolution,") == std::string::npos || at == std::string::npos) continue;
+      const size_t begin = l.find("blocked:", at), end = begin == std::string::npos ? begin : l.find(':', begin + 8);
+      if (end != std::string::npos) tag = l.substr(begin + 8, end - begin - 8);
+    }
+    ASSERT_FALSE(tag.empty()) << "no convolution with a blocked weight among oneDNN's " << lines.size() << " lines";
+    Blocked chosen(c.blob_dims, plain_order, {});
+    ASSERT_TRUE(blocked_from_tag(tag, c.blob_dims, &chosen)) << tag;
+    chosen.groups = static_cast<int32_t>(c.groups);
+    if (chosen.blocks.empty()) {
+      std::printf("%s: the primitive reads a plain weight (%s) on this CPU\n", c.label, tag.c_str());
+      continue;
+    }
+    AtenTensorHandle in_place = mkldnn_constant(sd, chosen, w, c.sizes, &rc);
+    ASSERT_EQ(rc, 0) << shim_only().last_error();
+    AtenTensorHandle got = nullptr;
+    const int first = count_reorders([&] { got = conv(in_place); });
+    std::printf("%s: the primitive wants %s; reorders in the first call with the weight in it: %d\n", c.label,
+                tag.c_str(), first);
+    EXPECT_EQ(first, 0) << "a weight already in the primitive's layout (" << tag << ") is not reordered";
+    const auto g = values(a, got), e = values(a, want);
+    ASSERT_EQ(g.size(), e.size());
+    for (size_t i = 0; i < g.size(); ++i) ASSERT_EQ(g[i], e[i]) << "element " << i;
+
+    AtenTensorHandle fresh = mkldnn_constant(sd, chosen, w, c.sizes, &rc);  // nothing derived from it yet
+    ASSERT_EQ(rc, 0) << shim_only().last_error();
+    const auto residual = random_floats(2 * o * 12 * 12, 143);
+    AtenTensorHandle oh = f32(sd, residual, {2, o, 12, 12}, true), out = nullptr;
+    double alpha = 1.0;
+    const char* relu = "relu";
+    const int residual_reorders = count_reorders([&] {
+      ASSERT_EQ(shim_frozen().conv_binary_inplace(oh, xh, fresh, nullptr, one, 2, one, 2, one, 2, c.groups, "add",
+                                                  &alpha, &relu, none, 1, nullptr, &out),
+                0)
+          << shim_only().last_error();
+    });
+    sd.keep(out);
+    EXPECT_EQ(residual_reorders, 0) << "the in-place residual form reorders nothing either";
+    const auto r = values(a, out);
+    ASSERT_EQ(r.size(), e.size());
+    for (size_t i = 0; i < r.size(); ++i) {
+      // relu(conv + residual) against relu(conv) above: where conv > 0 the
+      // sum is conv + residual (the primitive's sum: float32 tolerance).
+      if (e[i] > 0.0) EXPECT_NEAR(r[i], std::max(0.0, e[i] + residual[i]), 1e-5 + 1.3e-6 * std::fabs(e[i])) << i;
+    }
   }
 }
 

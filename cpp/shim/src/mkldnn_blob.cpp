@@ -203,13 +203,26 @@ Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& siz
     }
   };
   const size_t nbytes = u->dst.get_size();
+  auto layout = std::make_shared<BlockedLayout>();
+  layout->desc = u->src;
+  layout->sizes = sizes;
   Tensor t;
-  t.storage = Storage::deferred(nbytes, std::move(fill), data);
+  t.storage = Storage::deferred(nbytes, std::move(fill), data, std::move(layout));
   t.sizes = sizes;
   t.strides = contiguous_strides(sizes);
   t.dtype = kFloat32;
   t.layout = kMkldnn;
   return t;
+}
+
+const void* blob_in_layout(const Tensor& t, const dnnl::memory::desc& want) {
+  if (t.layout != kMkldnn || t.storage == nullptr || t.storage_offset != 0) return nullptr;
+  const BlockedLayout* have = t.storage->source_layout();
+  if (have == nullptr || have->desc != want) return nullptr;
+  // The whole constant as made (a view of part of it would need the blob's
+  // offsets, which nothing asks for).
+  if (t.sizes != have->sizes || t.strides != contiguous_strides(t.sizes)) return nullptr;
+  return t.storage->source();
 }
 
 }  // namespace aotrun::shim

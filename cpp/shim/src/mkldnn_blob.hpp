@@ -22,6 +22,8 @@
 // linear weights [O, I].
 #pragma once
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -66,5 +68,22 @@ MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const s
 // the constant's shape and what is not supported.
 Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& sizes, int64_t storage_offset,
                                int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size);
+
+// How a blob holds its constant (the storage's source_layout()): the
+// oneDNN 2.6 layout rebuilt from its metadata (a grouped weight's with the
+// groups as a dim of their own), and the constant's sizes as the model
+// made it.
+struct BlockedLayout {
+  dnnl::memory::desc desc;
+  std::vector<int64_t> sizes;
+};
+
+// The model's blob of `t` when `t` is a whole mkldnn-layout constant held in
+// exactly the layout `want`; null otherwise. A primitive that wants the
+// layout the export packed for (a frozen convolution's weight, usually:
+// torch's oneDNN chose it for the same geometry) then reads the blob in
+// place, and neither a plain copy nor a reordered one is made. The blob
+// lives as long as the model's constants, as the tensor does.
+const void* blob_in_layout(const Tensor& t, const dnnl::memory::desc& want);
 
 }  // namespace aotrun::shim

@@ -31,10 +31,12 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes) {
   return std::shared_ptr<Storage>(new Storage(data, nbytes, false));
 }
 
-std::shared_ptr<Storage> Storage::deferred(size_t nbytes, std::function<void(void*)> fill, const void* source) {
+std::shared_ptr<Storage> Storage::deferred(size_t nbytes, std::function<void(void*)> fill, const void* source,
+                                           std::shared_ptr<const BlockedLayout> layout) {
   auto s = std::shared_ptr<Storage>(new Storage(nullptr, nbytes, true));
   s->fill_ = std::move(fill);
   s->source_ = source;
+  s->source_layout_ = std::move(layout);
   s->read_only_.store(true, std::memory_order_release);
   return s;
 }

@@ -19,6 +19,8 @@
 
 namespace aotrun::shim {
 
+struct BlockedLayout;  // mkldnn_blob.hpp
+
 class Storage {
  public:
   // Allocates `nbytes` (64-byte aligned; nullptr data for 0 bytes). Throws on failure.
@@ -38,12 +40,17 @@ class Storage {
   // (ShimError); data() and read() then throw it and a later call tries
   // again. `fill` must stay callable for the storage's whole life, and
   // `source` (the memory it reads, not owned) valid as long.
-  static std::shared_ptr<Storage> deferred(size_t nbytes, std::function<void(void*)> fill, const void* source);
+  // `layout` describes how `source` holds the bytes (mkldnn_blob.hpp's
+  // BlockedLayout), for kernels that can read the source as it is.
+  static std::shared_ptr<Storage> deferred(size_t nbytes, std::function<void(void*)> fill, const void* source,
+                                           std::shared_ptr<const BlockedLayout> layout = nullptr);
   // A deferred storage's source (null for others): what
   // aoti_torch_get_data_ptr reports for an mkldnn-layout constant, as
   // libtorch reports its blocked buffer. AOTInductor takes every constant's
   // pointer at load; handing it the plain bytes would make them all.
   const void* source() const { return source_; }
+  // The source's layout, as given to deferred() (null for others).
+  const BlockedLayout* source_layout() const { return source_layout_.get(); }
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -87,6 +94,7 @@ class Storage {
   // A deferred storage's filler, and whether its bytes are made.
   std::function<void(void*)> fill_;
   const void* source_ = nullptr;
+  std::shared_ptr<const BlockedLayout> source_layout_;
   mutable std::once_flag made_once_;
   mutable std::atomic<bool> is_made_{false};
   std::mutex derived_mu_;

@@ -3,8 +3,9 @@
 // them: no copies), the weight is reordered into the layout the chosen
 // implementation wants on each call (Inductor hands it over as an
 // intermediate it rewrote, so it cannot be kept packed across calls) unless
-// it is a frozen constant (read-only storage: mkldnn_blob.hpp), whose
-// reordered copy is made once and kept with it, and
+// it is a frozen constant (read-only storage: mkldnn_blob.hpp), which is
+// read in place when the export packed it in the layout the primitive
+// wants, else reordered once into a copy kept with it, and
 // the bias and a fused op's activation and residual sum (post-ops) are
 // applied by the primitive. One primitive per geometry, post-ops and
 // OpenMP team size, cached; each takes the calling thread's scratchpad
@@ -19,6 +20,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
+#include "mkldnn_blob.hpp"
 #include "compute/eltwise_onednn.hpp"
 #include "compute/onednn.hpp"
 
@@ -223,7 +225,10 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     dnnl::stream& s = onednn::thread_stream();
     memory w;
     thread_local std::vector<float> packed;  // this thread's reordered weight
-    if (e->weight_reorder && weight.storage->read_only()) {
+    const void* blob = e->weight_reorder ? blob_in_layout(weight, e->weight) : nullptr;
+    if (blob != nullptr) {  // the export packed it as this primitive wants it
+      w = memory(e->weight, eng, const_cast<void*>(blob));
+    } else if (e->weight_reorder && weight.storage->read_only()) {
       std::vector<int64_t> wkey = {weight.storage_offset};
       append_desc(wkey, e->weight_user);
       append_desc(wkey, e->weight);
