@@ -384,6 +384,12 @@ def bench(args):
     log("machine: %d CPUs, %s; load average at start %s" % (os.cpu_count(), platform.platform(),
                                                              " ".join("%.2f" % x for x in os.getloadavg())))
     log("aotrun: %s (HEAD %s, shim: no AOTRUN_LIBTORCH)" % (aotrun, commit))
+    # Caps on the vector paths (an AVX-512 host measuring what an AVX2-only
+    # one runs): they reach aotrun's shim and its oneDNN; ORT's MLAS has none.
+    caps = ["%s=%s" % (k, os.environ[k]) for k in ("AOTRUN_SHIM_MAX_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA")
+            if os.environ.get(k)]
+    if caps:
+        log("vector caps for aotrun: %s (ORT runs uncapped)" % " ".join(caps))
     log("onnxruntime %s, numpy %s, python %s" % (ort.__version__, np.__version__, platform.python_version()))
     import hashlib
     log("zoo: %s; %s" % (ZOO, ", ".join("%s.pt2 sha256 %s" % (n, hashlib.sha256(open(
