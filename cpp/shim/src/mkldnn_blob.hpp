@@ -13,10 +13,12 @@
 // the layout as a 2.6 memory::desc and returns a plain contiguous float32
 // tensor, read-only and with layout kMkldnn, whose bytes a reorder from the
 // blob makes when first needed (Storage::deferred: kernels that derive their
-// own copy read them through a temporary). The blob is not copied and must
-// live as long as the tensor, as libtorch's mkldnn tensor requires; its
-// address is what aoti_torch_get_data_ptr reports. Its dims are in oneDNN's
-// logical order with a grouped weight's groups folded into dim 0: for
+// own copy read them through a temporary, and a primitive that wants the
+// blob's own layout reads the blob: blob_in_layout). The blob is not copied
+// and must live as long as the tensor, as libtorch's mkldnn tensor
+// requires; its address is what aoti_torch_get_data_ptr reports. The
+// tensor's dims are in oneDNN's logical order with a grouped weight's
+// groups folded into dim 0 (the blob's own layout keeps them apart): for
 // convolution weights PyTorch's [O, I/g, k...]; for transposed-convolution
 // weights [O, I/g, k...] too (PyTorch's own order is [I, O/g, k...]); for
 // linear weights [O, I].
