@@ -700,26 +700,32 @@ TEST(ShimKernels, AttentionMatchesNaive) {
     // masked and causal; 7: 13 queries over 21 keys (a full block of 8 rows
     // and a row tail, a full and a partial vector of columns in the small
     // heads' loops), masked and causal; 8: heads of 64 x 72 x 32, above
-    // kHeadProductsMaxMacs, so float32 takes oneDNN's sgemm, masked
-    for (int variant = 0; variant < 9; ++variant) {
+    // kHeadProductsMaxMacs, so float32 takes oneDNN's sgemm for Q·Kᵀ and,
+    // where the CPU has AVX-512, the panel loops for P·V, masked; 9: the same
+    // paths at 50 x 137 x 40 (a panel's tail of 8 columns, 137 steps of k),
+    // grouped, masked and causal
+    for (int variant = 0; variant < 10; ++variant) {
       const bool big = variant == 6;
-      const int64_t B = 2, Hq = variant == 3 || big ? 4 : 2, Hk = 2,
+      const int64_t B = 2, Hq = variant == 3 || big || variant == 9 ? 4 : 2, Hk = 2,
                     L = variant == 2   ? 3
                         : variant == 4 ? 1
                         : big          ? 48
                         : variant == 7 ? 13
                         : variant == 8 ? 64
+                        : variant == 9 ? 50
                                        : 5,
                     S = variant == 4   ? 37
                         : big          ? 80
                         : variant == 7 ? 21
                         : variant == 8 ? 72
+                        : variant == 9 ? 137
                                        : 6,
                     E = big || variant == 8 ? 32
                         : variant == 7      ? 24
+                        : variant == 9      ? 40
                                             : 8,
                     qe = variant == 5 ? 2 : 1;
-      const bool causal = variant == 1 || variant == 2 || big || variant == 7;
+      const bool causal = variant == 1 || variant == 2 || big || variant == 7 || variant == 9;
       const bool masked = variant == 0 || variant == 4 || big || variant >= 7;
       // query stored [B, L, H, E] (as models pass it), key/value row-major
       T q({B, Hq, L, E}, {L * Hq * E * qe, E * qe, Hq * E * qe, qe}, dt, 21);

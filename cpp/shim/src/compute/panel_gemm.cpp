@@ -31,23 +31,57 @@ PanelWeight::~PanelWeight() { std::free(data); }
 
 bool panel_gemm_supported() { return vector_isa() == VectorIsa::kAvx512; }
 
-std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk) {
-  auto p = std::make_unique<PanelWeight>();
-  p->n = n;
-  p->k = k;
+PanelScratch::~PanelScratch() { std::free(data_); }
+
+float* PanelScratch::at_least(int64_t floats) {
+  if (floats <= size_) return data_;
+  const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+  float* grown = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (grown == nullptr) throw std::bad_alloc();
+  std::free(data_);
+  data_ = grown;
+  size_ = floats;
+  return data_;
+}
+
+int64_t panel_floats(int64_t n, int64_t k) { return (n + kPanelWidth - 1) / kPanelWidth * k * kPanelWidth; }
+
+void pack_panels_into(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk, float* out) {
   const int64_t panels = (n + kPanelWidth - 1) / kPanelWidth;
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(panels * k * kPanelWidth, 1)) * sizeof(float);
-  p->data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-  if (p->data == nullptr) throw std::bad_alloc();
   for (int64_t q = 0; q < panels; ++q) {
-    float* dst = p->data + q * k * kPanelWidth;
+    float* dst = out + q * k * kPanelWidth;
     const int64_t j0 = q * kPanelWidth, cols = std::min(kPanelWidth, n - j0);
     for (int64_t r = 0; r < k; ++r) {
       for (int64_t j = 0; j < cols; ++j) dst[r * kPanelWidth + j] = w[(j0 + j) * sn + r * sk];
       for (int64_t j = cols; j < kPanelWidth; ++j) dst[r * kPanelWidth + j] = 0.0f;
     }
   }
+}
+
+std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk) {
+  auto p = std::make_unique<PanelWeight>();
+  p->n = n;
+  p->k = k;
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(panel_floats(n, k), 1)) * sizeof(float);
+  p->data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (p->data == nullptr) throw std::bad_alloc();
+  pack_panels_into(w, n, k, sn, sk, p->data);
   return p;
+}
+
+void panel_gemm_serial(int64_t n, int64_t k, const float* panels, int64_t m, const float* x, int64_t ldx, float* out,
+                       int64_t ldo) {
+  if (m <= 0 || n <= 0) return;
+  const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
+  const int64_t count = (n + kPanelWidth - 1) / kPanelWidth;
+  for (int64_t p0 = 0; p0 < std::max<int64_t>(k, 1); p0 += chunk) {
+    const int64_t kn = std::min(chunk, k - p0);
+    for (int64_t q = 0; q < count; ++q) {
+      const int64_t j0 = q * kPanelWidth;
+      panel_rows_avx512(m, kn, x + p0, ldx, panels + (q * k + p0) * kPanelWidth, std::min(kPanelWidth, n - j0), nullptr,
+                        p0 > 0, nullptr, 0, out + j0, ldo);
+    }
+  }
 }
 
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,

@@ -1,6 +1,7 @@
 // Float32 linear layers on a weight packed once into column panels: the
 // shim's own GEMM for a constant weight on CPUs with AVX-512
-// (packed_gemm.hpp decides when).
+// (packed_gemm.hpp decides when); also attention's P·V for big heads, the
+// values packed per head into a thread's scratch (sdpa_f32.cpp).
 //
 // At a request's row counts (M = its tokens, 1 to a few hundred) and a
 // transformer's widths, oneDNN 2.6's packed sgemm ran at 96-111 GFLOPS on
@@ -52,6 +53,37 @@ bool panel_gemm_supported();
 // transposed [K, N] form of GPT-2's Conv1D has sn = 1, sk = N). Requires
 // panel_gemm_supported(); throws std::bad_alloc when memory runs out.
 std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk);
+
+// A thread's 64-byte-aligned scratch for panels packed per call: grows to
+// the largest size asked for, and keeps it.
+class PanelScratch {
+ public:
+  PanelScratch() = default;
+  PanelScratch(const PanelScratch&) = delete;
+  PanelScratch& operator=(const PanelScratch&) = delete;
+  ~PanelScratch();
+  // Room for `floats` floats (their values unspecified); throws
+  // std::bad_alloc when memory runs out.
+  float* at_least(int64_t floats);
+
+ private:
+  float* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
+// The floats pack_panels_into writes for an [n, k] weight.
+int64_t panel_floats(int64_t n, int64_t k);
+
+// pack_panels' layout written into `dst` (panel_floats(n, k) floats,
+// 64-byte aligned): for operands packed per call into a thread's scratch
+// (attention's values). Requires panel_gemm_supported().
+void pack_panels_into(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk, float* dst);
+
+// out [M, N] = x [M, K] @ Wᵀ for the [n, k] weight packed at `panels` by
+// pack_panels_into, on the calling thread only (for a caller that is
+// itself one of a team's threads). Same bits as panel_gemm.
+void panel_gemm_serial(int64_t n, int64_t k, const float* panels, int64_t m, const float* x, int64_t ldx, float* out,
+                       int64_t ldo);
 
 // out [M, N] = x [M, K] @ Wᵀ + bias + (accumulate ? out : 0), then
 // + addend, where x has row stride ldx and out row stride ldo (both unit

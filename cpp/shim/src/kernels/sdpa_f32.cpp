@@ -5,6 +5,13 @@
 // tokens of one request) by plain loops instead (head_products.hpp). No
 // per-head copies: models pass query, key and value as strided views
 // ([B, L, H, E] storage read as [B, H, L, E]) whose last dim is unit-stride.
+// Where the CPU has AVX-512, P·V of a big head runs on the panel loops
+// (panel_gemm.hpp) instead, its values packed into the thread's scratch:
+// 2-4% faster than oneDNN's sgemm there, and oneDNN generates the kernels
+// of its first non-transposed sgemm in a process on that call (40-45 ms on
+// a Zen 4 core, against 4 ms for the Q·Kᵀ form; docs/PERFORMANCE.md
+// section 23). Q·Kᵀ stays on sgemm: packing the keys cost more than the
+// panels gained.
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -13,6 +20,7 @@
 #include <vector>
 
 #include "compute/head_products.hpp"
+#include "compute/panel_gemm.hpp"
 #include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -51,6 +59,7 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
   const int64_t heads = B * Hq;
   const bool parallel = heads > 1 && heads * L * S * E >= (int64_t{1} << 18);
   const bool small = L * S * E <= kHeadProductsMaxMacs;
+  const bool panels = !small && panel_gemm_supported();
   std::string failure;
   for_range<Schedule::kDynamic>(parallel, heads, [&](int64_t bh) {
     try {
@@ -95,6 +104,11 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
       float* oh = op + b * out.strides[0] + h * out.strides[1];
       if (small) {
         head_weighted_sum(L, S, E, sp, vh, ld[2], oh, ld[3]);
+      } else if (panels) {
+        thread_local PanelScratch packed;  // this thread's panels of one head's values
+        float* vpan = packed.at_least(panel_floats(E, S));
+        pack_panels_into(vh, E, S, 1, ld[2], vpan);
+        panel_gemm_serial(E, S, vpan, L, sp, S, oh, ld[3]);
       } else {
         sgemm(false, false, L, E, S, 1.0f, sp, S, vh, ld[2], 0.0f, oh, ld[3]);
       }
