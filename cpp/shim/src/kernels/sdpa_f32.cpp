@@ -7,11 +7,10 @@
 // ([B, L, H, E] storage read as [B, H, L, E]) whose last dim is unit-stride.
 // Where the CPU has AVX-512, P·V of a big head runs on the panel loops
 // (panel_gemm.hpp) instead, its values packed into the thread's scratch:
-// 2-4% faster than oneDNN's sgemm there, and oneDNN generates the kernels
-// of its first non-transposed sgemm in a process on that call (40-45 ms on
-// a Zen 4 core, against 4 ms for the Q·Kᵀ form; docs/PERFORMANCE.md
-// section 23). Q·Kᵀ stays on sgemm: packing the keys cost more than the
-// panels gained.
+// as fast as oneDNN's sgemm there, which generates the kernels of a
+// process's first non-transposed sgemm on that call (40-45 ms on a Zen 4
+// core, against 4 ms for the Q·Kᵀ form; docs/PERFORMANCE.md section 23).
+// Q·Kᵀ stays on sgemm: packing the keys cost more than the panels gained.
 #include <algorithm>
 #include <cmath>
 #include <exception>
