@@ -25,6 +25,58 @@ constexpr int64_t kRowGroup = 64;
 // this up to k = 1,024.
 constexpr int64_t kChunkBytes = 256 * 1024;
 
+// At least one float, 64-byte aligned (the panels' vector loads are
+// aligned); throws std::bad_alloc.
+float* aligned_floats(int64_t floats) {
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(floats, 1)) * sizeof(float);
+  auto* p = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+// panel_gemm on the [n, k] weight packed at `data`: split over the calling
+// thread's team when `may_split` and the product is big enough.
+void run_panels(int64_t n, int64_t k, const float* data, int64_t m, const float* x, int64_t ldx, const float* bias,
+                bool accumulate, float* out, int64_t ldo, const float* addend, int64_t lda, bool may_split) {
+  if (m <= 0 || n <= 0) return;
+  const int64_t panels = (n + kPanelWidth - 1) / kPanelWidth;
+  const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
+  const int64_t tiles = panels * groups;
+  const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
+  const bool split = may_split && m * n * k >= kSerialGemmMacs && tiles > 1 && omp_get_max_threads() > 1;
+  // Tile t of the k chunk from p0 (kn long). The addend goes in with the
+  // last chunk, once the chain is whole.
+  const auto tile = [&](int64_t p0, int64_t kn, int64_t t) {
+    const int64_t g = t / panels, q = t % panels;
+    const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * kPanelWidth;
+    const bool last = p0 + kn >= k;
+    panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, data + (q * k + p0) * kPanelWidth,
+                      std::min(kPanelWidth, n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
+                      p0 > 0 || accumulate, last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda,
+                      out + r0 * ldo + j0, ldo);
+  };
+  const int64_t k_end = std::max<int64_t>(k, 1);
+  if (!split) {  // no team at all: an `if (false)` region costs libgomp a team of one (team_split.hpp)
+    for (int64_t p0 = 0; p0 < k_end; p0 += chunk)
+      for (int64_t t = 0; t < tiles; ++t) tile(p0, std::min(chunk, k - p0), t);
+    return;
+  }
+  // Tiles are handed out as threads come for them, in runs that shrink
+  // as the work runs out (guided: neighbouring panels of the same rows
+  // stay together, and no two threads share an output line but at a run's
+  // edge). A fixed split left the calling thread finishing 4-9% after the
+  // other in most GEMMs of a 2-thread Llama call; one tile at a time
+  // (dynamic) cost 10-20% in BM_FrozenLinear. A chunk of k is done by all
+  // before the next (the barrier ending each loop): a later chunk goes on
+  // from out.
+#pragma omp parallel
+  for (int64_t p0 = 0; p0 < k_end; p0 += chunk) {
+    const int64_t kn = std::min(chunk, k - p0);
+#pragma omp for schedule(guided)
+    for (int64_t t = 0; t < tiles; ++t) tile(p0, kn, t);
+  }
+}
+
 }  // namespace
 
 PanelWeight::~PanelWeight() { std::free(data); }
@@ -35,9 +87,7 @@ PanelScratch::~PanelScratch() { std::free(data_); }
 
 float* PanelScratch::at_least(int64_t floats) {
   if (floats <= size_) return data_;
-  const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-  float* grown = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (grown == nullptr) throw std::bad_alloc();
+  float* grown = aligned_floats(floats);
   std::free(data_);
   data_ = grown;
   size_ = floats;
@@ -62,67 +112,19 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
   auto p = std::make_unique<PanelWeight>();
   p->n = n;
   p->k = k;
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(panel_floats(n, k), 1)) * sizeof(float);
-  p->data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-  if (p->data == nullptr) throw std::bad_alloc();
+  p->data = aligned_floats(panel_floats(n, k));
   pack_panels_into(w, n, k, sn, sk, p->data);
   return p;
 }
 
 void panel_gemm_serial(int64_t n, int64_t k, const float* panels, int64_t m, const float* x, int64_t ldx, float* out,
                        int64_t ldo) {
-  if (m <= 0 || n <= 0) return;
-  const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
-  const int64_t count = (n + kPanelWidth - 1) / kPanelWidth;
-  for (int64_t p0 = 0; p0 < std::max<int64_t>(k, 1); p0 += chunk) {
-    const int64_t kn = std::min(chunk, k - p0);
-    for (int64_t q = 0; q < count; ++q) {
-      const int64_t j0 = q * kPanelWidth;
-      panel_rows_avx512(m, kn, x + p0, ldx, panels + (q * k + p0) * kPanelWidth, std::min(kPanelWidth, n - j0), nullptr,
-                        p0 > 0, nullptr, 0, out + j0, ldo);
-    }
-  }
+  run_panels(n, k, panels, m, x, ldx, nullptr, false, out, ldo, nullptr, 0, false);
 }
 
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo, const float* addend, int64_t lda) {
-  if (m <= 0 || w.n <= 0) return;
-  const int64_t panels = (w.n + kPanelWidth - 1) / kPanelWidth;
-  const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
-  const int64_t tiles = panels * groups;
-  const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
-  const bool split = m * w.n * w.k >= kSerialGemmMacs && tiles > 1 && omp_get_max_threads() > 1;
-  // Tile t of the k chunk from p0 (kn long). The addend goes in with the
-  // last chunk, once the chain is whole.
-  const auto tile = [&](int64_t p0, int64_t kn, int64_t t) {
-    const int64_t g = t / panels, q = t % panels;
-    const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * kPanelWidth;
-    const bool last = p0 + kn >= w.k;
-    panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, w.data + (q * w.k + p0) * kPanelWidth,
-                      std::min(kPanelWidth, w.n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
-                      p0 > 0 || accumulate, last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda,
-                      out + r0 * ldo + j0, ldo);
-  };
-  const int64_t k_end = std::max<int64_t>(w.k, 1);
-  if (!split) {  // no team at all: an `if (false)` region costs libgomp a team of one (team_split.hpp)
-    for (int64_t p0 = 0; p0 < k_end; p0 += chunk)
-      for (int64_t t = 0; t < tiles; ++t) tile(p0, std::min(chunk, w.k - p0), t);
-    return;
-  }
-  // Tiles are handed out as threads come for them, in runs that shrink
-  // as the work runs out (guided: neighbouring panels of the same rows
-  // stay together, and no two threads share an output line but at a run's
-  // edge). A fixed split left the calling thread finishing 4-9% after the
-  // other in most GEMMs of a 2-thread Llama call; one tile at a time
-  // (dynamic) cost 10-20% in BM_FrozenLinear. A chunk of k is done by all
-  // before the next (the barrier ending each loop): a later chunk goes on
-  // from out.
-#pragma omp parallel
-  for (int64_t p0 = 0; p0 < k_end; p0 += chunk) {
-    const int64_t kn = std::min(chunk, w.k - p0);
-#pragma omp for schedule(guided)
-    for (int64_t t = 0; t < tiles; ++t) tile(p0, kn, t);
-  }
+  run_panels(w.n, w.k, w.data, m, x, ldx, bias, accumulate, out, ldo, addend, lda, true);
 }
 
 }  // namespace aotrun::shim::kernels
