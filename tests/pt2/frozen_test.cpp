@@ -32,6 +32,7 @@
 
 #include "../core/test_util.hpp"
 #include "../shim/npy.hpp"
+#include "../shim/onednn_verbose.hpp"
 
 using namespace aotrun_test;
 
@@ -103,40 +104,6 @@ bool on_shim() {
   const char* lt = std::getenv("AOTRUN_LIBTORCH");
   return lt != nullptr && std::string(lt) == "shim";
 }
-
-// Runs `f` with oneDNN's verbose mode on (the libdnnl.so.2 aotrun's shim
-// loaded) and stdout captured; the number of primitives of `kind`
-// (",reorder,", ",convolution,") executed, or -1 when that oneDNN is not
-// loaded.
-int count_executed(const char* kind, const std::function<void()>& f) {
-  void* dnnl = ::dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-  auto set_verbose = dnnl == nullptr ? nullptr : reinterpret_cast<int (*)(int)>(::dlsym(dnnl, "dnnl_set_verbose"));
-  if (set_verbose == nullptr) return -1;
-  std::fflush(stdout);
-  char path[] = "/tmp/aotrun_frozen_verbose_XXXXXX";
-  const int fd = ::mkstemp(path);
-  const int saved = ::dup(1);
-  ::dup2(fd, 1);
-  set_verbose(1);
-  f();
-  std::fflush(stdout);
-  set_verbose(0);
-  ::dup2(saved, 1);
-  ::close(saved);
-  ::close(fd);
-  int count = 0;
-  if (FILE* in = std::fopen(path, "r")) {
-    char line[8192];
-    while (std::fgets(line, sizeof line, in) != nullptr) {
-      if (std::strstr(line, "_verbose,exec,") != nullptr && std::strstr(line, kind) != nullptr) ++count;
-    }
-    std::fclose(in);
-  }
-  std::remove(path);
-  return count;
-}
-
-int count_reorders(const std::function<void()>& f) { return count_executed(",reorder,", f); }
 
 class Frozen : public ::testing::TestWithParam<aotrun_mode> {
  protected:

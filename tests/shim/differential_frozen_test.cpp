@@ -26,12 +26,16 @@
 #include <vector>
 
 #include "differential.hpp"
+#include "onednn_verbose.hpp"
 
 namespace {
 
 using aotrun_shim_test::providers;
 using aotrun_shim_test::shim_only;
 using aotrun_shim_test::Side;
+using aotrun_test::count_executed;
+using aotrun_test::count_reorders;
+using aotrun_test::executed_lines;
 
 // --- the functions under test (resolved per provider) ------------------------
 
@@ -1006,49 +1010,6 @@ TEST(ShimReferenceFrozen, Torch26MetadataFormReadsAsThe772ByteOne) {
 
 // --- packed once ------------------------------------------------------------------------------
 
-// Runs `f` with oneDNN's verbose mode on (dnnl_set_verbose of the libdnnl the
-// shim loaded) and stdout captured; sets *lines to the primitives executed
-// (oneDNN's "exec" lines) and returns false when libdnnl is not loaded.
-bool executed_lines(const std::function<void()>& f, std::vector<std::string>* lines) {
-  lines->clear();
-  void* dnnl = ::dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD);
-  if (dnnl == nullptr) return false;
-  auto set_verbose = reinterpret_cast<int (*)(int)>(::dlsym(dnnl, "dnnl_set_verbose"));
-  if (set_verbose == nullptr) return false;
-  std::fflush(stdout);
-  char path[] = "/tmp/aotrun_dnnl_verbose_XXXXXX";
-  const int fd = ::mkstemp(path);
-  const int saved = ::dup(1);
-  ::dup2(fd, 1);
-  set_verbose(1);
-  f();
-  std::fflush(stdout);
-  set_verbose(0);
-  ::dup2(saved, 1);
-  ::close(saved);
-  ::close(fd);
-  if (FILE* in = std::fopen(path, "r")) {
-    char line[4096];
-    while (std::fgets(line, sizeof line, in) != nullptr) {
-      if (std::strstr(line, "_verbose,exec,") != nullptr) lines->emplace_back(line);
-    }
-    std::fclose(in);
-  }
-  std::remove(path);
-  return true;
-}
-
-// The number of executed primitives of `kind` (",reorder,",
-// ",convolution,") while `f` runs; -1 when libdnnl is not loaded.
-int count_executed(const char* kind, const std::function<void()>& f) {
-  std::vector<std::string> lines;
-  if (!executed_lines(f, &lines)) return -1;
-  return static_cast<int>(std::count_if(lines.begin(), lines.end(),
-                                        [&](const std::string& l) { return l.find(kind) != std::string::npos; }));
-}
-
-int count_reorders(const std::function<void()>& f) { return count_executed(",reorder,", f); }
-
 // Whether oneDNN runs its AVX-512 core kernels in this process: the CPU
 // has them and DNNL_MAX_CPU_ISA, when set, does not cap below them (its
 // values as oneDNN 2.6 reads them).
@@ -1310,7 +1271,9 @@ TEST(ShimReferenceFrozen, MkldnnWeightInThePrimitivesLayoutIsReadInPlace) {
     for (size_t i = 0; i < r.size(); ++i) {
       // relu(conv + residual) against relu(conv) above: where conv > 0 the
       // sum is conv + residual (the primitive's sum: float32 tolerance).
-      if (e[i] > 0.0) EXPECT_NEAR(r[i], std::max(0.0, e[i] + residual[i]), 1e-5 + 1.3e-6 * std::fabs(e[i])) << i;
+      if (e[i] > 0.0) {
+        EXPECT_NEAR(r[i], std::max(0.0, e[i] + residual[i]), 1e-5 + 1.3e-6 * std::fabs(e[i])) << i;
+      }
     }
   }
 }
