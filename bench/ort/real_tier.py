@@ -33,6 +33,16 @@ The models, static shapes (the size is the one measured), float32:
                       likewise: their linears become _linear_pointwise with
                       weights packed in oneDNN's layout, gelus fused in
 
+Larger models, built only when named with --only (into their own --out, so
+that the tier's default run stays the twelve above), all frozen:
+
+  resnet50_frozen     torchvision resnet50(), 1000 classes, x [1, 3, 224, 224]
+  bert_base_frozen    transformers BertModel (width 768, 4 layers, 12 heads,
+                      intermediate 3,072, vocabulary 5,000, 256 positions),
+                      input_ids and attention_mask [1, 128]
+  gpt2_s128_frozen    gpt2 above at 128 tokens: input_ids and attention_mask
+                      [1, 128] -> logits
+
 BatchNorm statistics are not left at their initial values (mean 0, var 1):
 a few training-mode passes over random batches set them, so activations
 stay of ordinary scale through the network. Every .pt2 is compiled as the
@@ -91,6 +101,11 @@ MODELS = {
     "vit_frozen": ({"batch": 2}, "vit", True, False),
     "bert_frozen": ({"batch": 2, "seq": 16}, "bert", True, False),
 }
+LARGER = {
+    "resnet50_frozen": ({"batch": 1}, "resnet50", True, False),
+    "bert_base_frozen": ({"batch": 1, "seq": 128}, "bert_base", True, False),
+    "gpt2_s128_frozen": ({"batch": 1, "seq": 128}, "gpt2", True, False),
+}
 
 
 class LM(torch.nn.Module):
@@ -131,11 +146,11 @@ def build(kind, sizes):
     from torch.manual_seed(SEED), inputs from a generator seeded SEED + 2."""
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED + 2)
-    if kind in ("resnet18", "mobilenet_v3", "vit"):
+    if kind in ("resnet18", "resnet50", "mobilenet_v3", "vit"):
         shape = (sizes["batch"], 3, 224, 224)
-        if kind == "resnet18":
+        if kind in ("resnet18", "resnet50"):
             import torchvision
-            model = calibrate_bn(torchvision.models.resnet18(), shape, False)
+            model = calibrate_bn(getattr(torchvision.models, kind)(), shape, False)
         elif kind == "mobilenet_v3":
             import torchvision
             model = torchvision.models.mobilenet_v3_small().to(memory_format=torch.channels_last)
@@ -157,6 +172,10 @@ def build(kind, sizes):
                              num_key_value_heads=2, intermediate_size=704, max_position_embeddings=128,
                              use_cache=False)
         model, outs = tf.LlamaForCausalLM(cfg), ["logits"]
+    elif kind == "bert_base":
+        cfg = tf.BertConfig(vocab_size=5000, hidden_size=768, num_hidden_layers=4, num_attention_heads=12,
+                            intermediate_size=3072, max_position_embeddings=256)
+        model, outs = tf.BertModel(cfg), ["last_hidden_state", "pooler_output"]
     elif kind == "bert":
         cfg = tf.BertConfig(vocab_size=5000, hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
                             intermediate_size=512, max_position_embeddings=128)
@@ -204,7 +223,7 @@ def export_onnx(model, inputs, outs, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=DEFAULT_OUT)
-    ap.add_argument("--only", nargs="*", default=list(MODELS))
+    ap.add_argument("--only", nargs="*", default=list(MODELS), choices=list(MODELS) + list(LARGER))
     ap.add_argument("--no-onnx", action="store_true", help="the .pt2 packages and references only")
     args = ap.parse_args()
     zoo, onnx_dir = os.path.join(args.out, "zoo"), os.path.join(args.out, "onnx")
@@ -225,7 +244,7 @@ def main():
     man["versions"] = versions
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     for name in args.only:
-        sizes, kind, frozen, channels_last = MODELS[name]
+        sizes, kind, frozen, channels_last = MODELS[name] if name in MODELS else LARGER[name]
         t0 = time.time()
         model, inputs, outs = build(kind, sizes)
         with torch.no_grad():

@@ -1278,4 +1278,78 @@ TEST(ShimReferenceFrozen, MkldnnWeightInThePrimitivesLayoutIsReadInPlace) {
   }
 }
 
+// A frozen linear weight whose blob already holds the GEMM's panel rows
+// (oneDNN's AB16b64a: blocks of 64 output features, one row of 64 per
+// input feature; what torch packs on an AVX-512 CPU) is read where the
+// model keeps it, with no packed copy beside it (compute/packed_gemm.cpp,
+// mkldnn_blob.hpp's blob_as_panels). Its results have the same bits as the
+// same weight in a layout that is packed (AB8b8a), for row counts below,
+// at and above a register block, with the out-features tail of a block and
+// padded input features. Writing the blob afterwards is outside the
+// contract; here it shows which path read what: the in-place weight's
+// next result follows the new bytes, the packed one's does not.
+TEST(ShimReferenceFrozen, LinearWeightInPanelRowsIsReadInPlace) {
+  NEED_SHIM();
+  const ShimApi& a = shim_only().api;
+  const char* isa = std::getenv("AOTRUN_SHIM_MAX_ISA");
+  const char* packing = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
+  const bool panels = __builtin_cpu_supports("avx512f") && (isa == nullptr || std::strcmp(isa, "avx512") == 0) &&
+                      (packing == nullptr || (std::strcmp(packing, "0") != 0 && std::strcmp(packing, "onednn") != 0));
+  struct Case {
+    int64_t n, k;
+  };
+  for (const Case c : {Case{300, 256}, Case{70, 37}, Case{10, 64}}) {
+    const std::string shape = std::to_string(c.n) + "x" + std::to_string(c.k);
+    SCOPED_TRACE(shape);
+    Side sd(a, "shim");
+    const Blocked in_rows({c.n, c.k}, {0, 1}, {{16, 1}, {64, 0}}), packed({c.n, c.k}, {0, 1}, {{8, 1}, {8, 0}});
+    const auto w = random_floats(c.n * c.k, 151, 0.2f), x = random_floats(40 * c.k, 152, 2.0f);
+    int rc = -1;
+    AtenTensorHandle wr = mkldnn_constant(sd, in_rows, w, {c.n, c.k}, &rc);
+    ASSERT_EQ(rc, 0) << shim_only().last_error();
+    AtenTensorHandle wp = mkldnn_constant(sd, packed, w, {c.n, c.k}, &rc);
+    ASSERT_EQ(rc, 0) << shim_only().last_error();
+    const char* none = "none";
+    const double* placeholder[] = {nullptr};
+    const char* alg = "";
+    auto linear = [&](AtenTensorHandle weight, int64_t m) {
+      AtenTensorHandle xh = f32(sd, std::vector<float>(x.begin(), x.begin() + m * c.k), {m, c.k}), out = nullptr;
+      EXPECT_EQ(shim_frozen().linear(xh, weight, nullptr, none, placeholder, 1, &alg, &out), 0)
+          << shim_only().last_error();
+      return values(a, sd.keep(out));
+    };
+    for (int64_t m : {1, 7, 40}) {
+      const auto got = linear(wr, m), want = linear(wp, m);
+      ASSERT_EQ(got.size(), want.size());
+      std::vector<double> loops(static_cast<size_t>(m * c.n));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+          double acc = 0;
+          for (int64_t p = 0; p < c.k; ++p) acc += static_cast<double>(x[i * c.k + p]) * w[j * c.k + p];
+          loops[i * c.n + j] = acc;
+        }
+      EXPECT_EQ(compare(got, loops, 1e-5, 1e-5), "") << "M " << m;
+      if (!panels) continue;  // oneDNN's packing: its own order of sums
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "M " << m << ", element " << i;
+    }
+    if (!panels) {
+      std::printf("%s: the shim's panels are off here (no AVX-512, or capped): oneDNN packs both\n", shape.c_str());
+      continue;
+    }
+    const auto ref = linear(wr, 7);
+    // Negate both blobs where the model keeps them.
+    for (AtenTensorHandle h : {wr, wp}) {
+      void* blob = nullptr;
+      ASSERT_EQ(a.aoti_torch_get_data_ptr(h, &blob), 0);
+      const Blocked& b = h == wr ? in_rows : packed;
+      for (int64_t e = 0; e < b.total; ++e) static_cast<float*>(blob)[e] = -static_cast<float*>(blob)[e];
+    }
+    const auto rows = linear(wr, 7), kept = linear(wp, 7);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_EQ(rows[i], -ref[i]) << "the in-place weight's result follows its blob, element " << i;
+      ASSERT_EQ(kept[i], ref[i]) << "the packed weight keeps its copy, element " << i;
+    }
+  }
+}
+
 }  // namespace

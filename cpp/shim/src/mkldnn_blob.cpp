@@ -3,6 +3,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -223,6 +224,30 @@ const void* blob_in_layout(const Tensor& t, const dnnl::memory::desc& want) {
   // offsets, which nothing asks for).
   if (t.sizes != have->sizes || t.strides != contiguous_strides(t.sizes)) return nullptr;
   return t.storage->source();
+}
+
+const float* blob_as_panels(const Tensor& t, int64_t multiple_of, int64_t* width, int64_t* block_stride) {
+  if (t.layout != kMkldnn || t.storage == nullptr || t.storage_offset != 0 || t.dim() != 2) return nullptr;
+  const BlockedLayout* have = t.storage->source_layout();
+  if (have == nullptr || t.sizes != have->sizes || t.strides != contiguous_strides(t.sizes)) return nullptr;
+  const dnnl_memory_desc_t& md = have->desc.data;
+  if (md.ndims != 2 || md.data_type != dnnl_f32 || md.format_kind != dnnl_blocked || md.offset0 != 0) return nullptr;
+  const dnnl_blocking_desc_t& b = md.format_desc.blocking;
+  // The innermost block is of output features (dim 0): W of them per row;
+  // an input-feature block (dim 1) outside it keeps the rows in k order.
+  if (b.inner_nblks < 1 || b.inner_nblks > 2 || b.inner_idxs[b.inner_nblks - 1] != 0) return nullptr;
+  const int64_t w = b.inner_blks[b.inner_nblks - 1];
+  const int64_t kb = b.inner_nblks == 2 ? b.inner_blks[0] : 1;
+  if (b.inner_nblks == 2 && b.inner_idxs[0] != 1) return nullptr;
+  if (w % multiple_of != 0 || md.padded_offsets[0] != 0 || md.padded_offsets[1] != 0) return nullptr;
+  // Consecutive k rows W floats apart (a k block's rows, then the next
+  // block's), and a block of features after all of its rows.
+  if (b.strides[1] != kb * w || b.strides[0] < md.padded_dims[1] * w) return nullptr;
+  const void* blob = t.storage->source();
+  if (reinterpret_cast<uintptr_t>(blob) % alignof(float) != 0) return nullptr;
+  *width = w;
+  *block_stride = b.strides[0];
+  return static_cast<const float*>(blob);
 }
 
 }  // namespace aotrun::shim

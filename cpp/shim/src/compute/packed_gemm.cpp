@@ -22,6 +22,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels/kernels.hpp"
+#include "mkldnn_blob.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {
@@ -195,9 +196,15 @@ void add_after(const Tensor& out, const Tensor* addend, const char* op) {
 namespace {
 
 // The weight [N, K] at w[j * sn + p * sk] in panels, made once per storage
-// (panel_gemm's layout does not depend on the team size).
+// (panel_gemm's layout does not depend on the team size). A frozen
+// linear's blob already in panel rows is read where the model keeps it:
+// no packed copy beside the model's own (mkldnn_blob.hpp's blob_as_panels).
 std::shared_ptr<PanelWeight> panel_weight(const Tensor& w, int64_t n, int64_t k, int64_t sn, int64_t sk) {
   return std::static_pointer_cast<PanelWeight>(w.storage->derived({-8, w.storage_offset, n, k, sn, sk}, [&] {
+    int64_t width = 0, block_stride = 0;
+    if (const float* blob = blob_as_panels(w, kPanelWidth, &width, &block_stride)) {
+      return std::shared_ptr<void>(panels_over(blob, n, k, width, block_stride));
+    }
     const std::shared_ptr<const void> held = w.read();
     return std::shared_ptr<void>(pack_panels(static_cast<const float*>(held.get()), n, k, sn, sk));
   }));

@@ -34,26 +34,35 @@ float* aligned_floats(int64_t floats) {
   return p;
 }
 
-// panel_gemm on the [n, k] weight packed at `data`: split over the calling
-// thread's team when `may_split` and the product is big enough.
-void run_panels(int64_t n, int64_t k, const float* data, int64_t m, const float* x, int64_t ldx, const float* bias,
-                bool accumulate, float* out, int64_t ldo, const float* addend, int64_t lda, bool may_split) {
+// panel_gemm on the weight `w`: split over the calling thread's team when
+// `may_split` and the product is big enough.
+void run_panels(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
+                float* out, int64_t ldo, const float* addend, int64_t lda, bool may_split) {
+  const int64_t n = w.n, k = w.k;
   if (m <= 0 || n <= 0) return;
-  const int64_t panels = (n + kPanelWidth - 1) / kPanelWidth;
+  // Blocks of an even number of panels (a blob read in place: panels_over)
+  // go 64 columns at a time: each step of k then reads whole 256-byte rows
+  // of the block, where one 32-wide panel at a time used half of every row
+  // and ran 2-4% slower than pack_panels' own layout (docs/PERFORMANCE.md
+  // section 25).
+  const bool wide = w.group % 2 == 0;
+  const int64_t pw = wide ? 2 * kPanelWidth : kPanelWidth, per_block = w.group * kPanelWidth / pw;
+  const int64_t panels = (n + pw - 1) / pw;
   const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
   const int64_t tiles = panels * groups;
-  const int64_t chunk = std::max<int64_t>(kChunkBytes / (kPanelWidth * int64_t(sizeof(float))), 1);
+  const int64_t chunk = std::max<int64_t>(kChunkBytes / (pw * int64_t(sizeof(float))), 1);
   const bool split = may_split && m * n * k >= kSerialGemmMacs && tiles > 1 && omp_get_max_threads() > 1;
   // Tile t of the k chunk from p0 (kn long). The addend goes in with the
   // last chunk, once the chain is whole.
   const auto tile = [&](int64_t p0, int64_t kn, int64_t t) {
     const int64_t g = t / panels, q = t % panels;
-    const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * kPanelWidth;
+    const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * pw;
     const bool last = p0 + kn >= k;
-    panel_rows_avx512(r1 - r0, kn, x + r0 * ldx + p0, ldx, data + (q * k + p0) * kPanelWidth,
-                      std::min(kPanelWidth, n - j0), p0 == 0 && bias != nullptr ? bias + j0 : nullptr,
-                      p0 > 0 || accumulate, last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda,
-                      out + r0 * ldo + j0, ldo);
+    const float* panel = w.data + (q / per_block) * w.block_stride + (q % per_block) * pw + p0 * w.ld;
+    (wide ? panel_rows_wide_avx512 : panel_rows_avx512)(
+        r1 - r0, kn, x + r0 * ldx + p0, ldx, panel, w.ld, std::min(pw, n - j0),
+        p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate,
+        last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda, out + r0 * ldo + j0, ldo);
   };
   const int64_t k_end = std::max<int64_t>(k, 1);
   if (!split) {  // no team at all: an `if (false)` region costs libgomp a team of one (team_split.hpp)
@@ -78,8 +87,6 @@ void run_panels(int64_t n, int64_t k, const float* data, int64_t m, const float*
 }
 
 }  // namespace
-
-PanelWeight::~PanelWeight() { std::free(data); }
 
 bool panel_gemm_supported() { return vector_isa() == VectorIsa::kAvx512; }
 
@@ -112,19 +119,37 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
   auto p = std::make_unique<PanelWeight>();
   p->n = n;
   p->k = k;
-  p->data = aligned_floats(panel_floats(n, k));
-  pack_panels_into(w, n, k, sn, sk, p->data);
+  p->owned.reset(aligned_floats(panel_floats(n, k)), [](const float* f) { std::free(const_cast<float*>(f)); });
+  pack_panels_into(w, n, k, sn, sk, const_cast<float*>(p->owned.get()));
+  p->data = p->owned.get();
+  p->block_stride = k * kPanelWidth;
+  return p;
+}
+
+std::unique_ptr<PanelWeight> panels_over(const float* base, int64_t n, int64_t k, int64_t width, int64_t block_stride) {
+  auto p = std::make_unique<PanelWeight>();
+  p->n = n;
+  p->k = k;
+  p->data = base;
+  p->ld = width;
+  p->group = width / kPanelWidth;
+  p->block_stride = block_stride;
   return p;
 }
 
 void panel_gemm_serial(int64_t n, int64_t k, const float* panels, int64_t m, const float* x, int64_t ldx, float* out,
                        int64_t ldo) {
-  run_panels(n, k, panels, m, x, ldx, nullptr, false, out, ldo, nullptr, 0, false);
+  PanelWeight w;
+  w.n = n;
+  w.k = k;
+  w.data = panels;
+  w.block_stride = k * kPanelWidth;
+  run_panels(w, m, x, ldx, nullptr, false, out, ldo, nullptr, 0, false);
 }
 
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo, const float* addend, int64_t lda) {
-  run_panels(w.n, w.k, w.data, m, x, ldx, bias, accumulate, out, ldo, addend, lda, true);
+  run_panels(w, m, x, ldx, bias, accumulate, out, ldo, addend, lda, true);
 }
 
 }  // namespace aotrun::shim::kernels

@@ -1,7 +1,8 @@
-// Float32 linear layers on a weight packed once into column panels: the
-// shim's own GEMM for a constant weight on CPUs with AVX-512
-// (packed_gemm.hpp decides when); also attention's P·V for big heads, the
-// values packed per head into a thread's scratch (sdpa_f32.cpp).
+// Float32 linear layers on a weight packed once into column panels, or on
+// a frozen export's blob that already holds such panels' rows (read in
+// place: panels_over): the shim's own GEMM for a constant weight on CPUs
+// with AVX-512 (packed_gemm.hpp decides when); also attention's P·V for big
+// heads, the values packed per head into a thread's scratch (sdpa_f32.cpp).
 //
 // At a request's row counts (M = its tokens, 1 to a few hundred) and a
 // transformer's widths, oneDNN 2.6's packed sgemm ran at 96-111 GFLOPS on
@@ -33,15 +34,20 @@ constexpr int64_t kPanelWidth = 32;
 // team's fork and join cost more than splitting such a product saves.
 constexpr int64_t kSerialGemmMacs = int64_t(1) << 18;
 
-// A weight laid out for panel_gemm (above). Owns its 64-byte-aligned
-// buffer; immutable once packed, so any number of threads may run on it.
+// A weight laid out for panel_gemm (above): panel q (output features
+// [32q, 32q + 32)) at data + (q / group) * block_stride + (q % group) * 32,
+// its row for step p of k `ld` floats after row p - 1. pack_panels' own
+// buffer (64-byte aligned) has group 1 and ld 32: each panel K rows of 32
+// floats, one after the other. panels_over describes memory that already
+// holds such rows in wider blocks (ld = 32 x group); blocks of an even
+// group run 64 columns at a time, so each step of k reads whole rows of
+// the block. Immutable once made, so any number of threads may run on it.
 struct PanelWeight {
   int64_t n = 0, k = 0;
-  float* data = nullptr;
-  PanelWeight() = default;
-  PanelWeight(const PanelWeight&) = delete;
-  PanelWeight& operator=(const PanelWeight&) = delete;
-  ~PanelWeight();
+  const float* data = nullptr;
+  int64_t ld = kPanelWidth, group = 1, block_stride = 0;
+  // Frees pack_panels' buffer; empty when the memory is someone else's.
+  std::shared_ptr<const float> owned;
 };
 
 // Whether this CPU runs panel_gemm: AVX-512 (F), as vector_isa.hpp reports
@@ -53,6 +59,15 @@ bool panel_gemm_supported();
 // transposed [K, N] form of GPT-2's Conv1D has sn = 1, sk = N). Requires
 // panel_gemm_supported(); throws std::bad_alloc when memory runs out.
 std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk);
+
+// The [n, k] weight held at `base` in blocks of `width` output features (a
+// multiple of kPanelWidth): element (j, p) at base + (j / width) *
+// block_stride + p * width + j % width, the columns of the last block past
+// n readable (its padding; never stored). oneDNN's "AB16b64a" is such a
+// layout (a frozen export's linear weight on an AVX-512 CPU). No copy:
+// `base` (any float's alignment) is not owned and must outlive the result.
+// Requires panel_gemm_supported().
+std::unique_ptr<PanelWeight> panels_over(const float* base, int64_t n, int64_t k, int64_t width, int64_t block_stride);
 
 // A thread's 64-byte-aligned scratch for panels packed per call: grows to
 // the largest size asked for, and keeps it.
@@ -99,9 +114,14 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
                 float* out, int64_t ldo, const float* addend = nullptr, int64_t lda = 0);
 
 // One panel for rows [0, m): out's `cols` (<= kPanelWidth) columns of those
-// rows, as panel_gemm defines them (panel_gemm_avx512.cpp, compiled for
-// AVX-512; panel_gemm.cpp calls it only where the CPU has it).
-void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
+// rows, as panel_gemm defines them, the panel's rows `ldp` floats apart;
+// the wide form takes two panels side by side (cols <= 2 x kPanelWidth, a
+// row of both at once). panel_gemm_avx512.cpp, compiled for AVX-512;
+// panel_gemm.cpp calls them only where the CPU has it.
+void panel_rows_wide_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp,
+                            int64_t cols, const float* bias, bool accumulate, const float* addend, int64_t lda,
+                            float* out, int64_t ldo);
+void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, int64_t cols,
                        const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo);
 
 }  // namespace aotrun::shim::kernels

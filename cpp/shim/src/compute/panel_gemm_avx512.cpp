@@ -1,7 +1,10 @@
 // panel_gemm.hpp's panel with AVX-512 (compiled with -mavx512f; called only
 // where the CPU has it: panel_gemm.cpp). A block of up to 8 rows keeps its
 // 8 x 32 outputs in 16 registers while k runs: per step, two loads of the
-// panel and one broadcast per row feed two multiply-adds per row.
+// panel and one broadcast per row feed two multiply-adds per row. The
+// panel's rows are `ldp` floats apart and need no alignment: a frozen
+// blob read in place (panels_over) sits where the model's allocation put
+// it.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -15,8 +18,8 @@ namespace {
 constexpr int kMaxRows = 8;  // 16 accumulators; 8 rows measured best on Zen 4
 
 template <int R>
-void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16 lo, __mmask16 hi, const float* bias,
-           bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
+void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, __mmask16 lo, __mmask16 hi,
+           const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
   __m512 a0[R], a1[R];
   const __m512 b0 = bias != nullptr ? _mm512_maskz_loadu_ps(lo, bias) : _mm512_setzero_ps();
   const __m512 b1 = bias != nullptr ? _mm512_maskz_loadu_ps(hi, bias + 16) : _mm512_setzero_ps();
@@ -31,8 +34,8 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16
     }
   }
   for (int64_t p = 0; p < k; ++p) {
-    const __m512 w0 = _mm512_load_ps(panel + p * kPanelWidth);
-    const __m512 w1 = _mm512_load_ps(panel + p * kPanelWidth + 16);
+    const __m512 w0 = _mm512_loadu_ps(panel + p * ldp);
+    const __m512 w1 = _mm512_loadu_ps(panel + p * ldp + 16);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const __m512 xi = _mm512_set1_ps(x[i * ldx + p]);
@@ -54,14 +57,79 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, __mmask16
   }
 }
 
-using Block = void (*)(int64_t, const float*, int64_t, const float*, __mmask16, __mmask16, const float*, bool,
+using Block = void (*)(int64_t, const float*, int64_t, const float*, int64_t, __mmask16, __mmask16, const float*, bool,
                        const float*, int64_t, float*, int64_t);
 constexpr Block kBlocks[kMaxRows + 1] = {nullptr,  block<1>, block<2>, block<3>, block<4>,
                                          block<5>, block<6>, block<7>, block<8>};
 
+// A block of up to 6 rows over two panels side by side (24 accumulators):
+// per step, the four vectors of one 256-byte row of both and one broadcast
+// per row feed four multiply-adds per row. Each output is the same chain
+// of multiply-adds as block's.
+constexpr int kMaxWideRows = 6;
+
+template <int R>
+void block_wide(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, const __mmask16* mask,
+                const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
+  __m512 a[R][4];
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {
+    const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(mask[c], bias + 16 * c) : _mm512_setzero_ps();
+#pragma GCC unroll 6
+    for (int i = 0; i < R; ++i) {
+      a[i][c] = b;
+      if (accumulate) {
+        const __m512 o = _mm512_maskz_loadu_ps(mask[c], out + i * ldo + 16 * c);
+        a[i][c] = bias != nullptr ? _mm512_add_ps(b, o) : o;
+      }
+    }
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const float* row = panel + p * ldp;
+    const __m512 w0 = _mm512_loadu_ps(row), w1 = _mm512_loadu_ps(row + 16), w2 = _mm512_loadu_ps(row + 32),
+                 w3 = _mm512_loadu_ps(row + 48);
+#pragma GCC unroll 6
+    for (int i = 0; i < R; ++i) {
+      const __m512 xi = _mm512_set1_ps(x[i * ldx + p]);
+      a[i][0] = _mm512_fmadd_ps(xi, w0, a[i][0]);
+      a[i][1] = _mm512_fmadd_ps(xi, w1, a[i][1]);
+      a[i][2] = _mm512_fmadd_ps(xi, w2, a[i][2]);
+      a[i][3] = _mm512_fmadd_ps(xi, w3, a[i][3]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      __m512 v = a[i][c];
+      if (addend != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[c], addend + i * lda + 16 * c));
+      _mm512_mask_storeu_ps(out + i * ldo + 16 * c, mask[c], v);
+    }
+  }
+}
+
+using WideBlock = void (*)(int64_t, const float*, int64_t, const float*, int64_t, const __mmask16*, const float*, bool,
+                           const float*, int64_t, float*, int64_t);
+constexpr WideBlock kWideBlocks[kMaxWideRows + 1] = {nullptr,       block_wide<1>, block_wide<2>, block_wide<3>,
+                                                     block_wide<4>, block_wide<5>, block_wide<6>};
+
 }  // namespace
 
-void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t cols,
+void panel_rows_wide_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp,
+                            int64_t cols, const float* bias, bool accumulate, const float* addend, int64_t lda,
+                            float* out, int64_t ldo) {
+  const __mmask16 mask[4] = {avx512_tail_mask(cols), avx512_tail_mask(cols - 16), avx512_tail_mask(cols - 32),
+                             avx512_tail_mask(cols - 48)};
+  int64_t blocks = (m + kMaxWideRows - 1) / kMaxWideRows;
+  for (int64_t r = 0; r < m; --blocks) {
+    const int64_t rows = (m - r + blocks - 1) / blocks;
+    kWideBlocks[rows](k, x + r * ldx, ldx, panel, ldp, mask, bias, accumulate,
+                      addend != nullptr ? addend + r * lda : nullptr, lda, out + r * ldo, ldo);
+    r += rows;
+  }
+}
+
+void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, int64_t cols,
                        const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
   const __mmask16 lo = avx512_tail_mask(cols), hi = avx512_tail_mask(cols - 16);
   // Rows in blocks as even as possible (33 = 7 + 7 + 7 + 6 + 6), not 8s and
@@ -69,8 +137,8 @@ void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const 
   int64_t blocks = (m + kMaxRows - 1) / kMaxRows;
   for (int64_t r = 0; r < m; --blocks) {
     const int64_t rows = (m - r + blocks - 1) / blocks;
-    kBlocks[rows](k, x + r * ldx, ldx, panel, lo, hi, bias, accumulate, addend != nullptr ? addend + r * lda : nullptr,
-                  lda, out + r * ldo, ldo);
+    kBlocks[rows](k, x + r * ldx, ldx, panel, ldp, lo, hi, bias, accumulate,
+                  addend != nullptr ? addend + r * lda : nullptr, lda, out + r * ldo, ldo);
     r += rows;
   }
 }
