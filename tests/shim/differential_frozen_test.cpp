@@ -27,9 +27,11 @@
 
 #include "differential.hpp"
 #include "onednn_verbose.hpp"
+#include "panels_run.hpp"
 
 namespace {
 
+using aotrun_shim_test::panels_run;
 using aotrun_shim_test::providers;
 using aotrun_shim_test::shim_only;
 using aotrun_shim_test::Side;
@@ -1291,10 +1293,7 @@ TEST(ShimReferenceFrozen, MkldnnWeightInThePrimitivesLayoutIsReadInPlace) {
 TEST(ShimReferenceFrozen, LinearWeightInPanelRowsIsReadInPlace) {
   NEED_SHIM();
   const ShimApi& a = shim_only().api;
-  const char* isa = std::getenv("AOTRUN_SHIM_MAX_ISA");
-  const char* packing = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
-  const bool panels = __builtin_cpu_supports("avx512f") && (isa == nullptr || std::strcmp(isa, "avx512") == 0) &&
-                      (packing == nullptr || (std::strcmp(packing, "0") != 0 && std::strcmp(packing, "onednn") != 0));
+  const bool panels = panels_run();
   struct Case {
     int64_t n, k;
   };

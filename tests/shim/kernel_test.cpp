@@ -16,10 +16,13 @@
 #include <omp.h>
 
 #include "aotrun_shim/shim.h"
+#include "panels_run.hpp"
 #include "shim_api.hpp"
 #include "tensor_probe.hpp"
 
 namespace {
+
+using aotrun_shim_test::panels_run;
 
 const ShimApi& api() {
   static ShimApi* a = [] {
@@ -193,18 +196,6 @@ TEST(ShimKernels, MmAndBmmMatchNaive) {
         }
     expect_close(got, want, dt, "bmm");
   }
-}
-
-// Whether a constant float32 weight runs on the shim's panel GEMM
-// (panel_gemm.hpp): the CPU has AVX-512, nothing caps the shim's vector
-// ISA below it (vector_isa.cpp: unset or "avx512") and packing is not
-// turned off or left to oneDNN.
-bool panels_run() {
-  const char* isa = std::getenv("AOTRUN_SHIM_MAX_ISA");
-  const char* packing = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
-  if (isa != nullptr && std::strcmp(isa, "avx512") != 0) return false;
-  if (packing != nullptr && (std::strcmp(packing, "0") == 0 || std::strcmp(packing, "onednn") == 0)) return false;
-  return __builtin_cpu_supports("avx512f");
 }
 
 // A weight declared constant (aotrun_shim_declare_constant, as the runtime
