@@ -31,6 +31,7 @@
 
 namespace {
 
+using aotrun_shim_test::panels_read_blobs_in_place;
 using aotrun_shim_test::panels_run;
 using aotrun_shim_test::providers;
 using aotrun_shim_test::shim_only;
@@ -1282,14 +1283,16 @@ TEST(ShimReferenceFrozen, MkldnnWeightInThePrimitivesLayoutIsReadInPlace) {
 
 // A frozen linear weight whose blob already holds the GEMM's panel rows
 // (oneDNN's AB16b64a: blocks of 64 output features, one row of 64 per
-// input feature; what torch packs on an AVX-512 CPU) is read where the
-// model keeps it, with no packed copy beside it (compute/packed_gemm.cpp,
-// mkldnn_blob.hpp's blob_as_panels). Its results have the same bits as the
-// same weight in a layout that is packed (AB8b8a), for row counts below,
-// at and above a register block, with the out-features tail of a block and
-// padded input features. Writing the blob afterwards is outside the
-// contract; here it shows which path read what: the in-place weight's
-// next result follows the new bytes, the packed one's does not.
+// input feature; what torch packs on AVX-512 and AVX2 CPUs) is read where
+// the model keeps it where panels run with AVX-512, with no packed copy
+// beside it (compute/packed_gemm.cpp, mkldnn_blob.hpp's blob_as_panels).
+// Its results have the same bits as the same weight in a layout that is
+// packed (AB8b8a), for row counts below, at and above a register block,
+// with the out-features tail of a block and padded input features.
+// Writing the blob afterwards is outside the contract; here it shows which
+// path read what: the in-place weight's next result follows the new
+// bytes, the packed one's does not. With AVX2 (the isa_avx2 run) both
+// are packed: same bits, and both keep their copies.
 TEST(ShimReferenceFrozen, LinearWeightInPanelRowsIsReadInPlace) {
   NEED_SHIM();
   const ShimApi& a = shim_only().api;
@@ -1332,9 +1335,11 @@ TEST(ShimReferenceFrozen, LinearWeightInPanelRowsIsReadInPlace) {
       for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "M " << m << ", element " << i;
     }
     if (!panels) {
-      std::printf("%s: the shim's panels are off here (no AVX-512, or capped): oneDNN packs both\n", shape.c_str());
+      std::printf("%s: the shim's panels are off here (no AVX2, or capped): oneDNN packs both\n", shape.c_str());
       continue;
     }
+    const bool in_place = panels_read_blobs_in_place();
+    if (!in_place) std::printf("%s: AVX2 panels: the blob in panel rows is packed too\n", shape.c_str());
     const auto ref = linear(wr, 7);
     // Negate both blobs where the model keeps them.
     for (AtenTensorHandle h : {wr, wp}) {
@@ -1345,7 +1350,11 @@ TEST(ShimReferenceFrozen, LinearWeightInPanelRowsIsReadInPlace) {
     }
     const auto rows = linear(wr, 7), kept = linear(wp, 7);
     for (size_t i = 0; i < ref.size(); ++i) {
-      ASSERT_EQ(rows[i], -ref[i]) << "the in-place weight's result follows its blob, element " << i;
+      if (in_place) {
+        ASSERT_EQ(rows[i], -ref[i]) << "the in-place weight's result follows its blob, element " << i;
+      } else {
+        ASSERT_EQ(rows[i], ref[i]) << "the weight packed from panel rows keeps its copy, element " << i;
+      }
       ASSERT_EQ(kept[i], ref[i]) << "the packed weight keeps its copy, element " << i;
     }
   }

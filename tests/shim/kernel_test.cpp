@@ -264,10 +264,11 @@ TEST(ShimKernels, DeclaredConstantWeightIsPackedOnceAndServesEveryCall) {
 // frozen linear with a residual add), at team sizes 1 and 2: where panels
 // run, every output must equal, bit for bit, one float fused multiply-add
 // chain over k in order started from the bias (or 0) -- and then the
-// residual added as its own float sum -- at every team size. Elsewhere
-// (AVX2 hosts, the isa_avx2 and isa_scalar runs) oneDNN's sums must be
-// close. Shapes cross the panel width (32 columns), the row blocks (8),
-// the row groups (64) and the k chunk (2,048; twice at 4,100: the residual
+// residual added as its own float sum -- at every team size, with AVX-512
+// and with AVX2 (the isa_avx2 run): the same bits on either host.
+// Elsewhere (the isa_scalar run) oneDNN's sums must be close. Shapes cross
+// the panel widths (16 and 32 columns), the row blocks (6 and 8), the row
+// groups (64) and the k chunk (2,048 and 4,096; at 4,100: the residual
 // goes in with the last chunk only).
 TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
   const int64_t shapes[][3] = {{1, 1, 1},     {1, 256, 768},  {5, 3, 17},    {8, 257, 32},  {9, 513, 33},

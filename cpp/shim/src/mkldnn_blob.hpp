@@ -92,10 +92,10 @@ const void* blob_in_layout(const Tensor& t, const dnnl::memory::desc& want);
 // its weight as rows of output features: blocks of `*width` (a multiple of
 // `multiple_of`) features over every input feature, element (j, p) at
 // blob + (j / *width) * *block_stride + p * *width + j % *width. oneDNN's
-// "AB16b64a", the layout a frozen export's linear weight has on an AVX-512
-// CPU, is one. Returns the blob, or null when `t` is not such a constant.
-// A GEMM whose weight panels have that form then reads the blob in place
-// instead of a packed copy of its own (panel_gemm.hpp's panels_over).
+// "AB16b64a", the layout a frozen export's linear weight has on AVX-512
+// and AVX2 CPUs (torch 2.15's oneDNN chooses it for both), is one. Returns the blob, or null when `t` is not such a
+// constant. A GEMM whose weight panels have that form then reads the blob in place instead of a packed copy of its own
+// (panel_gemm.hpp's panels_over).
 const float* blob_as_panels(const Tensor& t, int64_t multiple_of, int64_t* width, int64_t* block_stride);
 
 }  // namespace aotrun::shim

@@ -1,7 +1,9 @@
 // head_products.hpp's product with AVX2 and FMA (compiled with -mavx2
 // -mfma; called only where the CPU has both: head_products.cpp). Blocks of
 // 8 rows x 8 columns of C live in eight registers while k runs; column
-// tails are masked and row tails take one row at a time.
+// tails are masked and row tails take one row at a time. Only the tail:
+// AVX2's masked store costs many times a plain one on AMD's cores
+// (panel_gemm_avx2.cpp).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -12,13 +14,28 @@
 namespace aotrun::shim::kernels {
 namespace {
 
+// All 8 lanes, or those `cols` has on.
+template <bool Full>
+__m256 load(const float* p, __m256i cols) {
+  return Full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, cols);
+}
+template <bool Full>
+void store(float* p, __m256i cols, __m256 v) {
+  if (Full) {
+    _mm256_storeu_ps(p, v);
+  } else {
+    _mm256_maskstore_ps(p, cols, v);
+  }
+}
+
 // Eight rows: eight accumulators, named so that GCC keeps them in
 // registers (an array of them is spilled to the stack every iteration).
+template <bool Full>
 void block8(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
             __m256i cols) {
   __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
   for (int64_t p = 0; p < k; ++p) {
-    const __m256 br = _mm256_maskload_ps(b + p * ldb, cols);
+    const __m256 br = load<Full>(b + p * ldb, cols);
     const float* ap = a + p;
     c0 = _mm256_fmadd_ps(_mm256_set1_ps(ap[0]), br, c0);
     c1 = _mm256_fmadd_ps(_mm256_set1_ps(ap[lda]), br, c1);
@@ -30,20 +47,21 @@ void block8(int64_t k, float alpha, const float* a, int64_t lda, const float* b,
     c7 = _mm256_fmadd_ps(_mm256_set1_ps(ap[7 * lda]), br, c7);
   }
   const __m256 va = _mm256_set1_ps(alpha);
-  _mm256_maskstore_ps(c, cols, _mm256_mul_ps(c0, va));
-  _mm256_maskstore_ps(c + ldc, cols, _mm256_mul_ps(c1, va));
-  _mm256_maskstore_ps(c + 2 * ldc, cols, _mm256_mul_ps(c2, va));
-  _mm256_maskstore_ps(c + 3 * ldc, cols, _mm256_mul_ps(c3, va));
-  _mm256_maskstore_ps(c + 4 * ldc, cols, _mm256_mul_ps(c4, va));
-  _mm256_maskstore_ps(c + 5 * ldc, cols, _mm256_mul_ps(c5, va));
-  _mm256_maskstore_ps(c + 6 * ldc, cols, _mm256_mul_ps(c6, va));
-  _mm256_maskstore_ps(c + 7 * ldc, cols, _mm256_mul_ps(c7, va));
+  store<Full>(c, cols, _mm256_mul_ps(c0, va));
+  store<Full>(c + ldc, cols, _mm256_mul_ps(c1, va));
+  store<Full>(c + 2 * ldc, cols, _mm256_mul_ps(c2, va));
+  store<Full>(c + 3 * ldc, cols, _mm256_mul_ps(c3, va));
+  store<Full>(c + 4 * ldc, cols, _mm256_mul_ps(c4, va));
+  store<Full>(c + 5 * ldc, cols, _mm256_mul_ps(c5, va));
+  store<Full>(c + 6 * ldc, cols, _mm256_mul_ps(c6, va));
+  store<Full>(c + 7 * ldc, cols, _mm256_mul_ps(c7, va));
 }
 
+template <bool Full>
 void block1(int64_t k, float alpha, const float* a, const float* b, int64_t ldb, float* c, __m256i cols) {
   __m256 c0 = _mm256_setzero_ps();
-  for (int64_t p = 0; p < k; ++p) c0 = _mm256_fmadd_ps(_mm256_set1_ps(a[p]), _mm256_maskload_ps(b + p * ldb, cols), c0);
-  _mm256_maskstore_ps(c, cols, _mm256_mul_ps(c0, _mm256_set1_ps(alpha)));
+  for (int64_t p = 0; p < k; ++p) c0 = _mm256_fmadd_ps(_mm256_set1_ps(a[p]), load<Full>(b + p * ldb, cols), c0);
+  store<Full>(c, cols, _mm256_mul_ps(c0, _mm256_set1_ps(alpha)));
 }
 
 }  // namespace
@@ -53,8 +71,11 @@ void small_gemm_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float* 
   for (int64_t j = 0; j < n; j += 8) {
     const __m256i cols = avx2_tail_mask(n - j);
     int64_t i = 0;
-    for (; i + 8 <= m; i += 8) block8(k, alpha, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, cols);
-    for (; i < m; ++i) block1(k, alpha, a + i * lda, b + j, ldb, c + i * ldc + j, cols);
+    const bool full = n - j >= 8;
+    for (; i + 8 <= m; i += 8) {
+      (full ? block8<true> : block8<false>)(k, alpha, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, cols);
+    }
+    for (; i < m; ++i) (full ? block1<true> : block1<false>)(k, alpha, a + i * lda, b + j, ldb, c + i * ldc + j, cols);
   }
 }
 

@@ -196,13 +196,19 @@ void add_after(const Tensor& out, const Tensor* addend, const char* op) {
 namespace {
 
 // The weight [N, K] at w[j * sn + p * sk] in panels, made once per storage
-// (panel_gemm's layout does not depend on the team size). A frozen
-// linear's blob already in panel rows is read where the model keeps it:
-// no packed copy beside the model's own (mkldnn_blob.hpp's blob_as_panels).
+// (panel_gemm's layout does not depend on the team size). With AVX-512, a
+// frozen linear's blob already in panel rows is read where the model
+// keeps it: no packed copy beside the model's own (mkldnn_blob.hpp's
+// blob_as_panels). The AVX2 kernel, 16 columns of such a block at a time,
+// ran frozen GPT-2 and ViT 7-40% slower in place than on panels of its own
+// (docs/PERFORMANCE.md section 26): there the blob is packed like any
+// other weight.
 std::shared_ptr<PanelWeight> panel_weight(const Tensor& w, int64_t n, int64_t k, int64_t sn, int64_t sk) {
   return std::static_pointer_cast<PanelWeight>(w.storage->derived({-8, w.storage_offset, n, k, sn, sk}, [&] {
     int64_t width = 0, block_stride = 0;
-    if (const float* blob = blob_as_panels(w, kPanelWidth, &width, &block_stride)) {
+    const float* blob =
+        panel_width() == kPanelWidthAvx512 ? blob_as_panels(w, panel_width(), &width, &block_stride) : nullptr;
+    if (blob != nullptr) {
       return std::shared_ptr<void>(panels_over(blob, n, k, width, block_stride));
     }
     const std::shared_ptr<const void> held = w.read();

@@ -8,8 +8,9 @@
 //
 // Two packings, chosen per process:
 // - panel_gemm.hpp's, the shim's own register-blocked loops, where the CPU
-//   has AVX-512 (faster than oneDNN 2.6's packed sgemm at every shape
-//   measured, docs/PERFORMANCE.md section 21; the bias fused).
+//   has AVX-512 or AVX2 with FMA (faster than oneDNN 2.6's packed sgemm at
+//   every shape measured, docs/PERFORMANCE.md sections 21 and 26; the
+//   bias fused).
 //   packed_linear only: beta 0 or 1.
 // - oneDNN's own pack and compute entry points (sgemm_pack_get_size,
 //   sgemm_pack, sgemm_compute, dnnl::impl::cpu), exported by libdnnl but

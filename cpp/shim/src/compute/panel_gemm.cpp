@@ -18,11 +18,11 @@ namespace {
 // of two threads 14% more work).
 constexpr int64_t kRowGroup = 64;
 
-// The k chunk: 256 KiB of a panel (2,048 steps), so that a panel's chunk
-// stays in L2 while every row block runs through it. Chunks of 32 KiB
-// (L1) measured 2-8% slower at 2 threads for k of 704-1,024
-// (docs/PERFORMANCE.md section 21), and no chunking at all the same as
-// this up to k = 1,024.
+// The k chunk: 256 KiB of a panel (2,048 steps of a 32-wide one), so
+// that a panel's chunk stays in L2 while every row block runs through
+// it. Chunks of 32 KiB (L1) measured 2-8% slower at 2 threads for k of
+// 704-1,024 (docs/PERFORMANCE.md section 21), and no chunking at all the
+// same as this up to k = 1,024.
 constexpr int64_t kChunkBytes = 256 * 1024;
 
 // At least one float, 64-byte aligned (the panels' vector loads are
@@ -40,13 +40,15 @@ void run_panels(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
                 float* out, int64_t ldo, const float* addend, int64_t lda, bool may_split) {
   const int64_t n = w.n, k = w.k;
   if (m <= 0 || n <= 0) return;
-  // Blocks of an even number of panels (a blob read in place: panels_over)
-  // go 64 columns at a time: each step of k then reads whole 256-byte rows
-  // of the block, where one 32-wide panel at a time used half of every row
-  // and ran 2-4% slower than pack_panels' own layout (docs/PERFORMANCE.md
-  // section 25).
-  const bool wide = w.group % 2 == 0;
-  const int64_t pw = wide ? 2 * kPanelWidth : kPanelWidth, per_block = w.group * kPanelWidth / pw;
+  // With AVX-512, blocks of 64 columns or a multiple (a blob read in place:
+  // panels_over) go 64 columns at a time: each step of k then reads whole
+  // 256-byte rows of the block, where one 32-wide panel at a time used half
+  // of every row and ran 2-4% slower than pack_panels' own layout
+  // (docs/PERFORMANCE.md section 25). AVX2 takes 16 at a time.
+  const bool avx512 = vector_isa() == VectorIsa::kAvx512, wide = avx512 && w.ld % (2 * kPanelWidthAvx512) == 0;
+  const int64_t pw = !avx512 ? kPanelWidthAvx2 : wide ? 2 * kPanelWidthAvx512 : kPanelWidthAvx512;
+  const auto kernel = !avx512 ? panel_rows_avx2 : wide ? panel_rows_wide_avx512 : panel_rows_avx512;
+  const int64_t per_block = w.ld / pw;
   const int64_t panels = (n + pw - 1) / pw;
   const int64_t groups = (m + kRowGroup - 1) / kRowGroup;
   const int64_t tiles = panels * groups;
@@ -59,10 +61,9 @@ void run_panels(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
     const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * pw;
     const bool last = p0 + kn >= k;
     const float* panel = w.data + (q / per_block) * w.block_stride + (q % per_block) * pw + p0 * w.ld;
-    (wide ? panel_rows_wide_avx512 : panel_rows_avx512)(
-        r1 - r0, kn, x + r0 * ldx + p0, ldx, panel, w.ld, std::min(pw, n - j0),
-        p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate,
-        last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda, out + r0 * ldo + j0, ldo);
+    kernel(r1 - r0, kn, x + r0 * ldx + p0, ldx, panel, w.ld, std::min(pw, n - j0),
+           p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate,
+           last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda, out + r0 * ldo + j0, ldo);
   };
   const int64_t k_end = std::max<int64_t>(k, 1);
   if (!split) {  // no team at all: an `if (false)` region costs libgomp a team of one (team_split.hpp)
@@ -88,7 +89,9 @@ void run_panels(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
 
 }  // namespace
 
-bool panel_gemm_supported() { return vector_isa() == VectorIsa::kAvx512; }
+bool panel_gemm_supported() { return vector_isa() != VectorIsa::kScalar; }
+
+int64_t panel_width() { return vector_isa() == VectorIsa::kAvx512 ? kPanelWidthAvx512 : kPanelWidthAvx2; }
 
 PanelScratch::~PanelScratch() { std::free(data_); }
 
@@ -101,16 +104,19 @@ float* PanelScratch::at_least(int64_t floats) {
   return data_;
 }
 
-int64_t panel_floats(int64_t n, int64_t k) { return (n + kPanelWidth - 1) / kPanelWidth * k * kPanelWidth; }
+int64_t panel_floats(int64_t n, int64_t k) {
+  const int64_t pw = panel_width();
+  return (n + pw - 1) / pw * k * pw;
+}
 
 void pack_panels_into(const float* w, int64_t n, int64_t k, int64_t sn, int64_t sk, float* out) {
-  const int64_t panels = (n + kPanelWidth - 1) / kPanelWidth;
+  const int64_t pw = panel_width(), panels = (n + pw - 1) / pw;
   for (int64_t q = 0; q < panels; ++q) {
-    float* dst = out + q * k * kPanelWidth;
-    const int64_t j0 = q * kPanelWidth, cols = std::min(kPanelWidth, n - j0);
+    float* dst = out + q * k * pw;
+    const int64_t j0 = q * pw, cols = std::min(pw, n - j0);
     for (int64_t r = 0; r < k; ++r) {
-      for (int64_t j = 0; j < cols; ++j) dst[r * kPanelWidth + j] = w[(j0 + j) * sn + r * sk];
-      for (int64_t j = cols; j < kPanelWidth; ++j) dst[r * kPanelWidth + j] = 0.0f;
+      for (int64_t j = 0; j < cols; ++j) dst[r * pw + j] = w[(j0 + j) * sn + r * sk];
+      for (int64_t j = cols; j < pw; ++j) dst[r * pw + j] = 0.0f;
     }
   }
 }
@@ -122,7 +128,8 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
   p->owned.reset(aligned_floats(panel_floats(n, k)), [](const float* f) { std::free(const_cast<float*>(f)); });
   pack_panels_into(w, n, k, sn, sk, const_cast<float*>(p->owned.get()));
   p->data = p->owned.get();
-  p->block_stride = k * kPanelWidth;
+  p->ld = panel_width();
+  p->block_stride = k * p->ld;
   return p;
 }
 
@@ -132,7 +139,6 @@ std::unique_ptr<PanelWeight> panels_over(const float* base, int64_t n, int64_t k
   p->k = k;
   p->data = base;
   p->ld = width;
-  p->group = width / kPanelWidth;
   p->block_stride = block_stride;
   return p;
 }
@@ -143,7 +149,8 @@ void panel_gemm_serial(int64_t n, int64_t k, const float* panels, int64_t m, con
   w.n = n;
   w.k = k;
   w.data = panels;
-  w.block_stride = k * kPanelWidth;
+  w.ld = panel_width();
+  w.block_stride = k * w.ld;
   run_panels(w, m, x, ldx, nullptr, false, out, ldo, nullptr, 0, false);
 }
 

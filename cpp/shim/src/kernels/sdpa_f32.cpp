@@ -5,7 +5,7 @@
 // tokens of one request) by plain loops instead (head_products.hpp). No
 // per-head copies: models pass query, key and value as strided views
 // ([B, L, H, E] storage read as [B, H, L, E]) whose last dim is unit-stride.
-// Where the CPU has AVX-512, P·V of a big head runs on the panel loops
+// Where the CPU has AVX-512 or AVX2, P·V of a big head runs on the panel loops
 // (panel_gemm.hpp) instead, its values packed into the thread's scratch:
 // as fast as oneDNN's sgemm there, which generates the kernels of a
 // process's first non-transposed sgemm on that call (40-45 ms on a Zen 4
