@@ -76,10 +76,10 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t l
 
 using Block = void (*)(int64_t, const float*, int64_t, const float*, int64_t, const __m256i*, const float*, bool,
                        const float*, int64_t, float*, int64_t);
-constexpr Block kFull[kMaxRows + 1] = {nullptr,           block<1, true>, block<2, true>, block<3, true>,
-                                       block<4, true>,    block<5, true>, block<6, true>};
-constexpr Block kTail[kMaxRows + 1] = {nullptr,           block<1, false>, block<2, false>, block<3, false>,
-                                       block<4, false>,   block<5, false>, block<6, false>};
+constexpr Block kFull[kMaxRows + 1] = {nullptr,        block<1, true>, block<2, true>, block<3, true>,
+                                       block<4, true>, block<5, true>, block<6, true>};
+constexpr Block kTail[kMaxRows + 1] = {nullptr,         block<1, false>, block<2, false>, block<3, false>,
+                                       block<4, false>, block<5, false>, block<6, false>};
 
 }  // namespace
 
@@ -92,8 +92,8 @@ void panel_rows_avx2(int64_t m, int64_t k, const float* x, int64_t ldx, const fl
   int64_t blocks = (m + kMaxRows - 1) / kMaxRows;
   for (int64_t r = 0; r < m; --blocks) {
     const int64_t n = (m - r + blocks - 1) / blocks;
-    blocks_of[n](k, x + r * ldx, ldx, panel, ldp, mask, bias, accumulate, addend != nullptr ? addend + r * lda : nullptr,
-               lda, out + r * ldo, ldo);
+    blocks_of[n](k, x + r * ldx, ldx, panel, ldp, mask, bias, accumulate,
+                 addend != nullptr ? addend + r * lda : nullptr, lda, out + r * ldo, ldo);
     r += n;
   }
 }
