@@ -818,6 +818,54 @@ TEST(ShimTensors, StorageLivesUntilTheLastHandleAndBlobsAreNotOwned) {
   EXPECT_EQ(blob[5], 6.0f);
 }
 
+// The blob hook (aotrun_shim_set_blob_hook): run with its context after
+// each tensor made over caller memory on the thread that set it, by both
+// from-blob functions and with either layout; not after a failed call,
+// not for tensors the shim allocates, not on other threads, and never
+// again once cleared.
+TEST(ShimTensors, BlobHookRunsAfterEachBlobTensorOnItsThreadOnly) {
+  struct Count {
+    int calls = 0;
+  } count;
+  const auto hook = [](void* c) { ++static_cast<Count*>(c)->calls; };
+  std::vector<float> blob(6, 1.0f);
+  const int64_t sz[] = {2, 3}, st[] = {3, 1};
+  std::vector<AtenTensorHandle> made;
+  const auto from_blob = [&](int version) {
+    AtenTensorHandle h = nullptr;
+    const AOTITorchError rc = version == 1
+                                  ? aoti_torch_create_tensor_from_blob(blob.data(), 2, sz, st, 0, kF32, 0, 0, &h)
+                                  : aoti_torch_create_tensor_from_blob_v2(blob.data(), 2, sz, st, 0, kF32, 0, 0, &h,
+                                                                          aoti_torch_layout_strided(), nullptr, 0);
+    if (rc == AOTI_TORCH_SUCCESS) made.push_back(h);
+    return rc;
+  };
+  ASSERT_EQ(from_blob(1), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(count.calls, 0) << "no hook set yet";
+  aotrun_shim_set_blob_hook(hook, &count);
+  ASSERT_EQ(from_blob(1), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(from_blob(2), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(count.calls, 2) << "once per tensor, after each from-blob function";
+  AtenTensorHandle e = nullptr;
+  ASSERT_EQ(aoti_torch_empty_strided(2, sz, st, kF32, 0, 0, &e), AOTI_TORCH_SUCCESS);
+  made.push_back(e);
+  AtenTensorHandle bad = nullptr;
+  EXPECT_EQ(aoti_torch_create_tensor_from_blob_v2(blob.data(), 2, sz, st, 0, kF32, 0, 0, &bad, 99, nullptr, 0),
+            AOTI_TORCH_FAILURE);  // an unknown layout
+  EXPECT_EQ(count.calls, 2) << "not for an allocated tensor nor after a failure";
+  std::thread other([&] {
+    AtenTensorHandle h = nullptr;
+    EXPECT_EQ(aoti_torch_create_tensor_from_blob(blob.data(), 2, sz, st, 0, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
+    EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+  });
+  other.join();
+  EXPECT_EQ(count.calls, 2) << "another thread's tensors do not run this thread's hook";
+  aotrun_shim_set_blob_hook(nullptr, &count);
+  ASSERT_EQ(from_blob(2), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(count.calls, 2) << "cleared";
+  for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+}
+
 // --- bad input: a clear error, nothing crashes -------------------------------------
 
 std::string fails(AOTITorchError rc) {

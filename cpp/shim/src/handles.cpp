@@ -63,17 +63,36 @@ AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, c
   return new_handle(std::move(t));
 }
 
+// This thread's aotrun_shim_set_blob_hook.
+struct BlobHook {
+  aotrun_shim_blob_hook fn = nullptr;
+  void* context = nullptr;
+};
+thread_local BlobHook t_blob_hook;
+
+// The result of a from-blob call, after running this thread's hook when it
+// made a tensor.
+AOTITorchError after_blob(AOTITorchError rc) {
+  if (rc == AOTI_TORCH_SUCCESS && t_blob_hook.fn != nullptr) t_blob_hook.fn(t_blob_hook.context);
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
 
+void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context) {
+  t_blob_hook.fn = hook;
+  t_blob_hook.context = hook != nullptr ? context : nullptr;
+}
+
 AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
                                                   const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
                                                   int32_t device_type, int32_t device_index, AtenTensorHandle* ret) {
-  return guard(__func__, [&] {
+  return after_blob(guard(__func__, [&] {
     *out_arg(ret, "ret") =
         from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
-  });
+  }));
 }
 
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, const int64_t* sizes_ptr,
@@ -81,7 +100,7 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
                                                      int32_t device_type, int32_t device_index, AtenTensorHandle* ret,
                                                      int32_t layout, const uint8_t* opaque_metadata,
                                                      int64_t opaque_metadata_size) {
-  return guard(__func__, [&] {
+  return after_blob(guard(__func__, [&] {
     if (layout == kMkldnn) {
       // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
       auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
@@ -95,7 +114,7 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
     }
     *out_arg(ret, "ret") =
         from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
-  });
+  }));
 }
 
 AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,

@@ -45,6 +45,11 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
     // Creation (constant folding) runs model code on the opening thread: on
     // one thread, so that thread keeps no OpenMP team (omp_threads.hpp).
     OmpThreadsScope one(b->cuda ? 0 : 1);
+    // The library's pages of the weights copied so far go back to the kernel
+    // as each constant is made, not only once all are: otherwise the whole
+    // blob is resident twice for a moment (frozen BERT-base: 266 MiB peak
+    // against 158 steady; docs/PERFORMANCE.md section 27).
+    ConstantPagesScope pages(*b->shim, *b->lib);
     const int32_t rc = f.create_with_device != nullptr
                            ? f.create_with_device(&c->h, models, b->cuda ? "cuda" : "cpu", dir)
                            : f.create(&c->h, models, true, dir);

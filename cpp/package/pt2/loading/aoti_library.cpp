@@ -118,6 +118,7 @@ AotiLibrary::AotiLibrary(const std::string& path) : path_(path) {
     constants_start_ = start;
     constants_end_ = end;
     if (end - start >= 8) std::memcpy(&size_stub_, start, sizeof size_stub_);
+    find_constant_pages();
   }
   // Unloaded with this object (dlclose), which lives exactly as long as the
   // last thing that may run the model's code (aoti_library.hpp). What the

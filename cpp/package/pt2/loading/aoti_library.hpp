@@ -126,16 +126,20 @@ class AotiLibrary {
   // The first 8 bytes of that blob, read as the size of weights kept
   // elsewhere (the mmap'd-weights layouts store the size there); 0 if absent.
   uint64_t in_library_size_stub() const { return size_stub_; }
-  // After a container has been created: AOTInductor's CPU and CUDA runtimes
-  // copy that blob into memory of their own when a container loads its
-  // constants, and read it again only when another container is created, so
-  // its pages are handed back to the kernel (madvise MADV_DONTNEED: a
-  // model's weights would otherwise count twice in the process's resident
-  // memory). Only where the blob lies in a read-only segment of the library,
-  // which nothing can have written: a later read faults the same bytes back
-  // in from the file. Does nothing otherwise, or when madvise fails.
-  // constant_pages.cpp.
+  // While and after a container is created: AOTInductor's CPU and CUDA
+  // runtimes copy that blob into memory of their own, constant by constant,
+  // when a container loads its constants, and read it again only when
+  // another container is created, so its pages are handed back to the
+  // kernel (madvise MADV_DONTNEED: a model's weights would otherwise count
+  // twice in the process's resident memory). Only where the blob lies in a
+  // read-only segment of the library, which nothing can have written: a
+  // later read, also one by a copy under way on another thread, faults the
+  // same bytes back in from the file. Does nothing otherwise, or when
+  // madvise fails. Any thread; cheap enough to call after every constant
+  // (the pages are found once, at load). constant_pages.cpp.
   void release_constant_pages() const;
+  // Whether release_constant_pages has pages to hand back.
+  bool has_constant_pages() const { return pages_end_ > pages_begin_; }
 
   static constexpr const char* kRun = "AOTInductorModelContainerRun";
   static constexpr const char* kRunSingleThreaded = "AOTInductorModelContainerRunSingleThreaded";
@@ -146,9 +150,30 @@ class AotiLibrary {
   int64_t in_library_constant_bytes_ = -1;
   const uint8_t* constants_start_ = nullptr;  // the blob, when linked in
   const uint8_t* constants_end_ = nullptr;
+  // The whole pages of the blob release_constant_pages hands back; empty
+  // when it may not (find_constant_pages, at load).
+  uintptr_t pages_begin_ = 0, pages_end_ = 0;
+  void find_constant_pages();
   uint64_t size_stub_ = 0;
   AotiFunctions fn_;
   std::vector<SymbolReport> symbols_;
+};
+
+// While it lives, aotrun's shim (TorchShim::set_blob_hook) runs `lib`'s
+// release_constant_pages on this thread after each tensor it makes over
+// caller memory: at a container's creation, after each constant
+// AOTInductor has copied out of the library. Does nothing with libtorch
+// (no such hook) or a library without its constants inside. This thread
+// only; `shim` and `lib` must outlive it. constant_pages.cpp.
+class ConstantPagesScope {
+ public:
+  ConstantPagesScope(const TorchShim& shim, const AotiLibrary& lib);
+  ~ConstantPagesScope();
+  ConstantPagesScope(const ConstantPagesScope&) = delete;
+  ConstantPagesScope& operator=(const ConstantPagesScope&) = delete;
+
+ private:
+  TorchShim::SetBlobHook set_ = nullptr;
 };
 
 }  // namespace aotrun::pt2

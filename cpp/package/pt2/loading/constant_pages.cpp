@@ -1,4 +1,5 @@
-// AotiLibrary::release_constant_pages (aoti_library.hpp).
+// AotiLibrary::find_constant_pages and release_constant_pages, and
+// ConstantPagesScope (aoti_library.hpp).
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -35,7 +36,7 @@ int find_segment(dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
-void AotiLibrary::release_constant_pages() const {
+void AotiLibrary::find_constant_pages() {
   if (constants_start_ == nullptr || constants_end_ <= constants_start_) return;
   Lookup q{reinterpret_cast<uintptr_t>(constants_start_), reinterpret_cast<uintptr_t>(constants_end_)};
   dl_iterate_phdr(&find_segment, &q);
@@ -45,7 +46,25 @@ void AotiLibrary::release_constant_pages() const {
   const uintptr_t page = static_cast<uintptr_t>(page_size);
   const uintptr_t begin = (q.begin + page - 1) / page * page, end = q.end / page * page;  // whole pages inside
   if (end <= begin) return;
-  (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  pages_begin_ = begin;
+  pages_end_ = end;
+}
+
+void AotiLibrary::release_constant_pages() const {
+  if (pages_end_ > pages_begin_) {
+    (void)madvise(reinterpret_cast<void*>(pages_begin_), pages_end_ - pages_begin_, MADV_DONTNEED);
+  }
+}
+
+ConstantPagesScope::ConstantPagesScope(const TorchShim& shim, const AotiLibrary& lib) {
+  if (shim.set_blob_hook == nullptr || !lib.has_constant_pages()) return;
+  set_ = shim.set_blob_hook;
+  set_([](void* l) { static_cast<const AotiLibrary*>(l)->release_constant_pages(); },
+       const_cast<void*>(static_cast<const void*>(&lib)));
+}
+
+ConstantPagesScope::~ConstantPagesScope() {
+  if (set_ != nullptr) set_(nullptr, nullptr);
 }
 
 }  // namespace aotrun::pt2

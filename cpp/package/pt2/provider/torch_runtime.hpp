@@ -69,6 +69,12 @@ struct TorchShim {
   // packed copies (constants/parameters.hpp).
   using DeclareConstant = int32_t (*)(AtenTensorHandle);
   DeclareConstant declare_constant = nullptr;
+  // aotrun's shim only (since shim 1.5): a function the shim calls on this
+  // thread after each tensor it makes over caller memory (each constant
+  // AOTInductor has copied out of the library, at a container's creation).
+  using BlobHook = void (*)(void* context);
+  using SetBlobHook = void (*)(BlobHook hook, void* context);
+  SetBlobHook set_blob_hook = nullptr;
 
   // torch dtype code (c10::ScalarType, read from the shim's
   // aoti_torch_dtype_* functions) <-> DLPack; -1 / false when it has none.

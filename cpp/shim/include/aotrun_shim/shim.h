@@ -58,6 +58,20 @@ AOTRUN_SHIM_API const char* aotrun_shim_version(void);
  * null handle or a tensor not on the CPU. Any thread, but not while a kernel
  * reads the tensor. Since aotrun-shim 1.5. */
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle tensor);
+/* A function the shim calls, with `context`, each time
+ * aoti_torch_create_tensor_from_blob or aoti_torch_create_tensor_from_blob_v2
+ * has made a tensor on the calling thread, until that thread sets another
+ * (NULL clears it). AOTInductor's load_constants copies each constant out of
+ * the model library and then wraps the copy with one of those calls, so a
+ * loader that sets a hook around a container's creation learns when each
+ * copy is done: aotrun hands the library's pages of the weights copied so
+ * far back to the kernel there, so that the weights do not count twice in
+ * the process's memory while the rest load. The hook runs on the thread
+ * that made the tensor, after the tensor is made (not after a failed
+ * call); it must not throw and must not call the shim. Per thread: other
+ * threads' calls do not run it. Since aotrun-shim 1.5. */
+typedef void (*aotrun_shim_blob_hook)(void* context);
+AOTRUN_SHIM_API void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context);
 
 /* --- constants ------------------------------------------------------------ */
 AOTRUN_SHIM_API int32_t aoti_torch_device_type_cpu(void);
