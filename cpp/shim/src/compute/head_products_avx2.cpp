@@ -3,7 +3,7 @@
 // 8 rows x 8 columns of C live in eight registers while k runs; column
 // tails are masked and row tails take one row at a time. Only the tail:
 // AVX2's masked store costs many times a plain one on AMD's cores
-// (panel_gemm_avx2.cpp).
+// (avx2_tail_mask.hpp).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -14,20 +14,6 @@
 namespace aotrun::shim::kernels {
 namespace {
 
-// All 8 lanes, or those `cols` has on.
-template <bool Full>
-__m256 load(const float* p, __m256i cols) {
-  return Full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, cols);
-}
-template <bool Full>
-void store(float* p, __m256i cols, __m256 v) {
-  if (Full) {
-    _mm256_storeu_ps(p, v);
-  } else {
-    _mm256_maskstore_ps(p, cols, v);
-  }
-}
-
 // Eight rows: eight accumulators, named so that GCC keeps them in
 // registers (an array of them is spilled to the stack every iteration).
 template <bool Full>
@@ -35,7 +21,7 @@ void block8(int64_t k, float alpha, const float* a, int64_t lda, const float* b,
             __m256i cols) {
   __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
   for (int64_t p = 0; p < k; ++p) {
-    const __m256 br = load<Full>(b + p * ldb, cols);
+    const __m256 br = avx2_load<Full>(b + p * ldb, cols);
     const float* ap = a + p;
     c0 = _mm256_fmadd_ps(_mm256_set1_ps(ap[0]), br, c0);
     c1 = _mm256_fmadd_ps(_mm256_set1_ps(ap[lda]), br, c1);
@@ -47,21 +33,21 @@ void block8(int64_t k, float alpha, const float* a, int64_t lda, const float* b,
     c7 = _mm256_fmadd_ps(_mm256_set1_ps(ap[7 * lda]), br, c7);
   }
   const __m256 va = _mm256_set1_ps(alpha);
-  store<Full>(c, cols, _mm256_mul_ps(c0, va));
-  store<Full>(c + ldc, cols, _mm256_mul_ps(c1, va));
-  store<Full>(c + 2 * ldc, cols, _mm256_mul_ps(c2, va));
-  store<Full>(c + 3 * ldc, cols, _mm256_mul_ps(c3, va));
-  store<Full>(c + 4 * ldc, cols, _mm256_mul_ps(c4, va));
-  store<Full>(c + 5 * ldc, cols, _mm256_mul_ps(c5, va));
-  store<Full>(c + 6 * ldc, cols, _mm256_mul_ps(c6, va));
-  store<Full>(c + 7 * ldc, cols, _mm256_mul_ps(c7, va));
+  avx2_store<Full>(c, cols, _mm256_mul_ps(c0, va));
+  avx2_store<Full>(c + ldc, cols, _mm256_mul_ps(c1, va));
+  avx2_store<Full>(c + 2 * ldc, cols, _mm256_mul_ps(c2, va));
+  avx2_store<Full>(c + 3 * ldc, cols, _mm256_mul_ps(c3, va));
+  avx2_store<Full>(c + 4 * ldc, cols, _mm256_mul_ps(c4, va));
+  avx2_store<Full>(c + 5 * ldc, cols, _mm256_mul_ps(c5, va));
+  avx2_store<Full>(c + 6 * ldc, cols, _mm256_mul_ps(c6, va));
+  avx2_store<Full>(c + 7 * ldc, cols, _mm256_mul_ps(c7, va));
 }
 
 template <bool Full>
 void block1(int64_t k, float alpha, const float* a, const float* b, int64_t ldb, float* c, __m256i cols) {
   __m256 c0 = _mm256_setzero_ps();
-  for (int64_t p = 0; p < k; ++p) c0 = _mm256_fmadd_ps(_mm256_set1_ps(a[p]), load<Full>(b + p * ldb, cols), c0);
-  store<Full>(c, cols, _mm256_mul_ps(c0, _mm256_set1_ps(alpha)));
+  for (int64_t p = 0; p < k; ++p) c0 = _mm256_fmadd_ps(_mm256_set1_ps(a[p]), avx2_load<Full>(b + p * ldb, cols), c0);
+  avx2_store<Full>(c, cols, _mm256_mul_ps(c0, _mm256_set1_ps(alpha)));
 }
 
 }  // namespace

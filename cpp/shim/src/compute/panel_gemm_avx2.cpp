@@ -23,32 +23,18 @@ namespace {
 
 constexpr int kMaxRows = 6;
 
-// All 8 lanes, or those `mask` has on.
-template <bool Full>
-__m256 load(const float* p, __m256i mask) {
-  return Full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
-}
-template <bool Full>
-void store(float* p, __m256i mask, __m256 v) {
-  if (Full) {
-    _mm256_storeu_ps(p, v);
-  } else {
-    _mm256_maskstore_ps(p, mask, v);
-  }
-}
-
 template <int R, bool Full>
 void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, const __m256i* mask,
            const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo) {
   __m256 a[R][2];
 #pragma GCC unroll 2
   for (int c = 0; c < 2; ++c) {
-    const __m256 b = bias != nullptr ? load<Full>(bias + 8 * c, mask[c]) : _mm256_setzero_ps();
+    const __m256 b = bias != nullptr ? avx2_load<Full>(bias + 8 * c, mask[c]) : _mm256_setzero_ps();
 #pragma GCC unroll 6
     for (int i = 0; i < R; ++i) {
       a[i][c] = b;
       if (accumulate) {  // out itself when there is no bias: a chain split over k goes on unchanged
-        const __m256 o = load<Full>(out + i * ldo + 8 * c, mask[c]);
+        const __m256 o = avx2_load<Full>(out + i * ldo + 8 * c, mask[c]);
         a[i][c] = bias != nullptr ? _mm256_add_ps(b, o) : o;
       }
     }
@@ -68,8 +54,8 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t l
     for (int c = 0; c < 2; ++c) {
       __m256 v = a[i][c];
       // After the chain, rounded on its own: as a separate pass would.
-      if (addend != nullptr) v = _mm256_add_ps(v, load<Full>(addend + i * lda + 8 * c, mask[c]));
-      store<Full>(out + i * ldo + 8 * c, mask[c], v);
+      if (addend != nullptr) v = _mm256_add_ps(v, avx2_load<Full>(addend + i * lda + 8 * c, mask[c]));
+      avx2_store<Full>(out + i * ldo + 8 * c, mask[c], v);
     }
   }
 }
