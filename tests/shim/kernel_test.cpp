@@ -820,7 +820,7 @@ TEST(ShimTensors, StorageLivesUntilTheLastHandleAndBlobsAreNotOwned) {
 
 // The blob hook (aotrun_shim_set_blob_hook): run with its context after
 // each tensor made over caller memory on the thread that set it, by both
-// from-blob functions and with either layout; not after a failed call,
+// from-blob functions (strided tensors here); not after a failed call,
 // not for tensors the shim allocates, not on other threads, and never
 // again once cleared.
 TEST(ShimTensors, BlobHookRunsAfterEachBlobTensorOnItsThreadOnly) {
