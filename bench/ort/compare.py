@@ -72,8 +72,10 @@ round), --cold-rounds 5, --models-dir /tmp/ort_models (--tier real:
 ~/.cache/aotrun/bench-real/onnx), --verify-only (the
 correctness check alone, nothing measured); references, run in
 each round after the pair: --libtorch DIR (the same .pt2 on libtorch) and
---openblas-coretype CORE (the shim with OpenBLAS's kernels forced). The
-results file is written line by line as the run goes.
+--openblas-coretype CORE (the shim with OpenBLAS's kernels forced);
+--as-avx2-host LIB: the whole run as on an AVX2-only host, ORT included
+(tests/support/avx2_host.c; Intel hosts only). The results file is written
+line by line as the run goes.
 """
 import argparse
 import json
@@ -388,8 +390,13 @@ def bench(args):
     # one runs): they reach aotrun's shim and its oneDNN; ORT's MLAS has none.
     caps = ["%s=%s" % (k, os.environ[k]) for k in ("AOTRUN_SHIM_MAX_ISA", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA")
             if os.environ.get(k)]
+    if args.as_avx2_host:
+        log("as an AVX2-only host: every process (this one, aotrun, ORT) runs with LD_PRELOAD=%s, so cpuid "
+            "reports no AVX-512, AMX or AVX-VNNI to any library (ORT's MLAS included); the flags above are the "
+            "host's" % args.as_avx2_host)
     if caps:
-        log("vector caps for aotrun: %s (ORT runs uncapped)" % " ".join(caps))
+        log("vector caps for aotrun: %s (%s)" % (" ".join(caps), "ORT as an AVX2 host" if args.as_avx2_host
+                                                 else "ORT runs uncapped"))
     log("onnxruntime %s, numpy %s, python %s" % (ort.__version__, np.__version__, platform.python_version()))
     import hashlib
     log("zoo: %s; %s" % (ZOO, ", ".join("%s.pt2 sha256 %s" % (n, hashlib.sha256(open(
@@ -609,6 +616,25 @@ def bench(args):
         results.close()
 
 
+def as_avx2_host(args):
+    """--as-avx2-host: runs this script again with the library preloaded (so
+    the correctness check's ORT session is on the same kernels as the
+    measured ones, and every child inherits it); stops if the host cannot
+    present an AVX2-only CPU (the library exits 77 without cpuid faulting)."""
+    args.as_avx2_host = os.path.abspath(args.as_avx2_host)
+    if args.as_avx2_host in os.environ.get("LD_PRELOAD", "").split(":"):
+        return
+    if not os.path.exists(args.as_avx2_host):
+        sys.exit("--as-avx2-host: no %s (build the default preset: tests/support)" % args.as_avx2_host)
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = ":".join(x for x in (args.as_avx2_host, env.get("LD_PRELOAD")) if x)
+    p = subprocess.run([sys.executable, "-c", "pass"], env=env, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit("--as-avx2-host: this host cannot present an AVX2-only CPU: %s" % p.stderr.strip())
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -638,6 +664,10 @@ def main():
                    "(a reference: Debian's OpenBLAS 0.3.21 may pick its Prescott kernels on a CPU it does not know)")
     b.add_argument("--libtorch", help="also run the .pt2 on this libtorch (AOTRUN_LIBTORCH; e.g. "
                    "<site-packages>/torch/lib) as a reference: where the shim's time goes")
+    b.add_argument("--as-avx2-host", metavar="LIB", help="run everything (this process, aotrun, ORT) with this "
+                   "library preloaded: tests/support/avx2_host.c, built as <build>/tests/support/"
+                   "libaotrun_test_avx2_host.so; cpuid then reports an AVX2-only CPU to every library, ORT's "
+                   "included (needs cpuid faulting: Intel hosts)")
     for n in ("_ort_bench", "_ort_cold"):
         c = sub.add_parser(n)
         c.add_argument("--model", required=True)
@@ -661,6 +691,8 @@ def main():
         args.only = list(SIZES)
     if args.cmd == "bench" and not args.models:
         args.models = list(SIZES)
+    if args.cmd == "bench" and args.as_avx2_host:
+        as_avx2_host(args)
     {"export": export, "bench": bench, "_ort_bench": ort_bench, "_ort_cold": ort_cold}[args.cmd](args)
 
 
