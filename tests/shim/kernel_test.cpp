@@ -4,8 +4,12 @@
 // must be within rtol 1.3e-6 / atol 1e-5 of the reference, bfloat16 ones
 // within rtol 1.6e-2 / atol 1e-5 of the reference rounded to bfloat16.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -864,6 +868,93 @@ TEST(ShimTensors, BlobHookRunsAfterEachBlobTensorOnItsThreadOnly) {
   ASSERT_EQ(from_blob(2), AOTI_TORCH_SUCCESS);
   EXPECT_EQ(count.calls, 2) << "cleared";
   for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+}
+
+// Kilobytes of `what` ("AnonHugePages", "Rss") in the mappings of this
+// process that overlap [p, p + n), from /proc/self/smaps.
+long smaps_kb(const void* p, size_t n, const char* what) {
+  FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return -1;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+  char line[512];
+  bool inside = false;
+  long kb = 0;
+  const size_t wl = std::strlen(what);
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    uintptr_t a = 0, b = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
+        std::strchr(line, '-') < std::strchr(line, ' ')) {
+      inside = a < hi && b > lo;
+    } else if (inside && std::strncmp(line, what, wl) == 0 && line[wl] == ':') {
+      kb += std::atol(line + wl + 1);
+    }
+  }
+  std::fclose(f);
+  return kb;
+}
+
+// While a blob hook is set the shim notes the span of the tensors made over
+// caller memory (a model's constants); clearing it asks for transparent huge
+// pages over the span's whole 2 MiB pages (huge_pages.hpp). Two 8 MiB
+// blocks written first, as load_constants does: the one wrapped in a
+// window becomes huge pages, the other (wrapped with no hook) does not, and
+// neither does a window whose tensors lie far apart.
+TEST(ShimTensors, ConstantsMadeInAHookWindowGetHugePages) {
+  char mode[64] = {0};
+  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+    if (std::fgets(mode, sizeof mode, f) == nullptr) mode[0] = 0;
+    std::fclose(f);
+  }
+  if (std::strstr(mode, "[never]") != nullptr || mode[0] == 0) {
+    GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << mode << "')";
+  }
+  constexpr size_t kBlock = size_t(8) << 20, kSlice = size_t(1) << 20;
+  const auto fresh = [&] {
+    void* p = mmap(nullptr, kBlock, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    std::memset(p, 1, kBlock);  // written before it is wrapped, page by page
+    return static_cast<char*>(p);
+  };
+  char* in_window = fresh();
+  char* no_window = fresh();
+  char* far_apart = fresh();
+  std::vector<AtenTensorHandle> made;
+  const auto wrap = [&](char* at, size_t bytes) {
+    const int64_t sz[] = {static_cast<int64_t>(bytes / 4)}, st[] = {1};
+    AtenTensorHandle h = nullptr;
+    ASSERT_EQ(aoti_torch_create_tensor_from_blob(at, 1, sz, st, 0, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
+    made.push_back(h);
+  };
+  int calls = 0;
+  const auto hook = [](void* c) { ++*static_cast<int*>(c); };
+  aotrun_shim_set_blob_hook(hook, &calls);
+  for (size_t off = 0; off < kBlock; off += kSlice) wrap(in_window + off, kSlice);
+  aotrun_shim_set_blob_hook(nullptr, nullptr);
+  for (size_t off = 0; off < kBlock; off += kSlice) wrap(no_window + off, kSlice);
+  aotrun_shim_set_blob_hook(hook, &calls);
+  wrap(far_apart, kSlice);  // two 1 MiB tensors 7 MiB apart: not one block of constants
+  wrap(far_apart + kBlock - kSlice, kSlice);
+  aotrun_shim_set_blob_hook(nullptr, nullptr);
+  EXPECT_EQ(calls, 10);
+  const long huge = smaps_kb(in_window, kBlock, "AnonHugePages");
+  if (huge == 0 && std::strstr(mode, "[always]") == nullptr) {
+    // MADV_COLLAPSE is Linux 6.1's: older kernels refuse it, and the pages
+    // stay as they are until khugepaged's next pass.
+    struct utsname u;
+    uname(&u);
+    int major = 0, minor = 0;
+    std::sscanf(u.release, "%d.%d", &major, &minor);
+    if (major < 6 || (major == 6 && minor < 1)) GTEST_SKIP() << "kernel " << u.release << " has no MADV_COLLAPSE";
+  }
+  EXPECT_GE(huge, 6 * 1024) << "the window's block (8 MiB, at least 3 whole huge pages of it) is not in huge pages";
+  if (std::strstr(mode, "[always]") == nullptr) {  // with "always" every fresh block may fault in as huge pages
+    EXPECT_EQ(smaps_kb(no_window, kBlock, "AnonHugePages"), 0) << "tensors made with no hook set were advised";
+    EXPECT_EQ(smaps_kb(far_apart, kBlock, "AnonHugePages"), 0) << "a window of scattered tensors was advised";
+  } else {
+    std::printf("transparent_hugepage is 'always' here: only the window's block is checked\n");
+  }
+  for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+  for (char* p : {in_window, no_window, far_apart}) munmap(p, kBlock);
 }
 
 // --- bad input: a clear error, nothing crashes -------------------------------------

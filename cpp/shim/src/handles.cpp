@@ -6,6 +6,7 @@
 #include "device_layers.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "huge_pages.hpp"
 #include "mkldnn_blob.hpp"
 #include "tensor.hpp"
 
@@ -70,10 +71,15 @@ struct BlobHook {
 };
 thread_local BlobHook t_blob_hook;
 
-// The result of a from-blob call, after running this thread's hook when it
-// made a tensor.
-AOTITorchError after_blob(AOTITorchError rc) {
-  if (rc == AOTI_TORCH_SUCCESS && t_blob_hook.fn != nullptr) t_blob_hook.fn(t_blob_hook.context);
+// The result of a from-blob call over `data` that made *ret, after running
+// this thread's hook when it made a tensor. With a hook set the tensor is a
+// model's constant: its span is noted (huge_pages.hpp).
+AOTITorchError after_blob(AOTITorchError rc, const void* data, AtenTensorHandle* ret) {
+  if (rc == AOTI_TORCH_SUCCESS && t_blob_hook.fn != nullptr) {
+    const Tensor& t = as_tensor(*ret, "ret");
+    if (t.storage != nullptr) note_constant_span(data, t.storage->nbytes());
+    t_blob_hook.fn(t_blob_hook.context);
+  }
   return rc;
 }
 
@@ -82,6 +88,8 @@ AOTITorchError after_blob(AOTITorchError rc) {
 extern "C" {
 
 void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context) {
+  // The window of constants ends with the hook it was noted under.
+  if (t_blob_hook.fn != nullptr) close_constant_window();
   t_blob_hook.fn = hook;
   t_blob_hook.context = hook != nullptr ? context : nullptr;
 }
@@ -89,10 +97,12 @@ void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context) {
 AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
                                                   const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
                                                   int32_t device_type, int32_t device_index, AtenTensorHandle* ret) {
-  return after_blob(guard(__func__, [&] {
-    *out_arg(ret, "ret") =
-        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
-  }));
+  return after_blob(guard(__func__,
+                          [&] {
+                            *out_arg(ret, "ret") = from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype,
+                                                             device_type, device_index);
+                          }),
+                    data, ret);
 }
 
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, const int64_t* sizes_ptr,
@@ -100,21 +110,25 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
                                                      int32_t device_type, int32_t device_index, AtenTensorHandle* ret,
                                                      int32_t layout, const uint8_t* opaque_metadata,
                                                      int64_t opaque_metadata_size) {
-  return after_blob(guard(__func__, [&] {
-    if (layout == kMkldnn) {
-      // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
-      auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
-      check_sizes(sizes);
-      *out_arg(ret, "ret") = new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type,
-                                                                opaque_metadata, opaque_metadata_size));
-      return;
-    }
-    if (layout != kStrided) {
-      throw ShimError("layout " + std::to_string(layout) + " is not supported (only strided and mkldnn tensors)");
-    }
-    *out_arg(ret, "ret") =
-        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
-  }));
+  return after_blob(guard(__func__,
+                          [&] {
+                            if (layout == kMkldnn) {
+                              // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
+                              auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+                              check_sizes(sizes);
+                              *out_arg(ret, "ret") =
+                                  new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type,
+                                                                     opaque_metadata, opaque_metadata_size));
+                              return;
+                            }
+                            if (layout != kStrided) {
+                              throw ShimError("layout " + std::to_string(layout) +
+                                              " is not supported (only strided and mkldnn tensors)");
+                            }
+                            *out_arg(ret, "ret") = from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype,
+                                                             device_type, device_index);
+                          }),
+                    data, ret);
 }
 
 AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,

@@ -1,0 +1,31 @@
+// Transparent huge pages for a model's constants (issue #41). A frozen
+// weight read in place (panels_over) stays in the memory AOTInductor's
+// load_constants copied it into: one malloc'd blob per model, faulted in
+// 4 KiB page by page. A call streams every weight once, so at ordinary
+// sizes (tens of MB) each page costs a TLB miss per call, and under a
+// hypervisor a miss walks two page tables.
+//
+// While a blob hook is set (aotrun_shim_set_blob_hook: a loader's window
+// around the container's creation, in which every blob tensor is a
+// constant), the shim notes the span the constants cover. When the window
+// closes, that span's whole 2 MiB pages are asked to become huge pages
+// (madvise MADV_HUGEPAGE, then MADV_COLLAPSE, which copies them into huge
+// pages at once: about 1 ms per 5 MB). A kernel or host without
+// transparent huge pages refuses, and nothing changes.
+#pragma once
+
+#include <cstddef>
+
+namespace aotrun::shim {
+
+// Notes a constant of `nbytes` at `p` made on this thread in the current
+// window. Does not throw.
+void note_constant_span(const void* p, size_t nbytes) noexcept;
+
+// Closes this thread's window: when the constants noted form one block
+// (their span at most twice their bytes, so nothing else of size lies
+// between them) of at least 4 MiB, asks for huge pages over its whole
+// 2 MiB pages. Then forgets them. Failures are ignored (a hint only).
+void close_constant_window() noexcept;
+
+}  // namespace aotrun::shim
