@@ -76,8 +76,11 @@ thread_local BlobHook t_blob_hook;
 // model's constant: its span is noted (huge_pages.hpp).
 AOTITorchError after_blob(AOTITorchError rc, const void* data, AtenTensorHandle* ret) {
   if (rc == AOTI_TORCH_SUCCESS && t_blob_hook.fn != nullptr) {
-    const Tensor& t = as_tensor(*ret, "ret");
-    if (t.storage != nullptr) note_constant_span(data, t.storage->nbytes());
+    try {
+      const Tensor& t = as_tensor(*ret, "ret");
+      if (t.storage != nullptr) note_constant_span(data, t.storage->nbytes());
+    } catch (...) {  // cannot happen for a tensor just made; nothing may cross the C boundary
+    }
     t_blob_hook.fn(t_blob_hook.context);
   }
   return rc;
@@ -97,12 +100,11 @@ void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context) {
 AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
                                                   const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
                                                   int32_t device_type, int32_t device_index, AtenTensorHandle* ret) {
-  return after_blob(guard(__func__,
-                          [&] {
-                            *out_arg(ret, "ret") = from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype,
-                                                             device_type, device_index);
-                          }),
-                    data, ret);
+  const AOTITorchError rc = guard(__func__, [&] {
+    *out_arg(ret, "ret") =
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
+  });
+  return after_blob(rc, data, ret);
 }
 
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, const int64_t* sizes_ptr,
@@ -110,25 +112,22 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
                                                      int32_t device_type, int32_t device_index, AtenTensorHandle* ret,
                                                      int32_t layout, const uint8_t* opaque_metadata,
                                                      int64_t opaque_metadata_size) {
-  return after_blob(guard(__func__,
-                          [&] {
-                            if (layout == kMkldnn) {
-                              // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
-                              auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
-                              check_sizes(sizes);
-                              *out_arg(ret, "ret") =
-                                  new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type,
-                                                                     opaque_metadata, opaque_metadata_size));
-                              return;
-                            }
-                            if (layout != kStrided) {
-                              throw ShimError("layout " + std::to_string(layout) +
-                                              " is not supported (only strided and mkldnn tensors)");
-                            }
-                            *out_arg(ret, "ret") = from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype,
-                                                             device_type, device_index);
-                          }),
-                    data, ret);
+  const AOTITorchError rc = guard(__func__, [&] {
+    if (layout == kMkldnn) {
+      // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
+      auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
+      check_sizes(sizes);
+      *out_arg(ret, "ret") = new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type,
+                                                                opaque_metadata, opaque_metadata_size));
+      return;
+    }
+    if (layout != kStrided) {
+      throw ShimError("layout " + std::to_string(layout) + " is not supported (only strided and mkldnn tensors)");
+    }
+    *out_arg(ret, "ret") =
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
+  });
+  return after_blob(rc, data, ret);
 }
 
 AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
