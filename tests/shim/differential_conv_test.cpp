@@ -111,6 +111,13 @@ std::vector<int64_t> dense(const std::vector<int64_t>& s, bool cl) {
   return st;
 }
 
+// The weight's sizes: [out_ch, in_ch / groups, kernel...].
+std::vector<int64_t> weight_sizes(const Geometry& g) {
+  std::vector<int64_t> w = {g.out_ch, g.in[1] / g.groups};
+  w.insert(w.end(), g.kernel.begin(), g.kernel.end());
+  return w;
+}
+
 // The input's strides in elements: dense, or every other element (gapped).
 std::vector<int64_t> input_strides(const Geometry& g) {
   std::vector<int64_t> xs = dense(g.in, g.cl);
@@ -130,16 +137,15 @@ int64_t input_span(const Geometry& g) {
 std::vector<double> as_doubles(const std::vector<char>& b, bool bf16) {
   std::vector<double> v(b.size() / (bf16 ? 2 : 4));
   for (size_t i = 0; i < v.size(); ++i) {
-    float f;
     if (bf16) {
       uint16_t h;
       std::memcpy(&h, &b[i * 2], 2);
-      const uint32_t bits = static_cast<uint32_t>(h) << 16;
-      std::memcpy(&f, &bits, 4);
+      v[i] = bf16_value(h);
     } else {
+      float f;
       std::memcpy(&f, &b[i * 4], 4);
+      v[i] = f;
     }
-    v[i] = f;
   }
   return v;
 }
@@ -150,8 +156,7 @@ std::vector<double> as_doubles(const std::vector<char>& b, bool bf16) {
 std::vector<double> naive_convolution(const Geometry& g) {
   const size_t nd = g.kernel.size();
   const std::vector<double> x = as_doubles(random_values(input_span(g), 11, g.bf16), g.bf16);
-  std::vector<int64_t> w_sizes = {g.out_ch, g.in[1] / g.groups};
-  w_sizes.insert(w_sizes.end(), g.kernel.begin(), g.kernel.end());
+  const std::vector<int64_t> w_sizes = weight_sizes(g);
   int64_t n_w = 1;
   for (int64_t v : w_sizes) n_w *= v;
   const std::vector<double> w = as_doubles(random_values(n_w, 12, g.bf16), g.bf16);
@@ -202,8 +207,7 @@ std::vector<double> naive_convolution(const Geometry& g) {
 AtenTensorHandle convolve(Side& sd, const Geometry& g, int* rc) {
   const int32_t dt = g.bf16 ? sd.a.aoti_torch_dtype_bfloat16() : sd.a.aoti_torch_dtype_float32();
   auto gen = [&](int64_t n, uint32_t seed) { return random_values(n, seed, g.bf16); };
-  std::vector<int64_t> w = {g.out_ch, g.in[1] / g.groups};
-  w.insert(w.end(), g.kernel.begin(), g.kernel.end());
+  const std::vector<int64_t> w = weight_sizes(g);
   // Gapped: the input is every other element of a buffer twice as wide in
   // every dim (a strided view, as a slice hands it over).
   int64_t n_w = 1;
