@@ -893,6 +893,17 @@ long smaps_kb(const void* p, size_t n, const char* what) {
   return kb;
 }
 
+// The line of /sys/kernel/mm/transparent_hugepage/enabled ("always
+// [madvise] never"); empty where there is none.
+std::string thp_mode() {
+  char mode[64] = {0};
+  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+    if (std::fgets(mode, sizeof mode, f) == nullptr) mode[0] = 0;
+    std::fclose(f);
+  }
+  return mode;
+}
+
 // While a blob hook is set the shim notes the span of the tensors made over
 // caller memory (a model's constants); clearing it asks for transparent huge
 // pages over the span's whole 2 MiB pages (huge_pages.hpp). Two 8 MiB
@@ -900,12 +911,9 @@ long smaps_kb(const void* p, size_t n, const char* what) {
 // window becomes huge pages, the other (wrapped with no hook) does not, and
 // neither does a window whose tensors lie far apart.
 TEST(ShimTensors, ConstantsMadeInAHookWindowGetHugePages) {
-  char mode[64] = {0};
-  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
-    if (std::fgets(mode, sizeof mode, f) == nullptr) mode[0] = 0;
-    std::fclose(f);
-  }
-  if (std::strstr(mode, "[never]") != nullptr || mode[0] == 0) {
+  const std::string thp = thp_mode();
+  const char* mode = thp.c_str();
+  if (thp.find("[never]") != std::string::npos || thp.empty()) {
     GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << mode << "')";
   }
   constexpr size_t kBlock = size_t(8) << 20, kSlice = size_t(1) << 20;
@@ -955,6 +963,48 @@ TEST(ShimTensors, ConstantsMadeInAHookWindowGetHugePages) {
   }
   for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
   for (char* p : {in_window, no_window, far_apart}) munmap(p, kBlock);
+}
+
+// A constant weight's packed copy (panel_gemm's panels, or oneDNN's) is
+// carved from mappings marked for transparent huge pages
+// (packed_memory.hpp): packing an 8 MiB weight adds at least 6 MiB of huge
+// pages to the process, and freeing the weight gives them back.
+TEST(ShimTensors, PackedCopiesOfConstantWeightsAreInHugePages) {
+  const std::string thp = thp_mode();
+  if (thp.find("[never]") != std::string::npos || thp.empty()) {
+    GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << thp << "')";
+  }
+  if (!panels_run()) GTEST_SKIP() << "no panels here: oneDNN decides whether to pack (and may not)";
+  const auto huge_kb = [] {
+    FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+    if (f == nullptr) return -1L;
+    char line[256];
+    long kb = -1;
+    while (std::fgets(line, sizeof line, f) != nullptr)
+      if (std::strncmp(line, "AnonHugePages:", 14) == 0) kb = std::atol(line + 14);
+    std::fclose(f);
+    return kb;
+  };
+  const int64_t m = 16, k = 1024, n = 2048;  // an 8 MiB weight
+  const long before = huge_kb();
+  if (before < 0) GTEST_SKIP() << "no /proc/self/smaps_rollup here";
+  long packed = 0;
+  {
+    T w({k, n}, {1, k}, kF32, 31);  // a linear's transposed [N, K] weight
+    ASSERT_EQ(aotrun_shim_declare_constant(w.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+    T x({m, k}, {k, 1}, kF32, 32), out({m, n}, {n, 1}, kF32, 33);
+    const long unpacked = huge_kb();
+    ASSERT_EQ(aoti_torch_cpu_mm_out(out.h, x.h, w.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
+    packed = huge_kb();
+    EXPECT_GE(packed - unpacked, 6 * 1024) << "the 8 MiB packed copy is not in huge pages (" << unpacked
+                                           << " kB before, " << packed << " kB after packing)";
+    for (int64_t j : {int64_t(0), n - 1}) {  // the copy serves the product
+      double want = 0;
+      for (int64_t p = 0; p < k; ++p) want += x.at({m - 1, p}) * w.at({p, j});
+      EXPECT_NEAR(out.at({m - 1, j}), want, 1e-3) << "column " << j;
+    }
+  }
+  EXPECT_LE(huge_kb(), packed - 6 * 1024) << "the packed copy's huge pages outlived its weight";
 }
 
 // --- bad input: a clear error, nothing crashes -------------------------------------

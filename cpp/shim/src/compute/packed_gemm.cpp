@@ -18,6 +18,7 @@
 
 #include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
+#include "compute/packed_memory.hpp"
 #include "compute/panel_gemm.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -88,7 +89,7 @@ const PackApi& api() {
 // at each ISA cap), and a std::vector's fill was a second pass over tens of
 // MB in a convolution net's first call.
 struct PackedWeight {
-  std::unique_ptr<float[]> data;
+  std::shared_ptr<float> data;  // packed_memory.hpp's
   bool empty() const { return data == nullptr; }
 };
 
@@ -127,7 +128,7 @@ std::shared_ptr<PackedWeight> packed_weight(Storage& owner, std::vector<int64_t>
     if (!worth || bytes == 0) return std::shared_ptr<void>(p);
     const std::shared_ptr<const void> held = fill();
     const float* w = static_cast<const float*>(held.get());
-    p->data.reset(new float[(bytes + sizeof(float) - 1) / sizeof(float)]);
+    p->data = packed_floats(static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float)));
     check(api().pack("A", transa, "N", &n, &mp, &k, &lda, &ldb, w, p->data.get()), "sgemm_pack", op);
     return std::shared_ptr<void>(p);
   }));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "compute/packed_memory.hpp"
 #include "compute/vector_isa.hpp"
 
 namespace aotrun::shim::kernels {
@@ -125,9 +126,10 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
   auto p = std::make_unique<PanelWeight>();
   p->n = n;
   p->k = k;
-  p->owned.reset(aligned_floats(panel_floats(n, k)), [](const float* f) { std::free(const_cast<float*>(f)); });
-  pack_panels_into(w, n, k, sn, sk, const_cast<float*>(p->owned.get()));
-  p->data = p->owned.get();
+  const std::shared_ptr<float> buffer = packed_floats(panel_floats(n, k));
+  pack_panels_into(w, n, k, sn, sk, buffer.get());
+  p->owned = buffer;
+  p->data = buffer.get();
   p->ld = panel_width();
   p->block_stride = k * p->ld;
   return p;

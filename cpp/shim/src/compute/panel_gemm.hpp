@@ -38,8 +38,9 @@ constexpr int64_t kSerialGemmMacs = int64_t(1) << 18;
 // A weight laid out for panel_gemm (above): blocks of `ld` output
 // features (a multiple of panel_width()), block b at data + b *
 // block_stride, holding K rows of `ld` floats, row p (step p of k) `ld`
-// floats after row p - 1. pack_panels' own buffer (64-byte aligned) has
-// blocks of one panel (ld = panel_width()), one after the other.
+// floats after row p - 1. pack_panels' own buffer (64-byte aligned, from
+// packed_memory.hpp: in huge pages where the kernel allows) has blocks of
+// one panel (ld = panel_width()), one after the other.
 // panels_over describes memory that already holds such rows in wider
 // blocks; with AVX-512, blocks of a multiple of 64 run 64 columns at a
 // time, so each step of k reads whole rows of the block. Immutable once
