@@ -527,8 +527,9 @@ def bench(args):
                 log(line)
 
     # ---- cold open + RSS
-    log()
-    log("## cold open (fresh process, page cache warm; wall s, max RSS MiB), threads 1")
+    if args.cold_rounds > 0:
+        log()
+        log("## cold open (fresh process, page cache warm; wall s, max RSS MiB), threads 1")
     py = sys.executable
     base = {"py_pass": [], "py_numpy": []}
     cold = {(n, e): [] for n in models for e in ("aotrun", "ort")}
@@ -554,11 +555,14 @@ def bench(args):
             log("cold %d %-10s aotrun %.3f s %.1f MiB (first call %.4f)   ort %.3f s %.1f MiB (import %.3f, session "
                 "%.3f, run %.4f)" % (r + 1, name, w, rss / 1024, first_call, w2, rss2 / 1024, j["import_s"],
                                      j["session_s"], j["first_run_s"]))
-    pp = med([w for w, _ in base["py_pass"]])
-    pn = med([w for w, _ in base["py_numpy"]])
-    log("python -c pass: %.3f s, %.1f MiB; python -c 'import numpy': %.3f s, %.1f MiB (medians)" % (
-        pp, med([r for _, r in base["py_pass"]]) / 1024, med([w for w, _ in base["py_numpy"]]),
-        med([r for _, r in base["py_numpy"]]) / 1024))
+    # --cold-rounds 0: no processes timed, so no cold table below.
+    cold_ran = args.cold_rounds > 0
+    pp = med([w for w, _ in base["py_pass"]]) if cold_ran else 0.0
+    pn = med([w for w, _ in base["py_numpy"]]) if cold_ran else 0.0
+    if cold_ran:
+        log("python -c pass: %.3f s, %.1f MiB; python -c 'import numpy': %.3f s, %.1f MiB (medians)" % (
+            pp, med([r for _, r in base["py_pass"]]) / 1024, med([w for w, _ in base["py_numpy"]]),
+            med([r for _, r in base["py_numpy"]]) / 1024))
 
     # ---- summary
     log()
@@ -586,20 +590,8 @@ def bench(args):
         for name in models:
             log("| %s | %s |" % (name, size_str(SIZES[name])) + "".join(
                 " %.3f |" % med(lat[(name, t, c)]) for t in args.threads for c in cols))
-    log()
-    log("aotrun process = open + first call + the CLI's own work (reading the inputs, printing); "
-        "ORT session = InferenceSession creation, in-process")
-    log("| model | aotrun process (s) | ORT process (s) | ORT minus `python -c pass` (s) | ORT minus `python -c 'import numpy'` (s) | ORT import+session+run, in-process (s) | aotrun / ORT in-process | aotrun max RSS (MiB) | ORT max RSS (MiB) | aotrun first call (s) | ORT session (s) | ORT first call (s) |")
-    log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name in models:
-        a = med([w for w, _ in cold[(name, "aotrun")]])
-        o = med([w for w, _ in cold[(name, "ort")]])
-        ip = med([j["import_s"] + j["session_s"] + j["first_run_s"] for j in inproc[name]])
-        ar = med([r for _, r in cold[(name, "aotrun")]]) / 1024
-        orr = med([r for _, r in cold[(name, "ort")]]) / 1024
-        log("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %.4f | %.3f | %.4f |" % (
-            name, a, o, o - pp, o - pn, ip, a / ip, ar, orr, med(aot_first[name]),
-            med([j["session_s"] for j in inproc[name]]), med([j["first_run_s"] for j in inproc[name]])))
+    if cold_ran:
+        cold_table(log, models, cold, inproc, aot_first, pp, pn)
     if any(load.values()):
         log()
         log("aotrun open in `aotrun bench` (its load_ns, median over the latency rounds, ms):")
@@ -614,6 +606,25 @@ def bench(args):
     log("load average at end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
     if results:
         results.close()
+
+
+def cold_table(log, models, cold, inproc, aot_first, pp, pn):
+    """The cold-open table of `bench` (written with its `log`): medians over
+    its cold rounds."""
+    log()
+    log("aotrun process = open + first call + the CLI's own work (reading the inputs, printing); "
+        "ORT session = InferenceSession creation, in-process")
+    log("| model | aotrun process (s) | ORT process (s) | ORT minus `python -c pass` (s) | ORT minus `python -c 'import numpy'` (s) | ORT import+session+run, in-process (s) | aotrun / ORT in-process | aotrun max RSS (MiB) | ORT max RSS (MiB) | aotrun first call (s) | ORT session (s) | ORT first call (s) |")
+    log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name in models:
+        a = med([w for w, _ in cold[(name, "aotrun")]])
+        o = med([w for w, _ in cold[(name, "ort")]])
+        ip = med([j["import_s"] + j["session_s"] + j["first_run_s"] for j in inproc[name]])
+        ar = med([r for _, r in cold[(name, "aotrun")]]) / 1024
+        orr = med([r for _, r in cold[(name, "ort")]]) / 1024
+        log("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %.4f | %.3f | %.4f |" % (
+            name, a, o, o - pp, o - pn, ip, a / ip, ar, orr, med(aot_first[name]),
+            med([j["session_s"] for j in inproc[name]]), med([j["first_run_s"] for j in inproc[name]])))
 
 
 def as_avx2_host(args):
