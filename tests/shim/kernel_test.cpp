@@ -4,6 +4,7 @@
 // must be within rtol 1.3e-6 / atol 1e-5 of the reference, bfloat16 ones
 // within rtol 1.6e-2 / atol 1e-5 of the reference rounded to bfloat16.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
@@ -963,6 +964,45 @@ TEST(ShimTensors, ConstantsMadeInAHookWindowGetHugePages) {
   }
   for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
   for (char* p : {in_window, no_window, far_apart}) munmap(p, kBlock);
+}
+
+// A block of constants copied after its first tensor is made -- as
+// load_constants fills AOTInductor's blob, a block glibc's malloc maps on
+// its own, one constant after another -- faults in as huge pages already,
+// before the window closes: its first tensor has the rest of the block
+// advised (huge_pages.hpp).
+TEST(ShimTensors, ABlockOfConstantsIsAdvisedBeforeItIsFilled) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
+#endif
+  const std::string thp = thp_mode();
+  if (thp.find("[never]") != std::string::npos || thp.empty()) {
+    GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << thp << "')";
+  }
+  if (thp.find("[always]") != std::string::npos) GTEST_SKIP() << "with 'always' every block faults in as huge pages";
+  constexpr size_t kBlock = size_t(12) << 20, kFirst = size_t(64) << 10;
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);  // a block of its own, whatever this process freed before
+  char* const blob = static_cast<char*>(std::malloc(kBlock));
+  ASSERT_NE(blob, nullptr);
+  std::memset(blob, 1, kFirst);
+  std::vector<AtenTensorHandle> made;
+  const auto wrap = [&](char* at, size_t bytes) {
+    const int64_t sz[] = {static_cast<int64_t>(bytes / 4)}, st[] = {1};
+    AtenTensorHandle h = nullptr;
+    ASSERT_EQ(aoti_torch_create_tensor_from_blob(at, 1, sz, st, 0, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
+    made.push_back(h);
+  };
+  int calls = 0;
+  aotrun_shim_set_blob_hook([](void* c) { ++*static_cast<int*>(c); }, &calls);
+  wrap(blob, kFirst);
+  std::memset(blob + kFirst, 2, kBlock - kFirst);  // copied after the first tensor, page by page
+  const long before_close = smaps_kb(blob, kBlock, "AnonHugePages");
+  wrap(blob + kFirst, kBlock - kFirst);
+  aotrun_shim_set_blob_hook(nullptr, nullptr);
+  EXPECT_EQ(calls, 2);
+  EXPECT_GE(before_close, 8 * 1024) << "the block's later pages were not huge as they were written";
+  for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+  std::free(blob);
 }
 
 // A constant weight's packed copy (panel_gemm's panels, or oneDNN's) is

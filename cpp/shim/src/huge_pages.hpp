@@ -12,6 +12,13 @@
 // (madvise MADV_HUGEPAGE, then MADV_COLLAPSE, which copies them into huge
 // pages at once: about 1 ms per 5 MB). A kernel or host without
 // transparent huge pages refuses, and nothing changes.
+//
+// Sooner where it can: load_constants copies the constants into the blob
+// one after another, each wrapped right after its copy, so when the first
+// is the start of a block glibc's malloc mapped on its own (the blob), the
+// rest of that block is advised at once and faults in as huge pages as it
+// is written: a 4 KiB fault each cost ResNet-18's open about 40 ms on an
+// Intel host under KVM.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +26,8 @@
 namespace aotrun::shim {
 
 // Notes a constant of `nbytes` at `p` made on this thread in the current
-// window. Does not throw.
+// window; the first of a mapped block also has the block advised (above:
+// one read of /proc/self/maps). Does not throw.
 void note_constant_span(const void* p, size_t nbytes) noexcept;
 
 // Closes this thread's window: when the constants noted form one block
