@@ -22,7 +22,7 @@ size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 struct Mapping {
   char* base = nullptr;
   size_t size = 0;
-  size_t used = 0;  // bytes carved from base, in kAlign units
+  size_t used = 0;  // bytes carved from base (a multiple of kAlign)
   size_t live = 0;  // copies carved and not yet freed
 };
 
