@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,30 +78,32 @@ struct T {
     if (h != nullptr) aoti_torch_delete_tensor_object(h);
   }
   T(const T&) = delete;
-  // The element at a multi-index, as double.
-  double at(const std::vector<int64_t>& idx) const {
-    std::vector<double> v = values_at(idx);
-    return v[0];
-  }
-  std::vector<double> values_at(const std::vector<int64_t>& idx) const {
+  // The element at a multi-index, as double. No allocation: the reference
+  // loops call this for every multiply-add, and under ASan two mallocs per
+  // call made the GEMM tests minutes long.
+  double at(std::initializer_list<int64_t> idx) const { return element(idx.begin(), idx.size()); }
+  double at(const std::vector<int64_t>& idx) const { return element(idx.data(), idx.size()); }
+
+ private:
+  double element(const int64_t* idx, size_t n) const {
     int64_t off = 0;
-    for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * strides[i];
+    for (size_t i = 0; i < n; ++i) off += idx[i] * strides[i];
     void* p = nullptr;
     aoti_torch_get_data_ptr(h, &p);
     const char* c = static_cast<const char*>(p);
     if (dtype == kF32) {
       float f;
       std::memcpy(&f, c + off * 4, 4);
-      return {f};
+      return f;
     }
     if (dtype == kF64) {
       double d;
       std::memcpy(&d, c + off * 8, 8);
-      return {d};
+      return d;
     }
     uint16_t b;
     std::memcpy(&b, c + off * 2, 2);
-    return {bf16_value(b)};
+    return bf16_value(b);
   }
 };
 
