@@ -526,8 +526,9 @@ def bench(args):
                                                              lt["p90"] / 1e6, jl["calls"])
                 log(line)
 
-    # ---- cold open + RSS
-    if args.cold_rounds > 0:
+    # ---- cold open + RSS (--cold-rounds 0: no processes timed, no cold table)
+    cold_ran = args.cold_rounds > 0
+    if cold_ran:
         log()
         log("## cold open (fresh process, page cache warm; wall s, max RSS MiB), threads 1")
     py = sys.executable
@@ -555,8 +556,6 @@ def bench(args):
             log("cold %d %-10s aotrun %.3f s %.1f MiB (first call %.4f)   ort %.3f s %.1f MiB (import %.3f, session "
                 "%.3f, run %.4f)" % (r + 1, name, w, rss / 1024, first_call, w2, rss2 / 1024, j["import_s"],
                                      j["session_s"], j["first_run_s"]))
-    # --cold-rounds 0: no processes timed, so no cold table below.
-    cold_ran = args.cold_rounds > 0
     pp = med([w for w, _ in base["py_pass"]]) if cold_ran else 0.0
     pn = med([w for w, _ in base["py_numpy"]]) if cold_ran else 0.0
     if cold_ran:

@@ -908,6 +908,18 @@ std::string thp_mode() {
   return mode;
 }
 
+// Whether `mode` (thp_mode()) says transparent huge pages are off or absent.
+bool thp_off(const std::string& mode) { return mode.empty() || mode.find("[never]") != std::string::npos; }
+
+// A float32 tensor over `bytes` of caller memory at `at`, made through the
+// from-blob entry point as load_constants makes a constant, kept in `made`.
+void wrap_floats(std::vector<AtenTensorHandle>* made, char* at, size_t bytes) {
+  const int64_t sz[] = {static_cast<int64_t>(bytes / 4)}, st[] = {1};
+  AtenTensorHandle h = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(at, 1, sz, st, 0, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
+  made->push_back(h);
+}
+
 // While a blob hook is set the shim notes the span of the tensors made over
 // caller memory (a model's constants); clearing it asks for transparent huge
 // pages over the span's whole 2 MiB pages (huge_pages.hpp). Two 8 MiB
@@ -917,7 +929,7 @@ std::string thp_mode() {
 TEST(ShimTensors, ConstantsMadeInAHookWindowGetHugePages) {
   const std::string thp = thp_mode();
   const char* mode = thp.c_str();
-  if (thp.find("[never]") != std::string::npos || thp.empty()) {
+  if (thp_off(thp)) {
     GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << mode << "')";
   }
   constexpr size_t kBlock = size_t(8) << 20, kSlice = size_t(1) << 20;
@@ -931,12 +943,7 @@ TEST(ShimTensors, ConstantsMadeInAHookWindowGetHugePages) {
   char* no_window = fresh();
   char* far_apart = fresh();
   std::vector<AtenTensorHandle> made;
-  const auto wrap = [&](char* at, size_t bytes) {
-    const int64_t sz[] = {static_cast<int64_t>(bytes / 4)}, st[] = {1};
-    AtenTensorHandle h = nullptr;
-    ASSERT_EQ(aoti_torch_create_tensor_from_blob(at, 1, sz, st, 0, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
-    made.push_back(h);
-  };
+  const auto wrap = [&](char* at, size_t bytes) { wrap_floats(&made, at, bytes); };
   int calls = 0;
   const auto hook = [](void* c) { ++*static_cast<int*>(c); };
   aotrun_shim_set_blob_hook(hook, &calls);
@@ -979,7 +986,7 @@ TEST(ShimTensors, ABlockOfConstantsIsAdvisedBeforeItIsFilled) {
   GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
 #endif
   const std::string thp = thp_mode();
-  if (thp.find("[never]") != std::string::npos || thp.empty()) {
+  if (thp_off(thp)) {
     GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << thp << "')";
   }
   if (thp.find("[always]") != std::string::npos) GTEST_SKIP() << "with 'always' every block faults in as huge pages";
@@ -989,12 +996,7 @@ TEST(ShimTensors, ABlockOfConstantsIsAdvisedBeforeItIsFilled) {
   ASSERT_NE(blob, nullptr);
   std::memset(blob, 1, kFirst);
   std::vector<AtenTensorHandle> made;
-  const auto wrap = [&](char* at, size_t bytes) {
-    const int64_t sz[] = {static_cast<int64_t>(bytes / 4)}, st[] = {1};
-    AtenTensorHandle h = nullptr;
-    ASSERT_EQ(aoti_torch_create_tensor_from_blob(at, 1, sz, st, 0, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
-    made.push_back(h);
-  };
+  const auto wrap = [&](char* at, size_t bytes) { wrap_floats(&made, at, bytes); };
   int calls = 0;
   aotrun_shim_set_blob_hook([](void* c) { ++*static_cast<int*>(c); }, &calls);
   wrap(blob, kFirst);
@@ -1014,7 +1016,7 @@ TEST(ShimTensors, ABlockOfConstantsIsAdvisedBeforeItIsFilled) {
 // pages to the process, and freeing the weight gives them back.
 TEST(ShimTensors, PackedCopiesOfConstantWeightsAreInHugePages) {
   const std::string thp = thp_mode();
-  if (thp.find("[never]") != std::string::npos || thp.empty()) {
+  if (thp_off(thp)) {
     GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << thp << "')";
   }
   if (!panels_run()) GTEST_SKIP() << "no panels here: oneDNN decides whether to pack (and may not)";
