@@ -175,11 +175,16 @@ std::vector<DLManagedTensor*> Runner::run_alloc_sized_by_run(const DLTensor* inp
     for (const auto& t : sink.owned()) {
       if (t == nullptr) fail(Code::Internal, "package '" + pkg_->name() + "' ran without writing every output");
     }
+    // Counted under the serial lock, as dispatch() counts serial runs.
+    if (serial) {
+      RunnerCounters::add_serialized(counters_.runs);
+    } else {
+      RunnerCounters::add(counters_.runs);
+    }
   } catch (...) {
     RunnerCounters::add(counters_.failures);
     throw;
   }
-  RunnerCounters::add(counters_.runs);
   return hand_over(sink.owned());
 }
 

@@ -288,7 +288,9 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
 
 void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream) {
   // Serial modes take the lock before the lease: a run waiting for the lock
-  // must not hold a set that a writer waits to free.
+  // must not hold a set that a writer waits to free. Under the lock they
+  // take the serial lease and count the run with plain stores (every run of
+  // the runner holds the lock, RunnerCounters::add_serialized).
   switch (effective_) {
     case RunMode::Threaded: {
       ConstantSlots::Lease lease(*slots_);
@@ -296,20 +298,23 @@ void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outpu
       c.call(false, inputs, num_inputs, outputs, num_outputs, stream);
       if (stream == nullptr) c.finish_own_stream();
       if (uses_fallback_) RunnerCounters::add(counters_.fallback_runs);
+      RunnerCounters::add(counters_.runs);
       return;
     }
     case RunMode::SingleThreaded: {
       std::lock_guard<std::mutex> lock(serial_);
-      ConstantSlots::Lease lease(*slots_);
+      ConstantSlots::SerialLease lease(*slots_);
       Container& c = *lease.set().container;
       c.call(true, inputs, num_inputs, outputs, num_outputs, stream);
       if (stream == nullptr) c.finish_own_stream();
+      RunnerCounters::add_serialized(counters_.runs);
       return;
     }
     case RunMode::Graph: {
       std::lock_guard<std::mutex> lock(serial_);
-      ConstantSlots::Lease lease(*slots_);
+      ConstantSlots::SerialLease lease(*slots_);
       graphs_of(lease.set()).run(inputs, num_inputs, outputs, num_outputs, stream);
+      RunnerCounters::add_serialized(counters_.runs);
       return;
     }
   }
@@ -336,7 +341,6 @@ void Runner::run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* ou
     RunnerCounters::add(counters_.failures);
     throw;
   }
-  RunnerCounters::add(counters_.runs);
 }
 
 namespace {

@@ -1,7 +1,12 @@
 #include "runner/constants/constant_slots.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <thread>
+
+#include "base/error.hpp"
 
 namespace aotrun {
 namespace {
@@ -12,7 +17,9 @@ thread_local const ConstantSlots* t_lease = nullptr;
 
 }  // namespace
 
-ConstantSlots::ConstantSlots(std::unique_ptr<ConstantSet> initial) { sets_[0] = std::move(initial); }
+ConstantSlots::ConstantSlots(std::unique_ptr<ConstantSet> initial, bool asymmetric) : asymmetric_(asymmetric) {
+  sets_[0] = std::move(initial);
+}
 
 ConstantSlots::~ConstantSlots() {
   // The inactive set first: it is the older one, and the active set may hold
@@ -24,18 +31,38 @@ ConstantSlots::~ConstantSlots() {
 [[gnu::noinline]] const ConstantSlots** ConstantSlots::this_thread_lease() noexcept { return &t_lease; }
 
 bool ConstantSlots::leased_by_this_thread() const {
-  // Only the innermost lease is recorded; a writer of an outer runner from a
-  // nested run is not detected (documented: do not do that).
-  return t_lease == this;
+  // Of counted leases only the innermost is recorded; a writer of an outer
+  // threaded runner from a nested run is not detected (documented: do not do
+  // that). The serial lease records its thread.
+  return t_lease == this || serial_owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
 }
 
-void ConstantSlots::drain(int slot) const {
-  // Runs are short next to a weight update: poll, backing off to 1 ms.
+namespace {
+
+// Runs are short next to a weight update: poll, backing off to 1 ms.
+template <class Busy>
+void wait_while(Busy busy) {
   auto pause = std::chrono::microseconds(1);
-  while (readers_[slot].load(std::memory_order_acquire) != 0) {
+  while (busy()) {
     std::this_thread::sleep_for(pause);
     if (pause < std::chrono::milliseconds(1)) pause *= 2;
   }
+}
+
+}  // namespace
+
+void ConstantSlots::drain(int slot) const {
+  if (asymmetric_) {
+    // The swap that made `slot` inactive came before (under the writer
+    // mutex): after this fence, a serial run either shows its slot here or
+    // has seen the swap and runs on the other set.
+    if (!asymmetric_heavy_fence()) {
+      fail(Code::Internal,
+           std::string("membarrier failed while waiting for runs on the inactive constants: ") + std::strerror(errno));
+    }
+    wait_while([&] { return serial_slot_.load(std::memory_order_acquire) == slot; });
+  }
+  wait_while([&] { return readers_[slot].load(std::memory_order_acquire) != 0; });
 }
 
 void ConstantSlots::install_inactive(std::unique_ptr<ConstantSet> set) {

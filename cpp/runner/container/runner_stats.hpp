@@ -24,6 +24,12 @@ struct RunnerCounters {
   std::atomic<uint64_t> graph_recaptures{0};  // captures of sets made by updates
 
   static void add(std::atomic<uint64_t>& c, uint64_t v = 1) { c.fetch_add(v, std::memory_order_relaxed); }
+  // For a counter whose every writer holds one lock (runs, in the serial
+  // modes): a load and a store, no read-modify-write. Readers without the
+  // lock still see whole values.
+  static void add_serialized(std::atomic<uint64_t>& c, uint64_t v = 1) {
+    c.store(c.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+  }
 };
 
 }  // namespace aotrun
