@@ -83,6 +83,7 @@ struct T {
   // call made the GEMM tests minutes long.
   double at(std::initializer_list<int64_t> idx) const { return element(idx.begin(), idx.size()); }
   double at(const std::vector<int64_t>& idx) const { return element(idx.data(), idx.size()); }
+  double at(const int64_t* idx, size_t n) const { return element(idx, n); }
 
  private:
   double element(const int64_t* idx, size_t n) const {
@@ -297,15 +298,23 @@ TEST(ShimKernels, ConstantWeightGemmIsOneFmaChainPerOutput) {
           frozen ? std::vector<int64_t>{k, 1} : mat_strides(k, n, entry == 1 ? 1 : 0), kF32, 22);
       T bias({n}, {1}, kF32, 23), residual({m, n}, {n, 1}, kF32, 25);
       ASSERT_EQ(aotrun_shim_declare_constant(w.h), AOTI_TORCH_SUCCESS) << aotrun_shim_last_error();
-      const auto weight = [&](int64_t j, int64_t p) { return frozen ? w.at({j, p}) : w.at({p, j}); };
+      // The operands read once into plain arrays (x [M, K], the weight as
+      // [N, K]): the loops below make M*N*K multiply-adds.
+      std::vector<double> xs(static_cast<size_t>(m * k)), ws(static_cast<size_t>(n * k));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p) xs[i * k + p] = x.at({i, p});
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t p = 0; p < k; ++p) ws[j * k + p] = frozen ? w.at({j, p}) : w.at({p, j});
       std::vector<double> chain, sum;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           float acc = bias_used ? static_cast<float>(bias.at({j})) : 0.0f;
           double ref = bias_used ? bias.at({j}) : 0.0;
+          const double* xr = &xs[i * k];
+          const double* wr = &ws[j * k];
           for (int64_t p = 0; p < k; ++p) {
-            acc = std::fmaf(static_cast<float>(x.at({i, p})), static_cast<float>(weight(j, p)), acc);
-            ref += x.at({i, p}) * weight(j, p);
+            acc = std::fmaf(static_cast<float>(xr[p]), static_cast<float>(wr[p]), acc);
+            ref += xr[p] * wr[p];
           }
           if (entry == 4) {
             acc += static_cast<float>(residual.at({i, j}));
@@ -518,39 +527,43 @@ struct Conv {
   bool bias, cl;
 };
 
-void check_conv(const Conv& c, int32_t dt) {
-  const int64_t nd = static_cast<int64_t>(c.k.size());
-  std::vector<int64_t> ws = {c.oc, c.in[1] / c.groups};
-  ws.insert(ws.end(), c.k.begin(), c.k.end());
-  auto cl_strides = [](const std::vector<int64_t>& s) {
-    std::vector<int64_t> st(s.size());
-    int64_t acc = s[1];
-    st[1] = 1;
-    for (size_t d = s.size() - 1; d >= 2; --d) st[d] = acc, acc *= s[d];
-    st[0] = acc;
-    return st;
-  };
-  T x(c.in, c.cl ? cl_strides(c.in) : rowmajor(c.in), dt, 11);
-  T w(ws, c.cl ? cl_strides(ws) : rowmajor(ws), dt, 12);
-  T b({c.oc}, {1}, dt, 13);
-  AtenTensorHandle bh = b.h, out = nullptr;
-  const std::vector<int64_t> op(nd, 0);
-  ASSERT_EQ(aoti_torch_cpu_convolution(x.h, w.h, c.bias ? &bh : nullptr, c.stride.data(), nd, c.pad.data(), nd,
-                                       c.dil.data(), nd, 0, op.data(), nd, c.groups, &out),
-            AOTI_TORCH_SUCCESS)
-      << aotrun_shim_last_error();
-  const TensorDesc d = describe(api(), out);
+// The strides of a tensor of sizes s in channels-last order.
+std::vector<int64_t> cl_strides(const std::vector<int64_t>& s) {
+  std::vector<int64_t> st(s.size());
+  int64_t acc = s[1];
+  st[1] = 1;
+  for (size_t d = s.size() - 1; d >= 2; --d) st[d] = acc, acc *= s[d];
+  st[0] = acc;
+  return st;
+}
+
+// A convolution's operands, the same for every call with one geometry.
+struct ConvOperands {
+  ConvOperands(const Conv& c, int32_t dt)
+      : x(c.in, c.cl ? cl_strides(c.in) : rowmajor(c.in), dt, 11),
+        w(weight_sizes(c), c.cl ? cl_strides(weight_sizes(c)) : rowmajor(weight_sizes(c)), dt, 12),
+        b({c.oc}, {1}, dt, 13) {}
+  static std::vector<int64_t> weight_sizes(const Conv& c) {
+    std::vector<int64_t> ws = {c.oc, c.in[1] / c.groups};
+    ws.insert(ws.end(), c.k.begin(), c.k.end());
+    return ws;
+  }
+  T x, w, b;
+};
+
+std::vector<int64_t> conv_output_sizes(const Conv& c) {
   std::vector<int64_t> os = {c.in[0], c.oc};
-  for (int64_t i = 0; i < nd; ++i) {
+  for (size_t i = 0; i < c.k.size(); ++i) {
     os.push_back((c.in[2 + i] + 2 * c.pad[i] - c.dil[i] * (c.k[i] - 1) - 1) / c.stride[i] + 1);
   }
-  ASSERT_EQ(d.sizes, os);
-  if (c.cl && nd == 2) {
-    EXPECT_EQ(d.strides, cl_strides(os));  // channels-last in, channels-last out
-  } else {
-    EXPECT_EQ(d.strides, rowmajor(os));
-  }
-  const std::vector<double> got = values(api(), out);
+  return os;
+}
+
+// The naive convolution in double, the output in row-major order.
+std::vector<double> conv_reference(const Conv& c, int32_t dt) {
+  const ConvOperands t(c, dt);
+  const int64_t nd = static_cast<int64_t>(c.k.size());
+  const std::vector<int64_t> os = conv_output_sizes(c);
   std::vector<double> want;
   const int64_t cg = c.in[1] / c.groups, og = c.oc / c.groups;
   // Iterate the output in row-major order over up to 3 spatial dims.
@@ -563,18 +576,19 @@ void check_conv(const Conv& c, int32_t dt) {
     p3[3 - nd + i] = c.pad[i];
     d3[3 - nd + i] = c.dil[i];
   }
-  auto idx = [&](int64_t n0, int64_t ch, int64_t a, int64_t bq, int64_t cq) {
-    std::vector<int64_t> v = {n0, ch};
+  // A multi-index on the stack: this runs for every multiply-add.
+  auto at = [&](const T& tensor, int64_t n0, int64_t ch, int64_t a, int64_t bq, int64_t cq) {
     const int64_t sp[3] = {a, bq, cq};
-    for (int64_t i = 0; i < nd; ++i) v.push_back(sp[3 - nd + i]);
-    return v;
+    int64_t v[5] = {n0, ch};
+    for (int64_t i = 0; i < nd; ++i) v[2 + i] = sp[3 - nd + i];
+    return tensor.at(v, static_cast<size_t>(2 + nd));
   };
   for (int64_t n0 = 0; n0 < c.in[0]; ++n0)
     for (int64_t o = 0; o < c.oc; ++o)
       for (int64_t y0 = 0; y0 < o3[0]; ++y0)
         for (int64_t y1 = 0; y1 < o3[1]; ++y1)
           for (int64_t y2 = 0; y2 < o3[2]; ++y2) {
-            double acc = c.bias ? b.at({o}) : 0.0;
+            double acc = c.bias ? t.b.at({o}) : 0.0;
             const int64_t g = o / og;
             for (int64_t ci = 0; ci < cg; ++ci)
               for (int64_t a = 0; a < k3[0]; ++a)
@@ -583,13 +597,36 @@ void check_conv(const Conv& c, int32_t dt) {
                     const int64_t x0 = y0 * s3[0] - p3[0] + a * d3[0], x1 = y1 * s3[1] - p3[1] + bq * d3[1],
                                   x2 = y2 * s3[2] - p3[2] + cq * d3[2];
                     if (x0 < 0 || x0 >= i3[0] || x1 < 0 || x1 >= i3[1] || x2 < 0 || x2 >= i3[2]) continue;
-                    acc += x.at(idx(n0, g * cg + ci, x0, x1, x2)) * w.at(idx(o, ci, a, bq, cq));
+                    acc += at(t.x, n0, g * cg + ci, x0, x1, x2) * at(t.w, o, ci, a, bq, cq);
                   }
             want.push_back(acc);
           }
-  expect_close(got, want, dt, "convolution " + std::to_string(nd) + "d");
+  return want;
+}
+
+// Runs the shim's convolution once and compares it with `want`.
+void check_conv(const Conv& c, int32_t dt, const std::vector<double>& want) {
+  ConvOperands t(c, dt);
+  const int64_t nd = static_cast<int64_t>(c.k.size());
+  AtenTensorHandle bh = t.b.h, out = nullptr;
+  const std::vector<int64_t> op(nd, 0);
+  ASSERT_EQ(aoti_torch_cpu_convolution(t.x.h, t.w.h, c.bias ? &bh : nullptr, c.stride.data(), nd, c.pad.data(), nd,
+                                       c.dil.data(), nd, 0, op.data(), nd, c.groups, &out),
+            AOTI_TORCH_SUCCESS)
+      << aotrun_shim_last_error();
+  const TensorDesc d = describe(api(), out);
+  const std::vector<int64_t> os = conv_output_sizes(c);
+  ASSERT_EQ(d.sizes, os);
+  if (c.cl && nd == 2) {
+    EXPECT_EQ(d.strides, cl_strides(os));  // channels-last in, channels-last out
+  } else {
+    EXPECT_EQ(d.strides, rowmajor(os));
+  }
+  expect_close(values(api(), out), want, dt, "convolution " + std::to_string(nd) + "d");
   aoti_torch_delete_tensor_object(out);
 }
+
+void check_conv(const Conv& c, int32_t dt) { check_conv(c, dt, conv_reference(c, dt)); }
 
 TEST(ShimKernels, ConvolutionMatchesNaive) {
   const std::vector<Conv> cases = {
@@ -622,17 +659,18 @@ TEST(ShimKernels, ConvolutionMatchesNaive) {
 // threads at team sizes 1-3, then on two threads at once; every result
 // against the naive reference.
 void conv_on_threads(const Conv& c, int32_t dt) {
-  check_conv(c, dt);
+  const std::vector<double> want = conv_reference(c, dt);  // once: under ASan it costs more than the runs
+  check_conv(c, dt, want);
   for (int team : {1, 2, 3}) {
     std::thread t([&] {
       omp_set_num_threads(team);
-      check_conv(c, dt);
+      check_conv(c, dt, want);
     });
     t.join();
   }
-  std::thread a([&] { check_conv(c, dt); }), b([&] {
+  std::thread a([&] { check_conv(c, dt, want); }), b([&] {
     omp_set_num_threads(2);
-    check_conv(c, dt);
+    check_conv(c, dt, want);
   });
   a.join();
   b.join();
