@@ -3,7 +3,8 @@
 // linear (aoti_torch_cpu__weight_int8pack_mm: a quantized LLM's linears) at
 // a decoder's step (1 row), a short prompt (16) and a long one (128), over
 // 4096 x 4096 and 11008 x 4096 weights; the frozen float32 linear
-// (aoti_torch_cpu__linear_pointwise) and attention
+// (aoti_torch_cpu__linear_pointwise), the frozen convolution
+// (aoti_torch_cpu_mkldnn__convolution_pointwise) and attention
 // (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu) at the real
 // tier's GPT-2, Llama and ViT shapes. OMP_NUM_THREADS sets the kernels'
 // team. docs/PERFORMANCE.md sections 19 and 20 have figures.
@@ -28,9 +29,15 @@ void check(AOTITorchError rc, const char* call) {
 
 // A contiguous CPU tensor of `dtype` filled with deterministic values: int8
 // over [-128, 127], float32 over [0, scale).
-AtenTensorHandle filled(const std::vector<int64_t>& sizes, int32_t dtype, float scale) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
+// Channels-last strides for a 4-d [N, C, H, W] tensor.
+std::vector<int64_t> channels_last(const std::vector<int64_t>& s) { return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]}; }
+
+AtenTensorHandle filled(const std::vector<int64_t>& sizes, int32_t dtype, float scale,
+                        std::vector<int64_t> strides = {}) {
+  if (strides.empty()) {
+    strides.assign(sizes.size(), 1);
+    for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
+  }
   AtenTensorHandle h = nullptr;
   check(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), dtype,
                                  aoti_torch_device_type_cpu(), 0, &h),
@@ -131,6 +138,50 @@ BENCHMARK(BM_FrozenLinear)
     ->Args({394, 576, 192})
     ->Args({394, 192, 768})
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// Args: batch, input channels, output channels, image side, kernel side,
+// stride. A frozen 2-d convolution (aoti_torch_cpu_mkldnn__convolution_pointwise,
+// ReLU fused) on channels-last input and weight, the weight and bias
+// declared constant as a frozen export's are. The shapes are the real
+// tier's ResNet-18 at batch 2: its 3x3 convolutions per stage, the
+// downsampling ones, and the 7x7 stem.
+void BM_FrozenConvolution(benchmark::State& state) {
+  const int64_t n = state.range(0), c = state.range(1), o = state.range(2), hw = state.range(3), k = state.range(4),
+                s = state.range(5);
+  guarded(state, [&] {
+    Tensors t;
+    const int32_t f32 = aoti_torch_dtype_float32();
+    const std::vector<int64_t> xs = {n, c, hw, hw}, ws = {o, c, k, k};
+    AtenTensorHandle x = t.keep(filled(xs, f32, 1.0f, channels_last(xs)));
+    AtenTensorHandle w = t.keep(filled(ws, f32, 0.05f, channels_last(ws)));
+    AtenTensorHandle b = t.keep(filled({o}, f32, 0.1f));
+    aotrun_shim_declare_constant(w);
+    aotrun_shim_declare_constant(b);
+    const int64_t pad[2] = {k / 2, k / 2}, stride[2] = {s, s}, dil[2] = {1, 1};
+    for (auto _ : state) {
+      AtenTensorHandle out = nullptr;
+      check(aoti_torch_cpu_mkldnn__convolution_pointwise(x, w, &b, pad, 2, stride, 2, dil, 2, 1, "relu", nullptr, 0,
+                                                         nullptr, &out),
+            "aoti_torch_cpu_mkldnn__convolution_pointwise");
+      aoti_torch_delete_tensor_object(out);
+    }
+    const int64_t oh = (hw + 2 * (k / 2) - k) / s + 1;
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(n * oh * oh * o * c * k * k) / 1e9,
+                                                  benchmark::Counter::kIsIterationInvariantRate);
+  });
+}
+BENCHMARK(BM_FrozenConvolution)
+    ->ArgNames({"n", "c", "o", "hw", "k", "s"})
+    ->Args({2, 3, 64, 224, 7, 2})
+    ->Args({2, 64, 64, 56, 3, 1})
+    ->Args({2, 64, 128, 56, 3, 2})
+    ->Args({2, 128, 128, 28, 3, 1})
+    ->Args({2, 128, 256, 28, 3, 2})
+    ->Args({2, 256, 256, 14, 3, 1})
+    ->Args({2, 256, 512, 14, 3, 2})
+    ->Args({2, 512, 512, 7, 3, 1})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 // Args: batch, heads, query length (L), key length (S), head size (E),
