@@ -556,12 +556,11 @@ def bench(args):
             log("cold %d %-10s aotrun %.3f s %.1f MiB (first call %.4f)   ort %.3f s %.1f MiB (import %.3f, session "
                 "%.3f, run %.4f)" % (r + 1, name, w, rss / 1024, first_call, w2, rss2 / 1024, j["import_s"],
                                      j["session_s"], j["first_run_s"]))
-    pp = med([w for w, _ in base["py_pass"]]) if cold_ran else 0.0
-    pn = med([w for w, _ in base["py_numpy"]]) if cold_ran else 0.0
     if cold_ran:
+        pp = med([w for w, _ in base["py_pass"]])
+        pn = med([w for w, _ in base["py_numpy"]])
         log("python -c pass: %.3f s, %.1f MiB; python -c 'import numpy': %.3f s, %.1f MiB (medians)" % (
-            pp, med([r for _, r in base["py_pass"]]) / 1024, med([w for w, _ in base["py_numpy"]]),
-            med([r for _, r in base["py_numpy"]]) / 1024))
+            pp, med([r for _, r in base["py_pass"]]) / 1024, pn, med([r for _, r in base["py_numpy"]]) / 1024))
 
     # ---- summary
     log()
