@@ -175,12 +175,7 @@ std::vector<DLManagedTensor*> Runner::run_alloc_sized_by_run(const DLTensor* inp
     for (const auto& t : sink.owned()) {
       if (t == nullptr) fail(Code::Internal, "package '" + pkg_->name() + "' ran without writing every output");
     }
-    // Counted under the serial lock, as dispatch() counts serial runs.
-    if (serial) {
-      RunnerCounters::add_serialized(counters_.runs);
-    } else {
-      RunnerCounters::add(counters_.runs);
-    }
+    count_run();  // under the serial lock in serial modes, as dispatch() counts
   } catch (...) {
     RunnerCounters::add(counters_.failures);
     throw;

@@ -289,8 +289,7 @@ void Runner::validate_run(const DLTensor* inputs, size_t num_inputs, const DLTen
 void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream) {
   // Serial modes take the lock before the lease: a run waiting for the lock
   // must not hold a set that a writer waits to free. Under the lock they
-  // take the serial lease and count the run with plain stores (every run of
-  // the runner holds the lock, RunnerCounters::add_serialized).
+  // take the serial lease and count the run (count_run).
   switch (effective_) {
     case RunMode::Threaded: {
       ConstantSlots::Lease lease(*slots_);
@@ -298,7 +297,7 @@ void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outpu
       c.call(false, inputs, num_inputs, outputs, num_outputs, stream);
       if (stream == nullptr) c.finish_own_stream();
       if (uses_fallback_) RunnerCounters::add(counters_.fallback_runs);
-      RunnerCounters::add(counters_.runs);
+      count_run();
       return;
     }
     case RunMode::SingleThreaded: {
@@ -307,14 +306,14 @@ void Runner::dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outpu
       Container& c = *lease.set().container;
       c.call(true, inputs, num_inputs, outputs, num_outputs, stream);
       if (stream == nullptr) c.finish_own_stream();
-      RunnerCounters::add_serialized(counters_.runs);
+      count_run();
       return;
     }
     case RunMode::Graph: {
       std::lock_guard<std::mutex> lock(serial_);
       ConstantSlots::SerialLease lease(*slots_);
       graphs_of(lease.set()).run(inputs, num_inputs, outputs, num_outputs, stream);
-      RunnerCounters::add_serialized(counters_.runs);
+      count_run();
       return;
     }
   }

@@ -116,6 +116,15 @@ class Runner {
   // `stream`: a caller's stream of the runner's device, or NULL for its own.
   void dispatch(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
   void run_counted(const DLTensor* inputs, size_t num_inputs, DLTensor* outputs, size_t num_outputs, void* stream);
+  // Counts a finished run. Serial modes call it under serial_, which every
+  // run of theirs holds: a load and a store, no read-modify-write.
+  void count_run() {
+    if (effective_ == RunMode::Threaded) {
+      RunnerCounters::add(counters_.runs);
+    } else {
+      RunnerCounters::add_serialized(counters_.runs);
+    }
+  }
   cpu::Stream* pick_async_stream();
   // The graphs of `set`, made on its first graph-mode run (serial lock held).
   GraphExecutor& graphs_of(ConstantSet& set);
