@@ -55,37 +55,47 @@ void run_panels(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
   const int64_t tiles = panels * groups;
   const int64_t chunk = std::max<int64_t>(kChunkBytes / (pw * int64_t(sizeof(float))), 1);
   const bool split = may_split && m * n * k >= kSerialGemmMacs && tiles > 1 && omp_get_max_threads() > 1;
-  // Tile t of the k chunk from p0 (kn long). The addend goes in with the
-  // last chunk, once the chain is whole.
-  const auto tile = [&](int64_t p0, int64_t kn, int64_t t) {
+  const auto panel_of = [&](int64_t t) {
+    const int64_t q = t % panels;
+    return w.data + (q / per_block) * w.block_stride + (q % per_block) * pw;
+  };
+  // Tile t, chunk by chunk of k, each chunk fetching the next ahead: the
+  // tile's own next chunk, or the first of tile t + 1 (this thread's next
+  // tile whenever it runs the tiles in order, as a thread alone does and
+  // a team's thread mostly does). The addend goes in with the last chunk,
+  // once the chain is whole.
+  const auto tile = [&](int64_t t) {
     const int64_t g = t / panels, q = t % panels;
     const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups, j0 = q * pw;
-    const bool last = p0 + kn >= k;
-    const float* panel = w.data + (q / per_block) * w.block_stride + (q % per_block) * pw + p0 * w.ld;
-    kernel(r1 - r0, kn, x + r0 * ldx + p0, ldx, panel, w.ld, std::min(pw, n - j0),
-           p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate,
-           last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda, out + r0 * ldo + j0, ldo);
+    const float* panel = panel_of(t);
+    const int64_t k_end = std::max<int64_t>(k, 1);
+    for (int64_t p0 = 0; p0 < k_end; p0 += chunk) {
+      const int64_t kn = std::min(chunk, k - p0);
+      const bool last = p0 + kn >= k;
+      NextPanel next;
+      if (!last) {
+        next = {panel + (p0 + kn) * w.ld, std::min(chunk, k - p0 - kn), w.ld};
+      } else if (t + 1 < tiles) {
+        next = {panel_of(t + 1), std::min(chunk, k), w.ld};
+      }
+      kernel(r1 - r0, kn, x + r0 * ldx + p0, ldx, panel + p0 * w.ld, w.ld, std::min(pw, n - j0),
+             p0 == 0 && bias != nullptr ? bias + j0 : nullptr, p0 > 0 || accumulate,
+             last && addend != nullptr ? addend + r0 * lda + j0 : nullptr, lda, out + r0 * ldo + j0, ldo, next);
+    }
   };
-  const int64_t k_end = std::max<int64_t>(k, 1);
   if (!split) {  // no team at all: an `if (false)` region costs libgomp a team of one (team_split.hpp)
-    for (int64_t p0 = 0; p0 < k_end; p0 += chunk)
-      for (int64_t t = 0; t < tiles; ++t) tile(p0, std::min(chunk, k - p0), t);
+    for (int64_t t = 0; t < tiles; ++t) tile(t);
     return;
   }
   // Tiles are handed out as threads come for them, in runs that shrink
   // as the work runs out (guided: neighbouring panels of the same rows
-  // stay together, and no two threads share an output line but at a run's
-  // edge). A fixed split left the calling thread finishing 4-9% after the
-  // other in most GEMMs of a 2-thread Llama call; one tile at a time
-  // (dynamic) cost 10-20% in BM_FrozenLinear. A chunk of k is done by all
-  // before the next (the barrier ending each loop): a later chunk goes on
-  // from out.
-#pragma omp parallel
-  for (int64_t p0 = 0; p0 < k_end; p0 += chunk) {
-    const int64_t kn = std::min(chunk, k - p0);
-#pragma omp for schedule(guided)
-    for (int64_t t = 0; t < tiles; ++t) tile(p0, kn, t);
-  }
+  // stay together, so tile t + 1 is mostly the same thread's next, and no
+  // two threads share an output line but at a run's edge). A fixed split
+  // left the calling thread finishing 4-9% after the other in most GEMMs
+  // of a 2-thread Llama call; one tile at a time (dynamic) cost 10-20% in
+  // BM_FrozenLinear.
+#pragma omp parallel for schedule(guided)
+  for (int64_t t = 0; t < tiles; ++t) tile(t);
 }
 
 }  // namespace

@@ -121,18 +121,32 @@ void panel_gemm_serial(int64_t n, int64_t k, const float* panels, int64_t m, con
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo, const float* addend = nullptr, int64_t lda = 0);
 
+// The panel a thread runs next, to be fetched into L2 while this one runs:
+// `k` rows of the panel's width, `ld` floats apart, from `rows`; none when
+// `rows` is null. At a request's 16-33 rows a panel is read from L3 once
+// and then from L2 by each further row block; fetching it ahead, a share
+// in each row block, keeps its first pass from waiting on L3
+// (docs/PERFORMANCE.md section 31).
+struct NextPanel {
+  const float* rows = nullptr;
+  int64_t k = 0, ld = 0;
+};
+
 // One panel for rows [0, m): out's `cols` (<= the panel's width) columns of
 // those rows, as panel_gemm defines them, the panel's rows `ldp` floats
 // apart; the wide form takes two panels side by side (cols <= 2 x
-// kPanelWidthAvx512, a row of both at once). panel_gemm_avx512.cpp and
-// panel_gemm_avx2.cpp, each compiled for its ISA; panel_gemm.cpp calls
-// them only where the CPU has it.
+// kPanelWidthAvx512, a row of both at once). `next` is prefetched (above);
+// it changes no result. panel_gemm_avx512.cpp and panel_gemm_avx2.cpp, each
+// compiled for its ISA; panel_gemm.cpp calls them only where the CPU has
+// it.
 void panel_rows_wide_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp,
                             int64_t cols, const float* bias, bool accumulate, const float* addend, int64_t lda,
-                            float* out, int64_t ldo);
+                            float* out, int64_t ldo, NextPanel next);
 void panel_rows_avx512(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, int64_t cols,
-                       const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo);
+                       const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo,
+                       NextPanel next);
 void panel_rows_avx2(int64_t m, int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, int64_t cols,
-                     const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo);
+                     const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo,
+                     NextPanel next);
 
 }  // namespace aotrun::shim::kernels
