@@ -157,6 +157,31 @@ def cpu_line():
                                                   " ".join(w for w in want if w not in flags) or "-")
 
 
+def check_exports(args, man):
+    """What code each .pt2 holds (real_tier.py's manifest "export": native,
+    for the export host's CPU, or the portable avx2; the zoo's and older
+    tiers' have none and are avx2), as one line; stops when a package needs
+    vector extensions this host (or, with --as-avx2-host, an AVX2-only one)
+    does not have: it would die of an illegal instruction."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((set(l.partition(":")[2].split()) for l in f if l.startswith("flags")), set())
+    if args.as_avx2_host:
+        flags = {x for x in flags if not x.startswith(("avx512", "amx", "avx_vnni"))}
+    kinds, missing = {}, {}
+    for name in args.models:
+        export = man[name].get("export", {"isa": "avx2", "needs": ["avx2", "fma"]})
+        kinds.setdefault(export["isa"], []).append(name)
+        lack = sorted(set(export["needs"]) - flags)
+        if lack:
+            missing[name] = lack
+    if missing:
+        sys.exit("these packages need vector extensions this %s lacks (re-export them here with real_tier.py, or "
+                 "with --isa avx2): %s" % ("AVX2-only host" if args.as_avx2_host else "host", "; ".join(
+                     "%s: %s" % (n, " ".join(v)) for n, v in missing.items())))
+    return "; ".join("%s: %s" % ("native export for this CPU" if k == "native" else
+                                 "portable AVX2 export (x86-64-v3)", " ".join(v)) for k, v in kinds.items())
+
+
 def out_names(m):
     return [o["name"] or o["placeholder"] for o in m["outputs"]]
 
@@ -369,6 +394,7 @@ def bench(args):
     import onnxruntime as ort
 
     man = manifest()["models"]
+    code_line = check_exports(args, man)  # before a results file is begun
     results = open(args.results, "w") if args.results else None
 
     def log(s=""):
@@ -401,6 +427,7 @@ def bench(args):
     import hashlib
     log("zoo: %s; %s" % (ZOO, ", ".join("%s.pt2 sha256 %s" % (n, hashlib.sha256(open(
         os.path.join(ZOO, n + ".pt2"), "rb").read()).hexdigest()[:16]) for n in args.models)))
+    log(".pt2 code: %s" % code_line)
     log("rounds %d x %.1f s per engine, threads %s, cold rounds %d" % (args.rounds, args.duration, args.threads,
                                                                         args.cold_rounds))
     env0 = dict(os.environ)

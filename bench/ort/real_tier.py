@@ -45,10 +45,14 @@ that the tier's default run stays the twelve above), all frozen:
 
 BatchNorm statistics are not left at their initial values (mean 0, var 1):
 a few training-mode passes over random batches set them, so activations
-stay of ordinary scale through the network. Every .pt2 is compiled as the
-zoo's are (tests/pt2/zoo/export_zoo.py: package_constants_in_so,
-cpp.simdlen 256, cpp.march x86-64-v3, no line tables). The frozen model
-and its unfrozen twin share one ONNX model (ORT does its own folding).
+stay of ordinary scale through the network. Every .pt2 is compiled with
+package_constants_in_so and no line tables, for this host's CPU as a user
+exporting here gets it (AVX-512 code where the CPU has it; the manifest
+notes the flags it needs, and compare.py refuses it on a host without
+them), or with --isa avx2 as the zoo's are (tests/pt2/zoo/export_zoo.py:
+cpp.simdlen 256, cpp.march x86-64-v3: any AVX2 host, and what compare.py
+--as-avx2-host needs). The frozen model and its unfrozen twin share one
+ONNX model (ORT does its own folding).
 
 Layout written (OUT default ~/.cache/aotrun/bench-real; nothing here is
 committed, the packages are tens of MB):
@@ -79,8 +83,24 @@ import torch
 
 SEED = 20261129
 DEFAULT_OUT = os.path.join(os.path.expanduser("~"), ".cache", "aotrun", "bench-real")
-CONFIGS = {"aot_inductor.package_constants_in_so": True, "cpp.simdlen": 256, "cpp.march": "x86-64-v3",
-           "aot_inductor.enable_line_tables": False}
+CONFIGS = {"aot_inductor.package_constants_in_so": True, "aot_inductor.enable_line_tables": False}
+# --isa avx2: the zoo's portable code (runs on any x86-64-v3 host, and under
+# compare.py --as-avx2-host). The default, native, is what a user exporting
+# on this host gets: Inductor's choice for this CPU (AVX-512 where it has it).
+AVX2_CONFIGS = {"cpp.simdlen": 256, "cpp.march": "x86-64-v3"}
+# The flags of /proc/cpuinfo a native export may depend on (compare.py
+# refuses to run it on a host without all of them).
+NATIVE_FLAGS = ("avx2", "fma", "f16c", "bmi2", "avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl",
+                "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8", "amx_bf16")
+
+
+def host_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "flags":
+                return set(value.split())
+    return set()
 # Tolerances of compare.py's check (ORT and aotrun against eager): allclose
 # with atol = ATOL_REL x max |eager output|. Real depths and widths add
 # float32 reassociation errors that the zoo's 1e-5 absolute does not allow.
@@ -193,12 +213,13 @@ def wrapper_names(pt2):
             re.findall(r'outputs_info_\[\d+\]\.name = "([^"]+)"', src))
 
 
-def export_pt2(model, inputs, path, frozen):
+def export_pt2(model, inputs, path, frozen, isa):
     import torch._inductor.config as inductor_config
+    configs = dict(CONFIGS, **(AVX2_CONFIGS if isa == "avx2" else {}))
     with torch.no_grad():
         ep = torch.export.export(model, tuple(inputs.values()))
         with inductor_config.patch(freezing=frozen):
-            torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=CONFIGS)
+            torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=configs)
 
 
 def export_onnx(model, inputs, outs, path):
@@ -225,6 +246,9 @@ def main():
     ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--only", nargs="*", default=list(MODELS), choices=list(MODELS) + list(LARGER))
     ap.add_argument("--no-onnx", action="store_true", help="the .pt2 packages and references only")
+    ap.add_argument("--isa", choices=("native", "avx2"), default="native",
+                    help="native: Inductor's code for this CPU, as a user exporting here gets (default); avx2: "
+                    "the zoo's portable x86-64-v3 code, for any host and for compare.py --as-avx2-host")
     args = ap.parse_args()
     zoo, onnx_dir = os.path.join(args.out, "zoo"), os.path.join(args.out, "onnx")
     os.makedirs(zoo, exist_ok=True)
@@ -251,7 +275,7 @@ def main():
             eager = model(*inputs.values())
         eager = [eager] if isinstance(eager, torch.Tensor) else list(eager)
         pt2 = os.path.join(zoo, name + ".pt2")
-        export_pt2(model, inputs, pt2, frozen)
+        export_pt2(model, inputs, pt2, frozen, args.isa)
         placeholders, out_placeholders = wrapper_names(pt2)
         assert len(placeholders) == len(inputs) and len(out_placeholders) == len(eager), (placeholders,
                                                                                          out_placeholders)
@@ -259,6 +283,8 @@ def main():
                  "source": "%s%s%s" % (kind, " (frozen: freezing=True)" if frozen else "",
                                        ", channels_last" if channels_last else ""),
                  "versions": versions, "dims": {}, "inputs": [], "outputs": [],
+                 "export": {"isa": args.isa, "needs": sorted(host_flags() & set(NATIVE_FLAGS))
+                            if args.isa == "native" else ["avx2", "fma"]},
                  "cases": [{"sizes": sizes, "expect": "run", "outputs": [list(t.shape) for t in eager]}]}
         for i, ((k, t), ph) in enumerate(zip(inputs.items(), placeholders)):
             f = "%s.in%d.npy" % (name, i)
