@@ -140,6 +140,58 @@ BENCHMARK(BM_FrozenLinear)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// Arg: 0 for the real tier's GPT-2 (16 rows: 3 layers of qkv, projection,
+// MLP up and down, then the 5,000-word LM head), 1 for its Llama (33 rows:
+// 2 layers of query, key, value, output, gate, up and down, then the LM
+// head). Every linear of one call in order, each over its own constant
+// weight, as the model runs them: 16 MB and 11 MB of weights in all, so
+// that each comes from L3 as in the model, where BM_FrozenLinear's one
+// weight stays in L2 (docs/PERFORMANCE.md section 31).
+void BM_FrozenLinearSequence(benchmark::State& state) {
+  struct Shape {
+    int64_t n, k;
+  };
+  std::vector<Shape> shapes;
+  const bool llama = state.range(0) == 1;
+  const int64_t m = llama ? 33 : 16;
+  for (int layer = 0; layer < (llama ? 2 : 3); ++layer) {
+    if (llama) {
+      shapes.insert(shapes.end(), {{256, 256}, {128, 256}, {128, 256}, {256, 256}, {704, 256}, {704, 256}, {256, 704}});
+    } else {
+      shapes.insert(shapes.end(), {{768, 256}, {256, 256}, {1024, 256}, {256, 1024}});
+    }
+  }
+  shapes.push_back({5000, 256});
+  guarded(state, [&] {
+    Tensors t;
+    const int32_t f32 = aoti_torch_dtype_float32();
+    AtenTensorHandle x = t.keep(filled({m, 1024}, f32, 1.0f));
+    std::vector<AtenTensorHandle> xs, ws, bs;
+    double flops = 0;
+    for (const Shape& sh : shapes) {
+      AtenTensorHandle view = nullptr;  // x's first k columns, rows 1,024 apart
+      const int64_t sizes[] = {m, sh.k}, strides[] = {1024, 1};
+      check(aoti_torch__reinterpret_tensor(x, 2, sizes, strides, 0, &view), "aoti_torch__reinterpret_tensor");
+      xs.push_back(t.keep(view));
+      ws.push_back(t.keep(filled({sh.n, sh.k}, f32, 0.05f)));
+      bs.push_back(t.keep(filled({sh.n}, f32, 0.1f)));
+      aotrun_shim_declare_constant(ws.back());
+      aotrun_shim_declare_constant(bs.back());
+      flops += 2.0 * static_cast<double>(m * sh.n * sh.k);
+    }
+    for (auto _ : state) {
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        AtenTensorHandle out = nullptr;
+        check(aoti_torch_cpu__linear_pointwise(xs[i], ws[i], &bs[i], "none", nullptr, 0, nullptr, &out),
+              "aoti_torch_cpu__linear_pointwise");
+        aoti_torch_delete_tensor_object(out);
+      }
+    }
+    state.counters["GFLOPS"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  });
+}
+BENCHMARK(BM_FrozenLinearSequence)->ArgName("llama")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // Args: batch, input channels, output channels, image side, kernel side,
 // stride. A frozen 2-d convolution (aoti_torch_cpu_mkldnn__convolution_pointwise,
 // ReLU fused) on channels-last input and weight, the weight and bias
