@@ -6,8 +6,10 @@
 // (aoti_torch_cpu__linear_pointwise), the frozen convolution
 // (aoti_torch_cpu_mkldnn__convolution_pointwise) and attention
 // (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu) at the real
-// tier's GPT-2, Llama and ViT shapes. OMP_NUM_THREADS sets the kernels'
-// team. docs/PERFORMANCE.md sections 19 and 20 have figures.
+// tier's GPT-2, Llama and ViT shapes, and every linear of one GPT-2 or
+// Llama call in order over its own weight (so that weights come from L3,
+// as in the model). OMP_NUM_THREADS sets the kernels' team.
+// docs/PERFORMANCE.md sections 19, 20, 30 and 31 have figures.
 #include <aotrun_shim/shim.h>
 
 #include <cstdint>
