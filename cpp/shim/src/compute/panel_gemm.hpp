@@ -22,6 +22,7 @@
 // count, and the same with AVX-512 as with AVX2.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -131,6 +132,16 @@ struct NextPanel {
   const float* rows = nullptr;
   int64_t k = 0, ld = 0;
 };
+
+// Row block b's share of `next` when `blocks` row blocks of `k` steps each
+// run over the current panel: an even part of its rows, at most k (a block
+// fetches at most one row per step); nothing when there is no next panel.
+inline NextPanel share_of(const NextPanel& next, int64_t k, int64_t b, int64_t blocks) {
+  const int64_t spread = next.rows != nullptr && k > 0 ? next.k : 0;
+  const auto edge = [&](int64_t i) { return std::min(spread * i / blocks, k * i); };
+  const int64_t a0 = edge(b), a1 = std::min(edge(b + 1), a0 + k);
+  return {next.rows + a0 * next.ld, a1 - a0, next.ld};
+}
 
 // One panel for rows [0, m): out's `cols` (<= the panel's width) columns of
 // those rows, as panel_gemm defines them, the panel's rows `ldp` floats

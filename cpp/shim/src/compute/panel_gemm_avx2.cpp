@@ -14,7 +14,6 @@
 // next panel into L2 (panel_gemm.hpp's NextPanel), as the AVX-512 loops do.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "compute/avx2_tail_mask.hpp"
@@ -28,7 +27,7 @@ constexpr int kMaxRows = 6;
 template <int R, bool Full>
 void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, const __m256i* mask,
            const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo,
-           const float* ahead, int64_t ahead_rows, int64_t ahead_ld) {
+           NextPanel ahead) {
   __m256 a[R][2];
 #pragma GCC unroll 2
   for (int c = 0; c < 2; ++c) {
@@ -44,10 +43,10 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t l
   }
   int64_t next = 0, count = 0;  // as panel_gemm_avx512.cpp's block
   for (int64_t p = 0; p < k; ++p) {
-    count += ahead_rows;
+    count += ahead.k;
     if (count >= k) {
       count -= k;
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + next * ahead_ld), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead.rows + next * ahead.ld), _MM_HINT_T1);
       ++next;
     }
     const __m256 w0 = _mm256_loadu_ps(panel + p * ldp), w1 = _mm256_loadu_ps(panel + p * ldp + 8);
@@ -71,7 +70,7 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t l
 }
 
 using Block = void (*)(int64_t, const float*, int64_t, const float*, int64_t, const __m256i*, const float*, bool,
-                       const float*, int64_t, float*, int64_t, const float*, int64_t, int64_t);
+                       const float*, int64_t, float*, int64_t, NextPanel);
 constexpr Block kFull[kMaxRows + 1] = {nullptr,        block<1, true>, block<2, true>, block<3, true>,
                                        block<4, true>, block<5, true>, block<6, true>};
 constexpr Block kTail[kMaxRows + 1] = {nullptr,         block<1, false>, block<2, false>, block<3, false>,
@@ -87,15 +86,11 @@ void panel_rows_avx2(int64_t m, int64_t k, const float* x, int64_t ldx, const fl
   // at half speed; 6 + 6 + 6 + 5 + 5 + 5 does not).
   const Block* blocks_of = cols >= 16 ? kFull : kTail;
   const int64_t total = (m + kMaxRows - 1) / kMaxRows;
-  const int64_t spread = next.rows != nullptr && k > 0 ? next.k : 0;  // as panel_gemm_avx512.cpp's rows
-  const auto share = [&](int64_t b) { return std::min(spread * b / total, k * b); };
   int64_t blocks = total;
   for (int64_t r = 0, b = 0; r < m; --blocks, ++b) {
     const int64_t n = (m - r + blocks - 1) / blocks;
-    const int64_t a0 = share(b), a1 = std::min(share(b + 1), a0 + k);
     blocks_of[n](k, x + r * ldx, ldx, panel, ldp, mask, bias, accumulate,
-                 addend != nullptr ? addend + r * lda : nullptr, lda, out + r * ldo, ldo, next.rows + a0 * next.ld,
-                 a1 - a0, next.ld);
+                 addend != nullptr ? addend + r * lda : nullptr, lda, out + r * ldo, ldo, share_of(next, k, b, total));
     r += n;
   }
 }

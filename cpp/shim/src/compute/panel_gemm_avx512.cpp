@@ -8,7 +8,6 @@
 // in place (panels_over) sits where the model's allocation put it.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "compute/avx512_tail_mask.hpp"
@@ -25,7 +24,7 @@ constexpr int kMaxRows = V == 2 ? 8 : 6;
 template <int R, int V>
 void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t ldp, const __mmask16* mask,
            const float* bias, bool accumulate, const float* addend, int64_t lda, float* out, int64_t ldo,
-           const float* ahead, int64_t ahead_rows, int64_t ahead_ld) {
+           NextPanel ahead) {
   __m512 a[R][V];
 #pragma GCC unroll 4
   for (int c = 0; c < V; ++c) {
@@ -39,16 +38,16 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t l
       }
     }
   }
-  // The share's rows go out evenly over the block's steps (ahead_rows <=
-  // k): one each time the running count passes k.
+  // The share's rows go out evenly over the block's steps (ahead.k <= k):
+  // one each time the running count passes k.
   int64_t next = 0, count = 0;
   for (int64_t p = 0; p < k; ++p) {
-    count += ahead_rows;
+    count += ahead.k;
     if (count >= k) {
       count -= k;
 #pragma GCC unroll 4
       for (int c = 0; c < V; ++c)
-        _mm_prefetch(reinterpret_cast<const char*>(ahead + next * ahead_ld + 16 * c), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead.rows + next * ahead.ld + 16 * c), _MM_HINT_T1);
       ++next;
     }
     __m512 w[V];
@@ -74,7 +73,7 @@ void block(int64_t k, const float* x, int64_t ldx, const float* panel, int64_t l
 }
 
 using Block = void (*)(int64_t, const float*, int64_t, const float*, int64_t, const __mmask16*, const float*, bool,
-                       const float*, int64_t, float*, int64_t, const float*, int64_t, int64_t);
+                       const float*, int64_t, float*, int64_t, NextPanel);
 constexpr Block kOnePanel[kMaxRows<2> + 1] = {nullptr,     block<1, 2>, block<2, 2>, block<3, 2>, block<4, 2>,
                                               block<5, 2>, block<6, 2>, block<7, 2>, block<8, 2>};
 constexpr Block kTwoPanels[kMaxRows<4> + 1] = {nullptr,     block<1, 4>, block<2, 4>, block<3, 4>,
@@ -90,17 +89,11 @@ void rows(const Block* blocks_of, int64_t m, int64_t k, const float* x, int64_t 
   __mmask16 mask[V];
   for (int c = 0; c < V; ++c) mask[c] = avx512_tail_mask(cols - 16 * c);
   const int64_t total = (m + kMaxRows<V> - 1) / kMaxRows<V>;
-  // Block b fetches rows [share(b), share(b + 1)) of the next panel: at
-  // most k of them, one per step.
-  const int64_t spread = next.rows != nullptr && k > 0 ? next.k : 0;
-  const auto share = [&](int64_t b) { return std::min(spread * b / total, k * b); };
   int64_t blocks = total;
   for (int64_t r = 0, b = 0; r < m; --blocks, ++b) {
     const int64_t n = (m - r + blocks - 1) / blocks;
-    const int64_t a0 = share(b), a1 = std::min(share(b + 1), a0 + k);
     blocks_of[n](k, x + r * ldx, ldx, panel, ldp, mask, bias, accumulate,
-                 addend != nullptr ? addend + r * lda : nullptr, lda, out + r * ldo, ldo, next.rows + a0 * next.ld,
-                 a1 - a0, next.ld);
+                 addend != nullptr ? addend + r * lda : nullptr, lda, out + r * ldo, ldo, share_of(next, k, b, total));
     r += n;
   }
 }
