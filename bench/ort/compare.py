@@ -133,18 +133,22 @@ def use_bench_sizes():
         SIZES.update(sizes)
 
 
+def host_flags():
+    """The first CPU's flags in /proc/cpuinfo."""
+    with open("/proc/cpuinfo") as f:
+        return next((set(l.partition(":")[2].split()) for l in f if l.partition(":")[0].strip() == "flags"), set())
+
+
 def cpu_line():
     """The CPU's model name and the vector extensions that matter to the
     kernels, from /proc/cpuinfo."""
-    model, flags, ident = "?", set(), {}
+    model, flags, ident = "?", host_flags(), {}
     with open("/proc/cpuinfo") as f:
         for line in f:
             key, _, value = line.partition(":")
             key, value = key.strip(), value.strip()
             if key == "model name" and model == "?":
                 model = value
-            elif key == "flags" and not flags:
-                flags = set(value.split())
             elif key in ("cpu family", "model", "stepping") and key not in ident:
                 ident[key] = value
     if ident:
@@ -163,8 +167,7 @@ def check_exports(args, man):
     tiers' have none and are avx2), as one line; stops when a package needs
     vector extensions this host (or, with --as-avx2-host, an AVX2-only one)
     does not have: it would die of an illegal instruction."""
-    with open("/proc/cpuinfo") as f:
-        flags = next((set(l.partition(":")[2].split()) for l in f if l.startswith("flags")), set())
+    flags = host_flags()
     if args.as_avx2_host:
         flags = {x for x in flags if not x.startswith(("avx512", "amx", "avx_vnni"))}
     kinds, missing = {}, {}
