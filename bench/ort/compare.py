@@ -494,6 +494,7 @@ def bench(args):
         log("verified %d of %d models (--verify-only: nothing measured)" % (len(models), len(args.models)))
         if results:
             results.close()
+        exit_if_any_left_out(args.models, models)
         return
 
     def aot_cmd_inputs(name):
@@ -632,8 +633,24 @@ def bench(args):
                                               for k in keys))
     log()
     log("load average at end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+    left_out = [n for n in args.models if n not in models]
+    if left_out:
+        log("not measured (see the correctness section): %s" % " ".join(left_out))
     if results:
         results.close()
+    exit_if_any_left_out(args.models, models)
+
+
+def exit_if_any_left_out(asked, measured):
+    """A run that left out a model it was asked for (no ONNX file, a failed
+    `aotrun run`, outputs that differ) exits 1, after writing its table of
+    the rest: a script driving it must not take a partial table for a
+    whole one."""
+    left_out = [n for n in asked if n not in measured]
+    if left_out:
+        sys.stderr.write("compare.py: %d of %d models not measured: %s\n" % (len(left_out), len(asked),
+                                                                           " ".join(left_out)))
+        sys.exit(1)
 
 
 def cold_table(log, models, cold, inproc, aot_first, pp, pn):
