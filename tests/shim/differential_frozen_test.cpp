@@ -1112,6 +1112,90 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
   }
 }
 
+// On one thread, where the shim's panels run and oneDNN has no AVX-512
+// core, a frozen convolution of 64 to 128 input channels runs as groups of
+// 64 output pixels unfolded and multiplied on panels (convolution_gemm.cpp);
+// at two threads, below 128 channels, as oneDNN's direct convolution.
+// Equal to loops either
+// way: several row groups and an uneven last one, stride, padding, bias,
+// ReLU and the in-place residual sum.
+TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
+  NEED_SHIM();
+  const OmpTeam team;
+  if (team.set_threads == nullptr) GTEST_SKIP() << "libgomp not loaded by the shim: the team size cannot be set";
+  const ShimApi& a = shim_only().api;
+  Side sd(a, "shim");
+  struct Case {
+    int64_t c, o, pad, stride, h, wd;
+  };
+  // 2 x 9 x 11 = 198 output pixels: four groups, the last of 49 rows.
+  for (const Case cs : {Case{64, 40, 1, 1, 9, 11}, Case{128, 24, 1, 2, 13, 9}, Case{96, 16, 0, 1, 12, 10}}) {
+    const int64_t n = 2, k = 3, c = cs.c, o = cs.o, h = cs.h, wd = cs.wd;
+    const Blocked b({o, c, k, k}, {0, 1, 2, 3}, {{8, 0}});
+    const auto w = random_floats(o * c * k * k, 141, 0.1f);
+    const auto bias = random_floats(o, 143);
+    const auto x = random_floats(n * c * h * wd, 142);
+    int rc = -1;
+    AtenTensorHandle wh = mkldnn_constant(sd, b, w, {o, c, k, k}, &rc);
+    ASSERT_EQ(rc, 0) << shim_only().last_error();
+    const int64_t oh = (h + 2 * cs.pad - k) / cs.stride + 1, ow = (wd + 2 * cs.pad - k) / cs.stride + 1;
+    std::vector<double> conv(static_cast<size_t>(n * o * oh * ow));
+    for (int64_t bi = 0; bi < n; ++bi)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xx = 0; xx < ow; ++xx) {
+            double acc = bias[oc];
+            for (int64_t ic = 0; ic < c; ++ic)
+              for (int64_t i = 0; i < k; ++i)
+                for (int64_t j = 0; j < k; ++j) {
+                  const int64_t iy = y * cs.stride - cs.pad + i, ix = xx * cs.stride - cs.pad + j;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                  acc +=
+                      static_cast<double>(x[((bi * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + i) * k + j];
+                }
+            conv[((bi * o + oc) * oh + y) * ow + xx] = acc;
+          }
+    const int64_t pad[] = {cs.pad, cs.pad}, stride[] = {cs.stride, cs.stride}, dil[] = {1, 1};
+    const double* none[] = {nullptr};
+    const char* alg = "";
+    AtenTensorHandle xh = f32(sd, x, {n, c, h, wd}, true), bh = f32(sd, bias, {o});
+    for (const int threads : {1, 2}) {
+      team.set_threads(threads);
+      const std::string what = std::to_string(c) + " channels, stride " + std::to_string(cs.stride) + ", " +
+                               std::to_string(threads) + " thread(s)";
+      const bool on_panels = threads == 1 && panels_run() && !onednn_runs_avx512_core();
+      AtenTensorHandle out = nullptr;
+      const int convs = count_executed(",convolution,", [&] {
+        ASSERT_EQ(shim_frozen().conv(xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, "relu", none, 1, &alg, &out), 0)
+            << what << ": " << shim_only().last_error();
+      });
+      ASSERT_NE(out, nullptr);
+      sd.keep(out);
+      std::vector<double> want(conv.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i], 0.0);
+      EXPECT_EQ(compare(values(a, out), want, 1e-4, 1e-4), "") << what;
+      // count_executed is -1 where oneDNN's verbose lines cannot be read
+      if (on_panels && convs > 0) ADD_FAILURE() << what << ": ran as oneDNN's convolution, not on panels";
+      // (128 channels at this small size run as oneDNN's packed GEMM at any
+      // team size: the older rule of convolution_gemm.cpp)
+      if (!on_panels && c < 128 && convs == 0) ADD_FAILURE() << what << ": ran as no oneDNN convolution";
+      // In place: other = relu(conv + other), other channels-last.
+      const auto other = random_floats(n * o * oh * ow, 144);
+      AtenTensorHandle oh_ = f32(sd, other, {n, o, oh, ow}, true), res = nullptr;
+      double alpha = 1.0;
+      const char* relu = "relu";
+      ASSERT_EQ(shim_frozen().conv_binary_inplace(oh_, xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, "add", &alpha, &relu,
+                                                  none, 1, nullptr, &res),
+                0)
+          << what << " in place: " << shim_only().last_error();
+      sd.keep(res);
+      for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + other[i], 0.0);
+      EXPECT_EQ(compare(values(a, oh_), want, 1e-4, 1e-4), "") << what << " in place";
+    }
+    team.set_threads(team.team0);
+  }
+}
+
 // An mkldnn constant is not unpacked when created (its data pointer is the
 // blob's, as libtorch reports it); its first use reads the blob once and
 // reorders it into the convolution primitive's layout, kept; later calls

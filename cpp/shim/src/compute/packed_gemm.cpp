@@ -284,6 +284,20 @@ bool packed_linear(const Tensor& out, const Tensor& x, const Tensor& w, float be
   return true;
 }
 
+bool derived_on_panels(int64_t k) { return panels_enabled() && k <= kDerivedPanelMaxK; }
+
+std::shared_ptr<const PanelWeight> derived_panels(Storage& owner, const std::vector<int64_t>& key, int64_t n, int64_t k,
+                                                  const std::function<void(float*)>& fill) {
+  if (!derived_on_panels(k) || !owner.read_only()) return nullptr;
+  std::vector<int64_t> panel_key = key;
+  panel_key.push_back(-16);  // apart from a pack of oneDNN's under the same key
+  return std::static_pointer_cast<const PanelWeight>(owner.derived(panel_key, [&] {
+    const std::unique_ptr<float[]> w(new float[static_cast<size_t>(n * k)]);  // fill writes all of W
+    fill(w.get());
+    return std::shared_ptr<void>(pack_panels(w.get(), n, k, k, 1));
+  }));
+}
+
 bool packed_gemm_derived(const Tensor& out, const Tensor& x, Storage& owner, const std::vector<int64_t>& key, int64_t n,
                          const std::function<void(float*)>& fill, float beta, const char* op) {
   if (!api().ok() || !owner.read_only()) return false;

@@ -17,12 +17,15 @@
 //   declared in no installed header: looked up by name in the libdnnl the
 //   shim links, packed per OpenMP team size. packed_gemm_derived (a
 //   convolution as a GEMM) always, packed_linear where panels do not run.
+// derived_panels gives a derived weight (a convolution's) as panels, for a
+// caller that runs panel_gemm on it itself.
 // AOTRUN_SHIM_PACKED_GEMM=0 turns both off (the callers then run the
 // ordinary GEMM); =onednn leaves only oneDNN's (for comparison).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "tensor.hpp"
@@ -58,5 +61,26 @@ bool packed_gemm_derived(const Tensor& out, const Tensor& x, Storage& owner, con
 // Whether oneDNN's pack API was found and is enabled (for tests and
 // messages): packed_gemm_derived runs only then.
 bool packed_gemm_available();
+
+struct PanelWeight;
+
+// Whether derived_panels gives panels for a product of inner size k:
+// panel_gemm.hpp's panels run on this CPU and are enabled, and k <=
+// kDerivedPanelMaxK (a 128-channel 3x3 convolution's). The caller runs
+// such a GEMM a row group at a time, each group's 64 rows of x (288 KiB at
+// this k) and a panel (72 KiB) staying in a 512 KiB L2 while every panel
+// runs over them; at 256 channels (k = 2,304) they no longer do, and
+// oneDNN's pack, which blocks k itself, keeps those (docs/PERFORMANCE.md
+// section 32).
+constexpr int64_t kDerivedPanelMaxK = 1152;
+bool derived_on_panels(int64_t k);
+
+// A weight derived as for packed_gemm_derived (`fill` writes W [N, K]
+// row-major, `key` as there), as panels: made the first time `key` is
+// asked for on owner (the layout does not depend on the team size) and
+// kept with it. Null where derived_on_panels(k) is false or owner is not
+// read-only. Throws std::bad_alloc when memory runs out.
+std::shared_ptr<const PanelWeight> derived_panels(Storage& owner, const std::vector<int64_t>& key, int64_t n, int64_t k,
+                                                  const std::function<void(float*)>& fill);
 
 }  // namespace aotrun::shim::kernels

@@ -171,4 +171,9 @@ void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
   run_panels(w, m, x, ldx, bias, accumulate, out, ldo, addend, lda, true);
 }
 
+void panel_gemm_here(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
+                     float* out, int64_t ldo) {
+  run_panels(w, m, x, ldx, bias, accumulate, out, ldo, nullptr, 0, false);
+}
+
 }  // namespace aotrun::shim::kernels

@@ -122,6 +122,14 @@ void panel_gemm_serial(int64_t n, int64_t k, const float* panels, int64_t m, con
 void panel_gemm(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
                 float* out, int64_t ldo, const float* addend = nullptr, int64_t lda = 0);
 
+// panel_gemm on the calling thread alone, whatever the product's size:
+// for a caller that splits the work itself, or runs it on one thread (a
+// frozen convolution's row groups, each multiplied right after it is
+// unfolded, convolution_gemm.cpp). Same bits as panel_gemm. No
+// allocation; does not throw.
+void panel_gemm_here(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, const float* bias, bool accumulate,
+                     float* out, int64_t ldo);
+
 // The panel a thread runs next, to be fetched into L2 while this one runs:
 // `k` rows of the panel's width, `ld` floats apart, from `rows`; none when
 // `rows` is null. At a request's 16-33 rows a panel is read from L3 once

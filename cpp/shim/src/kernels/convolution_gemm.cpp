@@ -14,17 +14,32 @@
 // faster at 2 without this path (32.1-32.5 against 34.4-35.7 ms, Zen 4;
 // docs/PERFORMANCE.md section 20).
 //
+// On AVX2 with the shim's own panels (panel_gemm.hpp), on one thread, this
+// is also the path from 64 input channels at any size, up to 128 (k =
+// 1,152): there the direct kernel ran ResNet-18's 64- and 128-channel 3x3
+// convolutions in 7.1-7.3 ms on a Zen 3 core where the panels take 5.7-5.8
+// (best of 15). The call goes a group of 64 output pixels at a time:
+// unfolded into this thread's buffer, every panel run over it while it is
+// in L2, then the ReLU on those rows; no pass over the whole unfolded
+// input or output. At two threads the direct kernel is as fast or faster
+// (2.8 ms against the panels' 3.2 for 64 channels: superlinear over its
+// own one-thread time) and keeps these shapes (docs/PERFORMANCE.md
+// section 32).
+//
 // The input must be channels-last (each pixel's channels contiguous: one
 // memcpy per kernel tap; unfolded 8 MB at a time, in this thread's
 // buffer), the output dense channels-last (it is then the GEMM's
 // [N*OH*OW, O] row-major result), groups 1, and the weight a read-only
 // (frozen) constant: its [O, kh*kw*C] copy is packed once and kept with it.
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
+#include "compute/panel_gemm.hpp"
 #include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "kernels.hpp"
@@ -41,6 +56,10 @@ constexpr int64_t kSmallM = 1024;
 // at a time, and never fewer rows than this.
 constexpr int64_t kChunkFloats = int64_t{1} << 21;
 constexpr int64_t kMinChunkRows = 64;
+// On panels: from this many input channels at any size, and this many
+// output pixels per row group, at most.
+constexpr int64_t kPanelChannels = 64;
+constexpr int64_t kPanelGroupRows = 64;
 
 // Whether t is [N, C, H, W] laid out densely channels-last: C contiguous,
 // pixels dense in (N, H, W) order (strides of size-1 dims are not looked
@@ -55,11 +74,51 @@ bool dense_channels_last(const Tensor& t) {
   return true;
 }
 
+// Output pixel r's receptive field unfolded into `dst` (kh*kw*C floats):
+// tap by tap, each tap C contiguous channels (zeros outside the image).
+struct Unfold {
+  const float* x;
+  const Tensor& input;
+  const ConvParams& p;
+  int64_t c, h, w, kh, kw, oh, ow;
+
+  void pixel(int64_t r, float* dst) const {
+    const int64_t b = r / (oh * ow), y = (r / ow) % oh, xx = r % ow;
+    for (int64_t i = 0; i < kh; ++i) {
+      const int64_t iy = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
+      for (int64_t j = 0; j < kw; ++j) {
+        float* tap = dst + (i * kw + j) * c;
+        const int64_t ix = xx * p.stride[1] - p.padding[1] + j * p.dilation[1];
+        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+          std::memset(tap, 0, static_cast<size_t>(c) * sizeof(float));
+        } else {
+          std::memcpy(tap, x + b * input.strides[0] + iy * input.strides[2] + ix * input.strides[3],
+                      static_cast<size_t>(c) * sizeof(float));
+        }
+      }
+    }
+  }
+};
+
+// y = u(y) over `rows` rows of `n` floats, `ld` apart: ReLU as a plain
+// loop the compiler vectorises, anything else element by element.
+void unary_rows(float* y, int64_t rows, int64_t n, int64_t ld, const Unary& u) {
+  if (u.kind == Unary::kNone) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* yr = y + r * ld;
+    if (u.kind == Unary::kRelu) {
+      for (int64_t j = 0; j < n; ++j) yr[j] = yr[j] < 0.0f ? 0.0f : yr[j];  // NaN stays, as relu()
+    } else {
+      for (int64_t j = 0; j < n; ++j) yr[j] = apply_unary(u, yr[j]);
+    }
+  }
+}
+
 }  // namespace
 
 bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
                              const Tensor& out, const ConvEpilogue& post, const char* op) {
-  if (!packed_gemm_available() || onednn::runs_avx512_core()) return false;
+  if (onednn::runs_avx512_core()) return false;
   if (weight.storage == nullptr || !weight.storage->read_only()) return false;
   if (input.dtype != kFloat32 || weight.dtype != kFloat32 || out.dtype != kFloat32) return false;
   if (bias != nullptr && bias->dtype != kFloat32) return false;
@@ -69,7 +128,10 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   const int64_t oh = out.sizes[2], ow = out.sizes[3];
   const int64_t m = n * oh * ow, k = kh * kw * c;
   if (kh * kw == 1 || m == 0 || o == 0) return false;
-  if (!(c >= kAlwaysChannels || (c >= kSmallMChannels && m <= kSmallM))) return false;
+  const bool panels = derived_on_panels(k) && c >= kPanelChannels && omp_get_max_threads() == 1;
+  if (!panels && !(packed_gemm_available() && (c >= kAlwaysChannels || (c >= kSmallMChannels && m <= kSmallM)))) {
+    return false;
+  }
   if (input.strides[1] != 1 || !dense_channels_last(out)) return false;
   if (post.accumulate != nullptr && post.accumulate->data() != out.data()) return false;
 
@@ -96,6 +158,31 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
           }
   };
   const float beta = post.accumulate != nullptr ? 1.0f : 0.0f;
+  const Unfold unfold{static_cast<const float*>(input.data()), input, p, c, h, w, kh, kw, oh, ow};
+  if (panels) {
+    const std::shared_ptr<const PanelWeight> panel_w = derived_panels(*weight.storage, key, o, k, fill);
+    if (panel_w == nullptr) return false;
+    std::vector<float> bias_floats;  // contiguous, for the GEMM's store
+    if (bias != nullptr) {
+      const float* bp = static_cast<const float*>(bias->data());
+      bias_floats.resize(static_cast<size_t>(o));
+      for (int64_t oc = 0; oc < o; ++oc) bias_floats[oc] = bp[oc * bias->strides[0]];
+    }
+    // Even row groups of at most kPanelGroupRows, each unfolded into this
+    // thread's buffer and multiplied while it is in L2.
+    const int64_t groups = (m + kPanelGroupRows - 1) / kPanelGroupRows;
+    thread_local PanelScratch scratch;
+    float* const cols = scratch.at_least((m + groups - 1) / groups * k);
+    float* const y = static_cast<float*>(out.data());
+    const float* const b = bias != nullptr ? bias_floats.data() : nullptr;
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups;
+      for (int64_t r = r0; r < r1; ++r) unfold.pixel(r, cols + (r - r0) * k);
+      panel_gemm_here(*panel_w, r1 - r0, cols, k, b, beta == 1.0f, y + r0 * o, o);
+      unary_rows(y + r0 * o, r1 - r0, o, o, post.unary);
+    }
+    return true;
+  }
 
   // The GEMM's left operand, a chunk of rows at a time: each output pixel's
   // receptive field, tap by tap, each tap C contiguous channels (zeros
@@ -107,29 +194,9 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   thread_local std::vector<float> cols;
   cols.resize(static_cast<size_t>(chunk * k));
   float* const lhs_data = cols.data();
-  const float* x = static_cast<const float*>(input.data());
-  const int64_t sy = p.stride[0], sx = p.stride[1], py = p.padding[0], px = p.padding[1];
-  const int64_t dy = p.dilation[0], dx = p.dilation[1];
   for (int64_t r0 = 0; r0 < m; r0 += chunk) {
     const int64_t rows_here = std::min(chunk, m - r0);
-    for_range(rows_here * k >= (1 << 18), rows_here, [&](int64_t rr) {
-      const int64_t r = r0 + rr;
-      const int64_t b = r / (oh * ow), y = (r / ow) % oh, xx = r % ow;
-      float* row = lhs_data + rr * k;
-      for (int64_t i = 0; i < kh; ++i) {
-        const int64_t iy = y * sy - py + i * dy;
-        for (int64_t j = 0; j < kw; ++j) {
-          float* dst = row + (i * kw + j) * c;
-          const int64_t ix = xx * sx - px + j * dx;
-          if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-            std::memset(dst, 0, static_cast<size_t>(c) * sizeof(float));
-          } else {
-            std::memcpy(dst, x + b * input.strides[0] + iy * input.strides[2] + ix * input.strides[3],
-                        static_cast<size_t>(c) * sizeof(float));
-          }
-        }
-      }
-    });
+    for_range(rows_here * k >= (1 << 18), rows_here, [&](int64_t rr) { unfold.pixel(r0 + rr, lhs_data + rr * k); });
     Tensor lhs;
     lhs.storage = Storage::borrow(lhs_data, static_cast<size_t>(rows_here * k) * sizeof(float));
     lhs.sizes = {rows_here, k};
