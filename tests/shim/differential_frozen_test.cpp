@@ -1118,7 +1118,7 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
 // at two threads, below 128 channels, as oneDNN's direct convolution.
 // Equal to loops either
 // way: several row groups and an uneven last one, stride, padding, bias,
-// ReLU and the in-place residual sum.
+// every activation of the vocabulary and the in-place residual sum.
 TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
   NEED_SHIM();
   const OmpTeam team;
@@ -1157,28 +1157,35 @@ TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
           }
     const int64_t pad[] = {cs.pad, cs.pad}, stride[] = {cs.stride, cs.stride}, dil[] = {1, 1};
     const double* none[] = {nullptr};
-    const char* alg = "";
     AtenTensorHandle xh = f32(sd, x, {n, c, h, wd}, true), bh = f32(sd, bias, {o});
     for (const int threads : {1, 2}) {
       team.set_threads(threads);
       const std::string what = std::to_string(c) + " channels, stride " + std::to_string(cs.stride) + ", " +
                                std::to_string(threads) + " thread(s)";
       const bool on_panels = threads == 1 && panels_run() && !onednn_runs_avx512_core();
-      AtenTensorHandle out = nullptr;
-      const int convs = count_executed(",convolution,", [&] {
-        ASSERT_EQ(shim_frozen().conv(xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, "relu", none, 1, &alg, &out), 0)
-            << what << ": " << shim_only().last_error();
-      });
-      ASSERT_NE(out, nullptr);
-      sd.keep(out);
+      // Every activation of the vocabulary (applied to each row group's
+      // rows on panels).
+      for (const std::string& attr : kAttrs) {
+        AttrArgs args(attr);
+        AtenTensorHandle out = nullptr;
+        const int convs = count_executed(",convolution,", [&] {
+          ASSERT_EQ(shim_frozen().conv(xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, args.attr.c_str(),
+                                       args.scalars.data(), static_cast<int64_t>(args.scalars.size()), &args.alg, &out),
+                    0)
+              << what << " " << attr << ": " << shim_only().last_error();
+        });
+        ASSERT_NE(out, nullptr);
+        sd.keep(out);
+        std::vector<double> want(conv.size());
+        for (size_t i = 0; i < want.size(); ++i) want[i] = unary_ref(attr, conv[i]);
+        EXPECT_EQ(compare(values(a, out), want, 1e-4, 1e-4), "") << what << " " << attr;
+        // count_executed is -1 where oneDNN's verbose lines cannot be read
+        if (on_panels && convs > 0) ADD_FAILURE() << what << " " << attr << ": ran as oneDNN's convolution";
+        // (128 channels at this small size run as oneDNN's packed GEMM at
+        // any team size: the older rule of convolution_gemm.cpp)
+        if (!on_panels && c < 128 && convs == 0) ADD_FAILURE() << what << " " << attr << ": ran as no convolution";
+      }
       std::vector<double> want(conv.size());
-      for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i], 0.0);
-      EXPECT_EQ(compare(values(a, out), want, 1e-4, 1e-4), "") << what;
-      // count_executed is -1 where oneDNN's verbose lines cannot be read
-      if (on_panels && convs > 0) ADD_FAILURE() << what << ": ran as oneDNN's convolution, not on panels";
-      // (128 channels at this small size run as oneDNN's packed GEMM at any
-      // team size: the older rule of convolution_gemm.cpp)
-      if (!on_panels && c < 128 && convs == 0) ADD_FAILURE() << what << ": ran as no oneDNN convolution";
       // In place: other = relu(conv + other), other channels-last.
       const auto other = random_floats(n * o * oh * ow, 144);
       AtenTensorHandle oh_ = f32(sd, other, {n, o, oh, ow}, true), res = nullptr;
