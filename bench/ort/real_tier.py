@@ -81,6 +81,8 @@ import zipfile
 import numpy as np
 import torch
 
+from compare import host_flags  # this directory's compare.py: the same flags it checks exports against
+
 SEED = 20261129
 DEFAULT_OUT = os.path.join(os.path.expanduser("~"), ".cache", "aotrun", "bench-real")
 CONFIGS = {"aot_inductor.package_constants_in_so": True, "aot_inductor.enable_line_tables": False}
@@ -94,13 +96,6 @@ NATIVE_FLAGS = ("avx2", "fma", "f16c", "bmi2", "avx512f", "avx512dq", "avx512cd"
                 "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8", "amx_bf16")
 
 
-def host_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key.strip() == "flags":
-                return set(value.split())
-    return set()
 # Tolerances of compare.py's check (ORT and aotrun against eager): allclose
 # with atol = ATOL_REL x max |eager output|. Real depths and widths add
 # float32 reassociation errors that the zoo's 1e-5 absolute does not allow.
