@@ -1028,6 +1028,57 @@ bool onednn_runs_avx512_core() {
   return c == "ALL" || c.rfind("AVX512_CORE", 0) == 0;
 }
 
+// A 2-d convolution as loops in double: x [n, c, h, wd] and w [o, c, k, k]
+// row-major, bias [o], square padding, stride and dilation; the output
+// [n, o, g.oh(), g.ow()] row-major.
+struct ConvGeometry {
+  int64_t n, c, o, k, h, wd, pad, stride, dil;
+  int64_t oh() const { return (h + 2 * pad - dil * (k - 1) - 1) / stride + 1; }
+  int64_t ow() const { return (wd + 2 * pad - dil * (k - 1) - 1) / stride + 1; }
+};
+
+std::vector<double> conv_loops(const ConvGeometry& g, const std::vector<float>& x, const std::vector<float>& w,
+                               const std::vector<float>& bias) {
+  const int64_t oh = g.oh(), ow = g.ow(), c = g.c, k = g.k, h = g.h, wd = g.wd;
+  std::vector<double> conv(static_cast<size_t>(g.n * g.o * oh * ow));
+  for (int64_t bi = 0; bi < g.n; ++bi)
+    for (int64_t oc = 0; oc < g.o; ++oc)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double acc = bias[oc];
+          for (int64_t ic = 0; ic < c; ++ic)
+            for (int64_t i = 0; i < k; ++i)
+              for (int64_t j = 0; j < k; ++j) {
+                const int64_t iy = y * g.stride - g.pad + i * g.dil, ix = xx * g.stride - g.pad + j * g.dil;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                acc += static_cast<double>(x[((bi * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + i) * k + j];
+              }
+          conv[((bi * g.o + oc) * oh + y) * ow + xx] = acc;
+        }
+  return conv;
+}
+
+// The in-place residual sum, other = relu(conv + other) with `other`
+// channels-last and random (seed), against `conv` (conv_loops' result).
+void expect_relu_sum_in_place(Side& sd, const ShimApi& a, const ConvGeometry& g, AtenTensorHandle xh,
+                              AtenTensorHandle wh, AtenTensorHandle bh, const std::vector<double>& conv, uint32_t seed,
+                              const std::string& what) {
+  const int64_t pad[] = {g.pad, g.pad}, stride[] = {g.stride, g.stride}, dil[] = {g.dil, g.dil};
+  const double* none[] = {nullptr};
+  const auto other = random_floats(g.n * g.o * g.oh() * g.ow(), seed);
+  AtenTensorHandle oh = f32(sd, other, {g.n, g.o, g.oh(), g.ow()}, true), out = nullptr;
+  double alpha = 1.0;
+  const char* relu = "relu";
+  ASSERT_EQ(shim_frozen().conv_binary_inplace(oh, xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, "add", &alpha, &relu, none,
+                                              1, nullptr, &out),
+            0)
+      << what << " in place: " << shim_only().last_error();
+  sd.keep(out);
+  std::vector<double> want(conv.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + other[i], 0.0);
+  EXPECT_EQ(compare(values(a, oh), want, 1e-4, 1e-4), "") << what << " in place";
+}
+
 // A frozen convolution with many input channels runs as im2col + a GEMM on
 // its weight packed once (convolution_gemm.cpp) where oneDNN runs below
 // AVX-512, and as oneDNN's convolution where it has AVX-512 core (its
@@ -1054,24 +1105,8 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
   for (const Geo g : {Geo{1, 1, 1, 6, 5}, Geo{0, 2, 1, 6, 5}, Geo{2, 1, 2, 6, 5}, Geo{1, 1, 1, 20, 30}}) {
     const int64_t h = g.h, wd = g.wd;
     const auto x = random_floats(n * c * h * wd, 132);
-    const int64_t oh = (h + 2 * g.pad - g.dil * (k - 1) - 1) / g.stride + 1;
-    const int64_t ow = (wd + 2 * g.pad - g.dil * (k - 1) - 1) / g.stride + 1;
-    std::vector<double> conv(static_cast<size_t>(n * o * oh * ow));
-    for (int64_t bi = 0; bi < n; ++bi)
-      for (int64_t oc = 0; oc < o; ++oc)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t xx = 0; xx < ow; ++xx) {
-            double acc = bias[oc];
-            for (int64_t ic = 0; ic < c; ++ic)
-              for (int64_t i = 0; i < k; ++i)
-                for (int64_t j = 0; j < k; ++j) {
-                  const int64_t iy = y * g.stride - g.pad + i * g.dil, ix = xx * g.stride - g.pad + j * g.dil;
-                  if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-                  acc +=
-                      static_cast<double>(x[((bi * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + i) * k + j];
-                }
-            conv[((bi * o + oc) * oh + y) * ow + xx] = acc;
-          }
+    const ConvGeometry geo{n, c, o, k, h, wd, g.pad, g.stride, g.dil};
+    const std::vector<double> conv = conv_loops(geo, x, w, bias);
     const std::string what = "pad " + std::to_string(g.pad) + " stride " + std::to_string(g.stride) + " dilation " +
                              std::to_string(g.dil) + " image " + std::to_string(h) + "x" + std::to_string(wd);
     const int64_t pad[] = {g.pad, g.pad}, stride[] = {g.stride, g.stride}, dil[] = {g.dil, g.dil};
@@ -1096,19 +1131,7 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
       }
       if (!packed && convs == 0) ADD_FAILURE() << what << " " << attr << ": ran as no oneDNN convolution";
     }
-    // In place: other = relu(conv + other), other channels-last.
-    const auto other = random_floats(n * o * oh * ow, 134);
-    AtenTensorHandle oh_ = f32(sd, other, {n, o, oh, ow}, true), out = nullptr;
-    double alpha = 1.0;
-    const char* relu = "relu";
-    ASSERT_EQ(shim_frozen().conv_binary_inplace(oh_, xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, "add", &alpha, &relu,
-                                                none, 1, nullptr, &out),
-              0)
-        << what << " in place: " << shim_only().last_error();
-    sd.keep(out);
-    std::vector<double> want(conv.size());
-    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + other[i], 0.0);
-    EXPECT_EQ(compare(values(a, oh_), want, 1e-4, 1e-4), "") << what << " in place";
+    expect_relu_sum_in_place(sd, a, geo, xh, wh, bh, conv, 134, what);
   }
 }
 
@@ -1116,9 +1139,9 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
 // core, a frozen convolution of 64 to 128 input channels runs as groups of
 // 64 output pixels unfolded and multiplied on panels (convolution_gemm.cpp);
 // at two threads, below 128 channels, as oneDNN's direct convolution.
-// Equal to loops either
-// way: several row groups and an uneven last one, stride, padding, bias,
-// every activation of the vocabulary and the in-place residual sum.
+// Equal to loops either way: several row groups and an uneven last one,
+// stride, padding, bias, every activation of the vocabulary and the
+// in-place residual sum.
 TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
   NEED_SHIM();
   const OmpTeam team;
@@ -1138,25 +1161,9 @@ TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
     int rc = -1;
     AtenTensorHandle wh = mkldnn_constant(sd, b, w, {o, c, k, k}, &rc);
     ASSERT_EQ(rc, 0) << shim_only().last_error();
-    const int64_t oh = (h + 2 * cs.pad - k) / cs.stride + 1, ow = (wd + 2 * cs.pad - k) / cs.stride + 1;
-    std::vector<double> conv(static_cast<size_t>(n * o * oh * ow));
-    for (int64_t bi = 0; bi < n; ++bi)
-      for (int64_t oc = 0; oc < o; ++oc)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t xx = 0; xx < ow; ++xx) {
-            double acc = bias[oc];
-            for (int64_t ic = 0; ic < c; ++ic)
-              for (int64_t i = 0; i < k; ++i)
-                for (int64_t j = 0; j < k; ++j) {
-                  const int64_t iy = y * cs.stride - cs.pad + i, ix = xx * cs.stride - cs.pad + j;
-                  if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-                  acc +=
-                      static_cast<double>(x[((bi * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + i) * k + j];
-                }
-            conv[((bi * o + oc) * oh + y) * ow + xx] = acc;
-          }
+    const ConvGeometry geo{n, c, o, k, h, wd, cs.pad, cs.stride, 1};
+    const std::vector<double> conv = conv_loops(geo, x, w, bias);
     const int64_t pad[] = {cs.pad, cs.pad}, stride[] = {cs.stride, cs.stride}, dil[] = {1, 1};
-    const double* none[] = {nullptr};
     AtenTensorHandle xh = f32(sd, x, {n, c, h, wd}, true), bh = f32(sd, bias, {o});
     for (const int threads : {1, 2}) {
       team.set_threads(threads);
@@ -1185,19 +1192,7 @@ TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
         // any team size: the older rule of convolution_gemm.cpp)
         if (!on_panels && c < 128 && convs == 0) ADD_FAILURE() << what << " " << attr << ": ran as no convolution";
       }
-      std::vector<double> want(conv.size());
-      // In place: other = relu(conv + other), other channels-last.
-      const auto other = random_floats(n * o * oh * ow, 144);
-      AtenTensorHandle oh_ = f32(sd, other, {n, o, oh, ow}, true), res = nullptr;
-      double alpha = 1.0;
-      const char* relu = "relu";
-      ASSERT_EQ(shim_frozen().conv_binary_inplace(oh_, xh, wh, &bh, pad, 2, stride, 2, dil, 2, 1, "add", &alpha, &relu,
-                                                  none, 1, nullptr, &res),
-                0)
-          << what << " in place: " << shim_only().last_error();
-      sd.keep(res);
-      for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + other[i], 0.0);
-      EXPECT_EQ(compare(values(a, oh_), want, 1e-4, 1e-4), "") << what << " in place";
+      expect_relu_sum_in_place(sd, a, geo, xh, wh, bh, conv, 144, what);
     }
     team.set_threads(team.team0);
   }

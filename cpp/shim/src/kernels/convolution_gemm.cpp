@@ -159,21 +159,21 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   };
   const float beta = post.accumulate != nullptr ? 1.0f : 0.0f;
   const Unfold unfold{static_cast<const float*>(input.data()), input, p, c, h, w, kh, kw, oh, ow};
+  std::vector<float> bias_floats;  // the bias, contiguous
+  if (bias != nullptr) {
+    const float* bp = static_cast<const float*>(bias->data());
+    bias_floats.resize(static_cast<size_t>(o));
+    for (int64_t oc = 0; oc < o; ++oc) bias_floats[oc] = bp[oc * bias->strides[0]];
+  }
+  float* const y = static_cast<float*>(out.data());
   if (panels) {
     const std::shared_ptr<const PanelWeight> panel_w = derived_panels(*weight.storage, key, o, k, fill);
     if (panel_w == nullptr) return false;
-    std::vector<float> bias_floats;  // contiguous, for the GEMM's store
-    if (bias != nullptr) {
-      const float* bp = static_cast<const float*>(bias->data());
-      bias_floats.resize(static_cast<size_t>(o));
-      for (int64_t oc = 0; oc < o; ++oc) bias_floats[oc] = bp[oc * bias->strides[0]];
-    }
     // Even row groups of at most kPanelGroupRows, each unfolded into this
     // thread's buffer and multiplied while it is in L2.
     const int64_t groups = (m + kPanelGroupRows - 1) / kPanelGroupRows;
     thread_local PanelScratch scratch;
     float* const cols = scratch.at_least((m + groups - 1) / groups * k);
-    float* const y = static_cast<float*>(out.data());
     const float* const b = bias != nullptr ? bias_floats.data() : nullptr;
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups;
@@ -212,13 +212,9 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
     if (!packed_gemm_derived(rows, lhs, *weight.storage, key, o, fill, beta, op)) return false;
   }
   if (bias != nullptr) {
-    float* y = static_cast<float*>(out.data());
-    const float* bp = static_cast<const float*>(bias->data());
-    std::vector<float> bv(static_cast<size_t>(o));
-    for (int64_t oc = 0; oc < o; ++oc) bv[oc] = bp[oc * bias->strides[0]];
     for_range(m * o >= (1 << 16), m, [&](int64_t r) {
       float* yr = y + r * o;
-      for (int64_t oc = 0; oc < o; ++oc) yr[oc] += bv[oc];
+      for (int64_t oc = 0; oc < o; ++oc) yr[oc] += bias_floats[oc];
     });
   }
   apply_unary(out, post.unary);
