@@ -652,6 +652,23 @@ TEST(ShimKernels, ConvolutionMatchesNaive) {
   }
 }
 
+// Per-call temporaries (the reordered weight, an unfolded input) live in
+// thread scratch that keeps its largest size and is never cleared
+// (src/compute/scratch.hpp): a large convolution, then a small one in the
+// memory the large one left, then the large one again, each against the
+// naive reference.
+TEST(ShimKernels, ConvolutionsOfOtherSizesInTurnMatchNaive) {
+  const Conv large = {{2, 24, 12, 12}, 40, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true, true};
+  const Conv small = {{1, 8, 5, 5}, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true, true};
+  const std::vector<double> want_large = conv_reference(large, kF32), want_small = conv_reference(small, kF32);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    check_conv(large, kF32, want_large);
+    check_conv(small, kF32, want_small);
+  }
+  check_conv(large, kF32, want_large);
+}
+
 // Issue #40: oneDNN's GEMM-based convolution (every Conv1d of a speech stem,
 // large dilations) crashed when it ran on a thread other than the one that
 // first ran its shape, and primitives built for one OpenMP team size were

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <new>
 
 #include "compute/packed_memory.hpp"
 #include "compute/vector_isa.hpp"
@@ -25,15 +24,6 @@ constexpr int64_t kRowGroup = 64;
 // 704-1,024 (docs/PERFORMANCE.md section 21), and no chunking at all the
 // same as this up to k = 1,024.
 constexpr int64_t kChunkBytes = 256 * 1024;
-
-// At least one float, 64-byte aligned (the panels' vector loads are
-// aligned); throws std::bad_alloc.
-float* aligned_floats(int64_t floats) {
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(floats, 1)) * sizeof(float);
-  auto* p = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
 
 // panel_gemm on the weight `w`: split over the calling thread's team when
 // `may_split` and the product is big enough.
@@ -103,17 +93,6 @@ void run_panels(const PanelWeight& w, int64_t m, const float* x, int64_t ldx, co
 bool panel_gemm_supported() { return vector_isa() != VectorIsa::kScalar; }
 
 int64_t panel_width() { return vector_isa() == VectorIsa::kAvx512 ? kPanelWidthAvx512 : kPanelWidthAvx2; }
-
-PanelScratch::~PanelScratch() { std::free(data_); }
-
-float* PanelScratch::at_least(int64_t floats) {
-  if (floats <= size_) return data_;
-  float* grown = aligned_floats(floats);
-  std::free(data_);
-  data_ = grown;
-  size_ = floats;
-  return data_;
-}
 
 int64_t panel_floats(int64_t n, int64_t k) {
   const int64_t pw = panel_width();

@@ -78,23 +78,6 @@ std::unique_ptr<PanelWeight> pack_panels(const float* w, int64_t n, int64_t k, i
 // Requires panel_gemm_supported().
 std::unique_ptr<PanelWeight> panels_over(const float* base, int64_t n, int64_t k, int64_t width, int64_t block_stride);
 
-// A thread's 64-byte-aligned scratch for panels packed per call: grows to
-// the largest size asked for, and keeps it.
-class PanelScratch {
- public:
-  PanelScratch() = default;
-  PanelScratch(const PanelScratch&) = delete;
-  PanelScratch& operator=(const PanelScratch&) = delete;
-  ~PanelScratch();
-  // Room for `floats` floats (their values unspecified); throws
-  // std::bad_alloc when memory runs out.
-  float* at_least(int64_t floats);
-
- private:
-  float* data_ = nullptr;
-  int64_t size_ = 0;
-};
-
 // The floats pack_panels_into writes for an [n, k] weight.
 int64_t panel_floats(int64_t n, int64_t k);
 

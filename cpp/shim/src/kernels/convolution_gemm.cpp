@@ -40,6 +40,7 @@
 #include "compute/onednn.hpp"
 #include "compute/packed_gemm.hpp"
 #include "compute/panel_gemm.hpp"
+#include "compute/scratch.hpp"
 #include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "kernels.hpp"
@@ -172,8 +173,8 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
     // Even row groups of at most kPanelGroupRows, each unfolded into this
     // thread's buffer and multiplied while it is in L2.
     const int64_t groups = (m + kPanelGroupRows - 1) / kPanelGroupRows;
-    thread_local PanelScratch scratch;
-    float* const cols = scratch.at_least((m + groups - 1) / groups * k);
+    thread_local Scratch scratch;
+    float* const cols = scratch.floats((m + groups - 1) / groups * k);
     const float* const b = bias != nullptr ? bias_floats.data() : nullptr;
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups;
@@ -191,9 +192,8 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   // times. The OpenMP team writes the buffer through `lhs_data` (a
   // thread_local named inside the region would be each worker's own).
   const int64_t chunk = std::min(m, std::max<int64_t>(kMinChunkRows, kChunkFloats / k));
-  thread_local std::vector<float> cols;
-  cols.resize(static_cast<size_t>(chunk * k));
-  float* const lhs_data = cols.data();
+  thread_local Scratch cols;
+  float* const lhs_data = cols.floats(chunk * k);
   for (int64_t r0 = 0; r0 < m; r0 += chunk) {
     const int64_t rows_here = std::min(chunk, m - r0);
     for_range(rows_here * k >= (1 << 18), rows_here, [&](int64_t rr) { unfold.pixel(r0 + rr, lhs_data + rr * k); });

@@ -23,6 +23,7 @@
 #include "mkldnn_blob.hpp"
 #include "compute/eltwise_onednn.hpp"
 #include "compute/onednn.hpp"
+#include "compute/scratch.hpp"
 
 namespace aotrun::shim::kernels {
 namespace {
@@ -224,7 +225,7 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     const dnnl::engine& eng = onednn::cpu_engine();
     dnnl::stream& s = onednn::thread_stream();
     memory w;
-    thread_local std::vector<float> packed;  // this thread's reordered weight
+    thread_local Scratch packed;  // this thread's reordered weight
     const void* blob = e->weight_reorder ? blob_in_layout(weight, e->weight) : nullptr;
     if (blob != nullptr) {  // the export packed it as this primitive wants it
       w = memory(e->weight, eng, const_cast<void*>(blob));
@@ -246,8 +247,7 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
       }));
       w = memory(e->weight, eng, kept->data.get());
     } else if (e->weight_reorder) {
-      packed.resize((e->weight.get_size() + sizeof(float) - 1) / sizeof(float));
-      w = memory(e->weight, eng, packed.data());
+      w = memory(e->weight, eng, packed.room<unsigned char>(static_cast<int64_t>(e->weight.get_size())));
       memory w_user(e->weight_user, eng, weight.data());
       e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
                                      {DNNL_ARG_TO, w},

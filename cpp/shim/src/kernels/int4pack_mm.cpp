@@ -49,6 +49,7 @@
 #include <immintrin.h>
 #endif
 
+#include "compute/scratch.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
@@ -321,15 +322,15 @@ Tensor weight_int4pack_mm(const Tensor& x, const Tensor& w, int64_t group, const
                                                                             : Arith::kFused;
   // Per-thread buffers, kept between calls: x in float32 (16-bit x) and the
   // sums of one tile (16-bit outputs).
-  thread_local std::vector<float> x_buf, acc_buf;
+  thread_local Scratch x_buf, acc_buf;
   Problem p{};
   if (dt == kFloat32) {
     p.x = static_cast<const float*>(x.data());
   } else {
-    x_buf.resize(static_cast<size_t>(m * k));
+    float* const xf = x_buf.floats(m * k);
     const uint16_t* src = static_cast<const uint16_t*>(x.data());
-    for (int64_t i = 0; i < m * k; ++i) x_buf[i] = dt == kBFloat16 ? bf16_to_float(src[i]) : half_to_float(src[i]);
-    p.x = x_buf.data();
+    for (int64_t i = 0; i < m * k; ++i) xf[i] = dt == kBFloat16 ? bf16_to_float(src[i]) : half_to_float(src[i]);
+    p.x = xf;
   }
   p.m = m;
   p.k = k;
@@ -347,15 +348,15 @@ Tensor weight_int4pack_mm(const Tensor& x, const Tensor& w, int64_t group, const
     for (int64_t n0 = 0; n0 < n; n0 += kTile) tiles(p, n0, o + n0);
     return out;
   }
-  acc_buf.resize(static_cast<size_t>(m * kTile));
+  float* const acc = acc_buf.floats(m * kTile);
   p.ldacc = kTile;
   uint16_t* o = static_cast<uint16_t*>(out.data());
   for (int64_t n0 = 0; n0 < n; n0 += kTile) {
-    std::memset(acc_buf.data(), 0, acc_buf.size() * sizeof(float));
-    tiles(p, n0, acc_buf.data());
+    std::memset(acc, 0, static_cast<size_t>(m * kTile) * sizeof(float));
+    tiles(p, n0, acc);
     for (int64_t i = 0; i < m; ++i) {
       for (int j = 0; j < kTile; ++j) {
-        const float v = acc_buf[i * kTile + j];
+        const float v = acc[i * kTile + j];
         o[i * n + n0 + j] = dt == kBFloat16 ? float_to_bf16(v) : float_to_half(v);
       }
     }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/scratch.hpp"
 #include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -42,9 +43,9 @@ void products(const float* x, const int8_t* w, int64_t m, int64_t n, int64_t k, 
   const int64_t rows = block_rows(k), blocks = (n + rows - 1) / rows;
   const bool parallel = blocks > 1 && m * n * k >= (int64_t{1} << 18);
   const bool transposed = m > 8;
-  std::vector<float> xt;
+  thread_local Scratch xt_buf;  // the caller's; the team reads it
+  float* const xt = transposed ? xt_buf.floats(k * m) : nullptr;
   if (transposed) {
-    xt.resize(static_cast<size_t>(k * m));
     for (int64_t i = 0; i < m; ++i)
       for (int64_t p = 0; p < k; ++p) xt[p * m + i] = x[i * k + p];
   }
@@ -52,9 +53,8 @@ void products(const float* x, const int8_t* w, int64_t m, int64_t n, int64_t k, 
   for_range(parallel, blocks, [&](int64_t b) {
     try {
       const int64_t n0 = b * rows, nb = std::min(rows, n - n0);
-      thread_local std::vector<float> tile, block;
-      tile.resize(static_cast<size_t>(nb * k));
-      float* t = tile.data();
+      thread_local Scratch tile, block;  // each worker's own
+      float* t = tile.floats(nb * k);
       const int8_t* src = w + n0 * k;
       const int64_t count = nb * k;
 #pragma omp simd
@@ -62,10 +62,10 @@ void products(const float* x, const int8_t* w, int64_t m, int64_t n, int64_t k, 
       if (!transposed) {
         sgemm(false, true, m, nb, k, 1.0f, x, k, t, k, 0.0f, c + n0, n);
       } else {
-        block.resize(static_cast<size_t>(nb * m));
-        sgemm(false, false, nb, m, k, 1.0f, t, k, xt.data(), m, 0.0f, block.data(), m);
+        float* const bl = block.floats(nb * m);
+        sgemm(false, false, nb, m, k, 1.0f, t, k, xt, m, 0.0f, bl, m);
         for (int64_t j = 0; j < nb; ++j)
-          for (int64_t i = 0; i < m; ++i) c[i * n + n0 + j] = block[j * m + i];
+          for (int64_t i = 0; i < m; ++i) c[i * n + n0 + j] = bl[j * m + i];
       }
     } catch (const std::exception& e) {
 #pragma omp critical(aotrun_shim_int8pack_failure)

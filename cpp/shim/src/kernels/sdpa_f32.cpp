@@ -20,6 +20,7 @@
 
 #include "compute/head_products.hpp"
 #include "compute/panel_gemm.hpp"
+#include "compute/scratch.hpp"
 #include "compute/team_split.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -62,9 +63,8 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
   std::string failure;
   for_range<Schedule::kDynamic>(parallel, heads, [&](int64_t bh) {
     try {
-      thread_local std::vector<float> scores;  // [L, S] of one head, then Kᵀ [E, S] when small
-      scores.resize(static_cast<size_t>(small ? (L + E) * S : L * S));
-      float* sp = scores.data();
+      thread_local Scratch scores;  // [L, S] of one head, then Kᵀ [E, S] when small
+      float* sp = scores.floats(small ? (L + E) * S : L * S);
       const int64_t b = bh / Hq, h = bh % Hq;
       const float* qh = qp + b * q.strides[0] + h * q.strides[1];
       const float* kh = kp + b * k.strides[0] + (h / group) * k.strides[1];
@@ -104,8 +104,8 @@ bool sdpa_f32(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* m
       if (small) {
         head_weighted_sum(L, S, E, sp, vh, ld[2], oh, ld[3]);
       } else if (panels) {
-        thread_local PanelScratch packed;  // this thread's panels of one head's values
-        float* vpan = packed.at_least(panel_floats(E, S));
+        thread_local Scratch packed;  // this thread's panels of one head's values
+        float* vpan = packed.floats(panel_floats(E, S));
         pack_panels_into(vh, E, S, 1, ld[2], vpan);
         panel_gemm_serial(E, S, vpan, L, sp, S, oh, ld[3]);
       } else {
