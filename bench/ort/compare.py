@@ -78,6 +78,7 @@ each round after the pair: --libtorch DIR (the same .pt2 on libtorch) and
 line by line as the run goes.
 """
 import argparse
+import glob
 import json
 import os
 import platform
@@ -159,6 +160,33 @@ def cpu_line():
             "amx_int8", "amx_bf16"]
     return "%s; vector extensions: %s (no %s)" % (model, " ".join(w for w in want if w in flags) or "none",
                                                   " ".join(w for w in want if w not in flags) or "-")
+
+
+def memory_line():
+    """What decides how fast fresh memory faults in, which open times
+    depend on: transparent huge pages (aotrun advises its constants, SHIM.md)
+    and a hypervisor's free page reporting (virtio-balloon: free 2 MiB
+    blocks are handed back to the host, so a huge page made from one is
+    faulted in again by the host, docs/PERFORMANCE.md section 33)."""
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+    thp = read("/sys/kernel/mm/transparent_hugepage/enabled") or "?"
+    thp = thp[thp.find("[") + 1:thp.find("]")] if "[" in thp else thp
+    # A virtio balloon (device 5) that negotiated VIRTIO_BALLOON_F_REPORTING
+    # (feature bit 5; sysfs lists the bits as a string of 0s and 1s).
+    reporting = False
+    for dev in glob.glob("/sys/bus/virtio/devices/*"):
+        features = read(os.path.join(dev, "features")) or ""
+        if read(os.path.join(dev, "device")) == "0x0005" and features[5:6] == "1":
+            reporting = True
+    order = read("/sys/module/page_reporting/parameters/page_reporting_order")
+    reporting = ("free page reporting to the host (virtio balloon, from order %s)" % (order or "?") if reporting
+                 else "no free page reporting")
+    return "transparent huge pages %s; %s" % (thp, reporting)
 
 
 def check_exports(args, man):
@@ -414,6 +442,7 @@ def bench(args):
     log("cpu: %s" % cpu_line())
     log("machine: %d CPUs, %s; load average at start %s" % (os.cpu_count(), platform.platform(),
                                                              " ".join("%.2f" % x for x in os.getloadavg())))
+    log("memory: %s" % memory_line())
     log("aotrun: %s (HEAD %s, shim: no AOTRUN_LIBTORCH)" % (aotrun, commit))
     # Caps on the vector paths (an AVX-512 host measuring what an AVX2-only
     # one runs): they reach aotrun's shim and its oneDNN; ORT's MLAS has none.
