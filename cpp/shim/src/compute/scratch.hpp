@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 namespace aotrun::shim::kernels {
 
@@ -33,11 +34,14 @@ class Scratch {
   // contents are not kept). Throws std::bad_alloc when memory runs out.
   template <class T>
   T* room(int64_t count) {
-    return static_cast<T*>(bytes(static_cast<size_t>(count < 0 ? 0 : count) * sizeof(T)));
+    const size_t n = count < 0 ? 0 : static_cast<size_t>(count);
+    if (n > kMaxBytes / sizeof(T)) throw std::bad_alloc();  // no size that wraps around
+    return static_cast<T*>(bytes(n * sizeof(T)));
   }
   float* floats(int64_t count) { return room<float>(count); }
 
  private:
+  static constexpr size_t kMaxBytes = SIZE_MAX / 2;
   void* bytes(size_t n);
 
   void* data_ = nullptr;
