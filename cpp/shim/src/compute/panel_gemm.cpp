@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "compute/packed_memory.hpp"
 #include "compute/vector_isa.hpp"

@@ -43,7 +43,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <exception>
 #include <string>
-#include <vector>
 
 #include "compute/scratch.hpp"
 #include "compute/team_split.hpp"

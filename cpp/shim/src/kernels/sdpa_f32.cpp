@@ -16,7 +16,6 @@
 #include <exception>
 #include <limits>
 #include <string>
-#include <vector>
 
 #include "compute/head_products.hpp"
 #include "compute/panel_gemm.hpp"
