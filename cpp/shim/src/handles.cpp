@@ -1,5 +1,6 @@
 // Creating, aliasing and deleting tensor handles.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aotrun_shim/shim.h"
@@ -138,7 +139,7 @@ AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, 
     check_dtype(dtype);
     auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
     check_sizes(sizes);
-    Tensor t = empty_tensor(sizes, dims(ndim, strides_ptr, "strides_ptr"), dtype, device_type,
+    Tensor t = empty_tensor(std::move(sizes), dims(ndim, strides_ptr, "strides_ptr"), dtype, device_type,
                             device_index_of(device_type, device_index));
     *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
   });
@@ -177,9 +178,7 @@ AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndi
                                               AtenTensorHandle* ret_new_tensor) {
   return guard(__func__, [&] {
     const Tensor& base = as_tensor(self, "self");
-    Tensor t = base;
-    t.sizes = dims(ndim, sizes_ptr, "sizes_ptr");
-    t.strides = dims(ndim, strides_ptr, "strides_ptr");
+    Tensor t = with_shape(base, dims(ndim, sizes_ptr, "sizes_ptr"), dims(ndim, strides_ptr, "strides_ptr"));
     check_sizes(t.sizes);
     t.storage_offset = base.storage_offset + storage_offset;
     if (t.storage_offset < 0) throw ShimError("the resulting storage offset is negative");
@@ -196,10 +195,8 @@ AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset
     if (pool.storage_offset != 0) throw ShimError("self must have storage offset 0 (a pool)");
     check_dtype(dtype);
     if (offset_bytes < 0) throw ShimError("negative offset_bytes " + std::to_string(offset_bytes));
-    Tensor t = pool;
+    Tensor t = with_shape(pool, dims(ndim, sizes_ptr, "sizes_ptr"), dims(ndim, strides_ptr, "strides_ptr"));
     t.dtype = dtype;
-    t.sizes = dims(ndim, sizes_ptr, "sizes_ptr");
-    t.strides = dims(ndim, strides_ptr, "strides_ptr");
     check_sizes(t.sizes);
     t.storage_offset = offset_bytes / static_cast<int64_t>(element_size(dtype));
     *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "buffer_cache.hpp"
 #include "device_layers.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -14,9 +15,11 @@
 namespace aotrun::shim {
 namespace {
 
+// From this thread's buffer cache (buffer_cache.hpp); given back with
+// release_block(p, nbytes).
 void* allocate_bytes(size_t nbytes) {
   if (nbytes == 0) return nullptr;
-  void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+  void* p = allocate_block(nbytes);
   if (p == nullptr) throw ShimError("out of memory allocating " + std::to_string(nbytes) + " bytes");
   return p;
 }
@@ -24,16 +27,16 @@ void* allocate_bytes(size_t nbytes) {
 }  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
-  return std::shared_ptr<Storage>(new Storage(allocate_bytes(nbytes), nbytes, true));
+  return std::make_shared<Storage>(Key{}, allocate_bytes(nbytes), nbytes, true);
 }
 
 std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes) {
-  return std::shared_ptr<Storage>(new Storage(data, nbytes, false));
+  return std::make_shared<Storage>(Key{}, data, nbytes, false);
 }
 
 std::shared_ptr<Storage> Storage::deferred(size_t nbytes, std::function<void(void*)> fill, const void* source,
                                            std::shared_ptr<const BlockedLayout> layout) {
-  auto s = std::shared_ptr<Storage>(new Storage(nullptr, nbytes, true));
+  auto s = std::make_shared<Storage>(Key{}, nullptr, nbytes, true);
   s->fill_ = std::move(fill);
   s->source_ = source;
   s->source_layout_ = std::move(layout);
@@ -48,7 +51,7 @@ void* Storage::made() const {
     try {
       if (p != nullptr) fill_(p);
     } catch (...) {
-      std::free(p);
+      release_block(p, nbytes_);
       throw;
     }
     data_ = p;
@@ -61,7 +64,8 @@ std::shared_ptr<const void> Storage::read() const {
   if (!fill_ || is_made_.load(std::memory_order_acquire)) return {data_, [](const void*) {}};
   if (nbytes_ == 0) return {nullptr, [](const void*) {}};
   void* p = allocate_bytes(nbytes_);
-  std::shared_ptr<const void> lent(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  const size_t n = nbytes_;
+  std::shared_ptr<const void> lent(p, [n](const void* q) { release_block(const_cast<void*>(q), n); });
   fill_(p);
   return lent;
 }
@@ -74,7 +78,7 @@ std::shared_ptr<Storage> Storage::allocate_on(const aotrun_shim_device_layer* la
     throw ShimError(std::string("allocating ") + std::to_string(nbytes) + " bytes of " + layer->name +
                     " memory: " + why);
   }
-  auto s = std::shared_ptr<Storage>(new Storage(data, nbytes, true));
+  auto s = std::make_shared<Storage>(Key{}, data, nbytes, true);
   s->layer_ = layer;
   s->device_index_ = device_index;
   s->record_ = record;
@@ -86,7 +90,7 @@ Storage::~Storage() {
   if (layer_ != nullptr) {
     layer_->release(device_index_, data_, record_);
   } else {
-    std::free(data_);
+    release_block(data_, nbytes_);
   }
 }
 
@@ -112,7 +116,7 @@ void Storage::grow(size_t nbytes) {
   }
   void* p = allocate_bytes(nbytes);
   if (nbytes_ > 0) std::memcpy(p, data_, nbytes_);
-  std::free(data_);
+  release_block(data_, nbytes_);
   data_ = p;
   nbytes_ = nbytes;
 }
@@ -246,8 +250,8 @@ Tensor& as_tensor(AtenTensorHandle h, const char* what) {
   return *reinterpret_cast<Tensor*>(h);
 }
 
-Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype,
-                    int32_t device_type, int32_t device_index) {
+Tensor empty_tensor(std::vector<int64_t> sizes, std::vector<int64_t> strides, int32_t dtype, int32_t device_type,
+                    int32_t device_index) {
   const size_t item = element_size(dtype);
   if (item == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
   const size_t nbytes = storage_nbytes_for(sizes, strides, 0, item);
@@ -258,10 +262,23 @@ Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t
     t.storage = Storage::allocate_on(require_device_layer(device_type, "a new tensor"), device_index, nbytes);
     t.device_index = device_index;
   }
-  t.sizes = sizes;
-  t.strides = strides;
+  t.sizes = std::move(sizes);
+  t.strides = std::move(strides);
   t.dtype = dtype;
   t.device_type = device_type;
+  return t;
+}
+
+Tensor with_shape(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides) {
+  Tensor t;
+  t.storage = base.storage;
+  t.sizes = std::move(sizes);
+  t.strides = std::move(strides);
+  t.storage_offset = base.storage_offset;
+  t.dtype = base.dtype;
+  t.device_type = base.device_type;
+  t.device_index = base.device_index;
+  t.layout = base.layout;
   return t;
 }
 

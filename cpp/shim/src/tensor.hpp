@@ -23,7 +23,8 @@ struct BlockedLayout;  // mkldnn_blob.hpp
 
 class Storage {
  public:
-  // Allocates `nbytes` (64-byte aligned; nullptr data for 0 bytes). Throws on failure.
+  // Allocates `nbytes` (64-byte aligned; nullptr data for 0 bytes), from
+  // this thread's buffer cache (buffer_cache.hpp). Throws on failure.
   static std::shared_ptr<Storage> allocate(size_t nbytes);
   // Allocates `nbytes` from a device layer (device_layers.hpp) on device
   // `device_index`; released through it. Throws the layer's message.
@@ -51,6 +52,17 @@ class Storage {
   const void* source() const { return source_; }
   // The source's layout, as given to deferred() (null for others).
   const BlockedLayout* source_layout() const { return source_layout_.get(); }
+
+ private:
+  struct Key {
+    explicit Key() = default;
+  };
+
+ public:
+  // Only through the factories above, which alone can make a Key: public
+  // so that make_shared can construct it (one allocation for the object and
+  // its count).
+  Storage(Key, void* data, size_t nbytes, bool owned) : data_(data), nbytes_(nbytes), owned_(owned) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -81,7 +93,6 @@ class Storage {
   std::shared_ptr<void> derived(const std::vector<int64_t>& key, const std::function<std::shared_ptr<void>()>& make);
 
  private:
-  Storage(void* data, size_t nbytes, bool owned) : data_(data), nbytes_(nbytes), owned_(owned) {}
   void* made() const;
   mutable void* data_;  // a deferred storage's: set once, under made_once_
   size_t nbytes_;
@@ -114,6 +125,7 @@ struct Tensor {
   // oneDNN's logical order of dims, made from the model's blocked bytes when
   // first needed (mkldnn_blob.hpp); strided (0) for everything else.
   int32_t layout = 0;
+  // (A field added here is copied by with_shape too.)
 
   bool defined() const { return storage != nullptr; }
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
@@ -156,8 +168,14 @@ void resize_output(Tensor& out, const std::vector<int64_t>& sizes, const char* o
 
 // A new tensor with fresh storage, on the CPU unless a device is given (a
 // device type other than CPU needs its layer: device_layers.hpp).
-Tensor empty_tensor(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int32_t dtype,
-                    int32_t device_type = 0, int32_t device_index = -1);
+// (By value: a caller's temporaries move in.)
+Tensor empty_tensor(std::vector<int64_t> sizes, std::vector<int64_t> strides, int32_t dtype, int32_t device_type = 0,
+                    int32_t device_index = -1);
+// A view of base's storage with these sizes and strides and everything
+// else base's: what `Tensor t = base;` and new sizes and strides give,
+// without copying base's sizes and strides first (a handle's hot path:
+// aoti_torch__reinterpret_tensor).
+Tensor with_shape(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides);
 Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype, int32_t device_type = 0,
                         int32_t device_index = -1);
 

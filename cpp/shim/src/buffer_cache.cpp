@@ -1,0 +1,117 @@
+#include "buffer_cache.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace aotrun::shim {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+bool cache_enabled() {
+  static const bool on = [] {
+    if (kSanitized) return false;
+    const char* env = std::getenv("AOTRUN_SHIM_BUFFER_CACHE");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return on;
+}
+
+// This thread's cache: made on first use and freed, with its blocks, when
+// the thread exits. Plain pointers (no destructor of their own) so that a
+// tensor freed later in the thread's exit, after the cache is gone, still
+// finds out it is gone and frees its block itself.
+thread_local BufferCache* t_cache = nullptr;
+thread_local bool t_exited = false;
+
+struct Reaper {
+  ~Reaper() {
+    delete t_cache;
+    t_cache = nullptr;
+    t_exited = true;
+  }
+};
+
+BufferCache* this_thread_cache() {
+  if (t_cache == nullptr && !t_exited) {
+    thread_local Reaper reaper;  // registers the exit hook, once per thread
+    t_cache = new (std::nothrow) BufferCache();
+  }
+  return t_cache;
+}
+
+}  // namespace
+
+void* BufferCache::take(size_t rounded) {
+  // Newest first: the block freed last is the likeliest in cache.
+  for (size_t i = count_; i-- > 0;) {
+    if (sizes_[i] != rounded) continue;
+    void* block = blocks_[i];
+    std::memmove(sizes_ + i, sizes_ + i + 1, (count_ - i - 1) * sizeof(sizes_[0]));
+    std::memmove(blocks_ + i, blocks_ + i + 1, (count_ - i - 1) * sizeof(blocks_[0]));
+    --count_;
+    bytes_ -= rounded;
+    return block;
+  }
+  return nullptr;
+}
+
+void BufferCache::give(void* block, size_t rounded) {
+  if (block == nullptr) return;
+  if (rounded > kCacheBlockBytes) {
+    std::free(block);
+    return;
+  }
+  while (count_ > 0 && (count_ == kCacheBlocks || bytes_ + rounded > kCacheBytes)) drop_oldest();
+  sizes_[count_] = rounded;
+  blocks_[count_] = block;
+  ++count_;
+  bytes_ += rounded;
+}
+
+void BufferCache::drop_oldest() {
+  std::free(blocks_[0]);
+  bytes_ -= sizes_[0];
+  --count_;
+  std::memmove(sizes_, sizes_ + 1, count_ * sizeof(sizes_[0]));
+  std::memmove(blocks_, blocks_ + 1, count_ * sizeof(blocks_[0]));
+}
+
+void BufferCache::clear() {
+  while (count_ > 0) drop_oldest();
+}
+
+void* allocate_block(size_t nbytes) {
+  const size_t rounded = rounded_block_bytes(nbytes);
+  if (rounded < nbytes) return nullptr;  // wrapped around
+  if (cache_enabled()) {
+    if (BufferCache* cache = this_thread_cache()) {
+      if (void* block = cache->take(rounded)) return block;
+    }
+  }
+  return std::aligned_alloc(64, rounded);
+}
+
+void release_block(void* block, size_t nbytes) {
+  if (block == nullptr) return;
+  if (cache_enabled()) {
+    if (BufferCache* cache = this_thread_cache()) {
+      cache->give(block, rounded_block_bytes(nbytes));
+      return;
+    }
+  }
+  std::free(block);
+}
+
+}  // namespace aotrun::shim
