@@ -62,9 +62,9 @@ bool eltwise_in_place(const Unary& u, const Tensor& t) {
     // The memory the dense tensor spans, from its lowest element (a dense
     // tensor with negative strides does not exist: strides here are >= 0).
     memory data(e->data, onednn::cpu_engine(), t.data());
-    e->prim.execute(
-        onednn::thread_stream(),
-        {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}, {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->scratch)}});
+    const memory scratch = onednn::scratchpad_for(e->scratch);
+    onednn::execute(e->prim, onednn::thread_stream(),
+                    {{DNNL_ARG_SRC, &data}, {DNNL_ARG_DST, &data}, {DNNL_ARG_SCRATCHPAD, &scratch}});
     onednn::thread_stream().wait();
   } catch (const dnnl::error& err) {
     throw ShimError(std::string("oneDNN eltwise: ") + err.what());

@@ -14,6 +14,19 @@ dnnl::stream& thread_stream() {
   return s;
 }
 
+void execute(const dnnl::primitive& p, dnnl::stream& s, std::initializer_list<Arg> args) {
+  constexpr size_t kMaxArgs = 8;
+  dnnl_exec_arg_t c_args[kMaxArgs];
+  int n = 0;
+  for (const Arg& a : args) {
+    if (a.memory == nullptr) continue;  // an optional argument left out
+    if (n == static_cast<int>(kMaxArgs)) throw dnnl::error(dnnl_invalid_arguments, "too many primitive arguments");
+    c_args[n++] = {a.arg, a.memory->get()};
+  }
+  const dnnl_status_t status = dnnl_primitive_execute(p.get(), s.get(), n, c_args);
+  if (status != dnnl_success) throw dnnl::error(status, "could not execute a primitive");
+}
+
 dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

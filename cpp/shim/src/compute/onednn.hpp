@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <initializer_list>
 #include <vector>
 
 namespace aotrun::shim::kernels::onednn {
@@ -45,6 +46,18 @@ dnnl::primitive_attr user_scratchpad();
 // until the next call on this thread; a zero-sized desc gives an empty
 // memory that oneDNN accepts.
 dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
+
+// One argument of execute(): DNNL_ARG_* and its memory.
+struct Arg {
+  int arg;
+  const dnnl::memory* memory;
+};
+
+// Runs `p` on `s` with `args` through oneDNN's C API. The C++ wrapper's
+// execute() takes an std::unordered_map, a heap allocation per argument per
+// call: a few thousand per call of a convolution net (docs/PERFORMANCE.md
+// section 34). Throws dnnl::error as that execute() does.
+void execute(const dnnl::primitive& p, dnnl::stream& s, std::initializer_list<Arg> args);
 
 // The OpenMP team a primitive built now is sized for (omp_get_max_threads()
 // on this thread): part of every cache key.

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "dtype.hpp"
@@ -206,8 +205,11 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
       copy_elements(b, *bias);
     }
   }
-  onednn::Key key;
-  key.v = {onednn::team_size(), p.groups, bias != nullptr ? 1 : 0};
+  // This thread's key, its capacity kept from call to call (no allocation
+  // on a hit; the cache copies it on a miss).
+  thread_local onednn::Key key;
+  key.v.clear();
+  key.v.insert(key.v.end(), {onednn::team_size(), p.groups, bias != nullptr ? 1 : 0});
   const std::vector<int64_t>* parts[] = {&x.sizes,     &x.strides, &weight.sizes, &weight.strides,
                                          &out.strides, &p.stride,  &p.padding,    &p.dilation};
   for (const std::vector<int64_t>* v : parts) append(key.v, *v);
@@ -230,7 +232,8 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     if (blob != nullptr) {  // the export packed it as this primitive wants it
       w = memory(e->weight, eng, const_cast<void*>(blob));
     } else if (e->weight_reorder && weight.storage->read_only()) {
-      std::vector<int64_t> wkey = {weight.storage_offset};
+      thread_local std::vector<int64_t> wkey;  // capacity kept, as `key`'s
+      wkey.assign(1, weight.storage_offset);
       append_desc(wkey, e->weight_user);
       append_desc(wkey, e->weight);
       const auto kept = std::static_pointer_cast<PackedWeight>(weight.storage->derived(wkey, [&] {
@@ -239,9 +242,9 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
         const std::shared_ptr<const void> held = weight.read();  // no lasting plain copy of a frozen weight
         memory w_user(e->weight_user, eng, const_cast<void*>(held.get()));
         memory to(e->weight, eng, p->data.get());
-        e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
-                                       {DNNL_ARG_TO, to},
-                                       {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->reorder_scratch)}});
+        const memory scratch = onednn::scratchpad_for(e->reorder_scratch);
+        onednn::execute(*e->weight_reorder, s,
+                        {{DNNL_ARG_FROM, &w_user}, {DNNL_ARG_TO, &to}, {DNNL_ARG_SCRATCHPAD, &scratch}});
         s.wait();
         return std::shared_ptr<void>(p);
       }));
@@ -249,18 +252,22 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     } else if (e->weight_reorder) {
       w = memory(e->weight, eng, packed.room<unsigned char>(static_cast<int64_t>(e->weight.get_size())));
       memory w_user(e->weight_user, eng, weight.data());
-      e->weight_reorder->execute(s, {{DNNL_ARG_FROM, w_user},
-                                     {DNNL_ARG_TO, w},
-                                     {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->reorder_scratch)}});
+      const memory scratch = onednn::scratchpad_for(e->reorder_scratch);
+      onednn::execute(*e->weight_reorder, s,
+                      {{DNNL_ARG_FROM, &w_user}, {DNNL_ARG_TO, &w}, {DNNL_ARG_SCRATCHPAD, &scratch}});
     } else {  // the primitive reads the weight as it is
       w = memory(e->weight_user, eng, weight.data());
     }
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e->src, eng, x.data())},
-                                            {DNNL_ARG_WEIGHTS, w},
-                                            {DNNL_ARG_DST, memory(e->dst, eng, out.data())},
-                                            {DNNL_ARG_SCRATCHPAD, onednn::scratchpad_for(e->conv_scratch)}};
-    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e->bias, eng, b.data()));
-    e->conv->execute(s, args);
+    const memory src(e->src, eng, x.data()), dst(e->dst, eng, out.data());
+    const memory scratch = onednn::scratchpad_for(e->conv_scratch);
+    std::optional<memory> bias_mem;
+    if (bias != nullptr) bias_mem.emplace(e->bias, eng, b.data());
+    onednn::execute(*e->conv, s,
+                    {{DNNL_ARG_SRC, &src},
+                     {DNNL_ARG_WEIGHTS, &w},
+                     {DNNL_ARG_BIAS, bias_mem ? &*bias_mem : nullptr},
+                     {DNNL_ARG_DST, &dst},
+                     {DNNL_ARG_SCRATCHPAD, &scratch}});
     s.wait();
   } catch (const dnnl::error& err) {
     throw ShimError(std::string("oneDNN: ") + err.what());
