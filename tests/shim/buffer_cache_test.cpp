@@ -1,7 +1,8 @@
-// The memory behind CPU tensors the shim allocates (buffer_cache.hpp):
-// a call's buffers are the previous call's, live tensors never share
-// memory, and tensors may be freed on any thread, before or after the
-// thread that made them exits.
+// The memory behind CPU tensors the shim allocates (buffer_cache.hpp)
+// and the handles' own objects (handle_pool.hpp): a call's buffers are the
+// previous call's, live tensors never share memory, a recycled handle
+// carries nothing of its last life over, and tensors may be freed on any
+// thread, before or after the thread that made them exits.
 //
 // The counts come from this executable's own aligned_alloc, which the
 // shim's calls bind to (the executable comes first in symbol lookup); not
@@ -106,6 +107,44 @@ TEST(ShimBufferCache, LiveTensorsNeverShareMemory) {
       for (int j = 0; j < 1000; j += 97) ASSERT_EQ(p[j], static_cast<float>(i * 10000 + j)) << i << " " << j;
     }
     for (AtenTensorHandle h : live) free_tensor(h);
+  }
+}
+
+TEST(ShimBufferCache, RecycledHandlesCarryNothingOver) {
+  for (int round = 0; round < 3; ++round) {
+    // A bfloat16 tensor and an offset, transposed view of it, deleted.
+    AtenTensorHandle wide = nullptr, view = nullptr;
+    const int64_t sizes[2] = {4, 5}, strides[2] = {5, 1};
+    ASSERT_EQ(aoti_torch_empty_strided(2, sizes, strides, /*bfloat16*/ 15, kCpu, 0, &wide), AOTI_TORCH_SUCCESS);
+    const int64_t vsizes[2] = {2, 2}, vstrides[2] = {1, 4};
+    ASSERT_EQ(aoti_torch__reinterpret_tensor(wide, 2, vsizes, vstrides, 3, &view), AOTI_TORCH_SUCCESS);
+    free_tensor(view);
+    free_tensor(wide);
+    // Then a plain float vector and a view of it: nothing of the above.
+    AtenTensorHandle flat = empty_floats(7);
+    AtenTensorHandle again = nullptr;
+    const int64_t n = 7, one = 1;
+    ASSERT_EQ(aoti_torch__reinterpret_tensor(flat, 1, &n, &one, 0, &again), AOTI_TORCH_SUCCESS);
+    for (AtenTensorHandle h : {flat, again}) {
+      int64_t dim = -1, offset = -1;
+      int64_t *sz = nullptr, *st = nullptr;
+      int32_t dtype = -1, device = -1;
+      ASSERT_EQ(aoti_torch_get_dim(h, &dim), AOTI_TORCH_SUCCESS);
+      ASSERT_EQ(aoti_torch_get_sizes(h, &sz), AOTI_TORCH_SUCCESS);
+      ASSERT_EQ(aoti_torch_get_strides(h, &st), AOTI_TORCH_SUCCESS);
+      ASSERT_EQ(aoti_torch_get_storage_offset(h, &offset), AOTI_TORCH_SUCCESS);
+      ASSERT_EQ(aoti_torch_get_dtype(h, &dtype), AOTI_TORCH_SUCCESS);
+      ASSERT_EQ(aoti_torch_get_device_type(h, &device), AOTI_TORCH_SUCCESS);
+      EXPECT_EQ(dim, 1);
+      EXPECT_EQ(sz[0], 7);
+      EXPECT_EQ(st[0], 1);
+      EXPECT_EQ(offset, 0);
+      EXPECT_EQ(dtype, kFloat);
+      EXPECT_EQ(device, kCpu);
+    }
+    EXPECT_EQ(floats_of(again), floats_of(flat));
+    free_tensor(again);
+    free_tensor(flat);
   }
 }
 

@@ -19,7 +19,9 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-bool cache_enabled() {
+}  // namespace
+
+bool reuse_enabled() {
   static const bool on = [] {
     if (kSanitized) return false;
     const char* env = std::getenv("AOTRUN_SHIM_BUFFER_CACHE");
@@ -27,6 +29,8 @@ bool cache_enabled() {
   }();
   return on;
 }
+
+namespace {
 
 // This thread's cache: made on first use and freed, with its blocks, when
 // the thread exits. Plain pointers (no destructor of their own) so that a
@@ -95,7 +99,7 @@ void BufferCache::clear() {
 void* allocate_block(size_t nbytes) {
   const size_t rounded = rounded_block_bytes(nbytes);
   if (rounded < nbytes) return nullptr;  // wrapped around
-  if (cache_enabled()) {
+  if (reuse_enabled()) {
     if (BufferCache* cache = this_thread_cache()) {
       if (void* block = cache->take(rounded)) return block;
     }
@@ -105,7 +109,7 @@ void* allocate_block(size_t nbytes) {
 
 void release_block(void* block, size_t nbytes) {
   if (block == nullptr) return;
-  if (cache_enabled()) {
+  if (reuse_enabled()) {
     if (BufferCache* cache = this_thread_cache()) {
       cache->give(block, rounded_block_bytes(nbytes));
       return;

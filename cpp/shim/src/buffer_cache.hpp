@@ -68,6 +68,11 @@ class BufferCache {
   size_t bytes_ = 0;
 };
 
+// Whether freed memory and handles are kept for reuse (this cache and
+// handle_pool.hpp): not under AddressSanitizer, nor with
+// AOTRUN_SHIM_BUFFER_CACHE=0 in the environment (read once).
+bool reuse_enabled();
+
 // `nbytes` rounded up to the 64 bytes a block is allocated and kept by.
 inline size_t rounded_block_bytes(size_t nbytes) { return (nbytes + 63) / 64 * 64; }
 

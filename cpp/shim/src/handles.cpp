@@ -7,6 +7,7 @@
 #include "device_layers.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "handle_pool.hpp"
 #include "huge_pages.hpp"
 #include "mkldnn_blob.hpp"
 #include "tensor.hpp"
@@ -27,10 +28,18 @@ void check_dtype(int32_t dtype) {
   if (element_size(dtype) == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
 }
 
-std::vector<int64_t> dims(int64_t ndim, const int64_t* p, const char* what) {
+// `into` = the `ndim` values at p (into's capacity kept: a recycled
+// handle's, handle_pool.hpp).
+void assign_dims(std::vector<int64_t>& into, int64_t ndim, const int64_t* p, const char* what) {
   if (ndim < 0) throw ShimError("ndim " + std::to_string(ndim) + " is negative");
   if (ndim > 0 && p == nullptr) throw ShimError(std::string(what) + " is null");
-  return std::vector<int64_t>(p, p + ndim);
+  into.assign(p, p + ndim);
+}
+
+std::vector<int64_t> dims(int64_t ndim, const int64_t* p, const char* what) {
+  std::vector<int64_t> v;
+  assign_dims(v, ndim, p, what);
+  return v;
 }
 
 void check_sizes(const std::vector<int64_t>& sizes) {
@@ -137,11 +146,13 @@ AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, 
   return guard(__func__, [&] {
     check_device(device_type, "empty_strided");
     check_dtype(dtype);
-    auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
-    check_sizes(sizes);
-    Tensor t = empty_tensor(std::move(sizes), dims(ndim, strides_ptr, "strides_ptr"), dtype, device_type,
-                            device_index_of(device_type, device_index));
-    *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
+    AtenTensorHandle* const ret = out_arg(ret_new_tensor, "ret_new_tensor");
+    HandleOwner t = blank_handle();
+    assign_dims(t->sizes, ndim, sizes_ptr, "sizes_ptr");
+    check_sizes(t->sizes);
+    assign_dims(t->strides, ndim, strides_ptr, "strides_ptr");
+    allocate_storage(*t, dtype, device_type, device_index_of(device_type, device_index));
+    *ret = release_handle(std::move(t));
   });
 }
 
@@ -150,7 +161,7 @@ AOTITorchError aoti_torch_new_uninitialized_tensor(AtenTensorHandle* ret) {
 }
 
 AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle tensor) {
-  return guard(__func__, [&] { delete &as_tensor(tensor, "tensor"); });
+  return guard(__func__, [&] { delete_handle(&as_tensor(tensor, "tensor")); });
 }
 
 AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle tensor) {
@@ -178,11 +189,15 @@ AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndi
                                               AtenTensorHandle* ret_new_tensor) {
   return guard(__func__, [&] {
     const Tensor& base = as_tensor(self, "self");
-    Tensor t = with_shape(base, dims(ndim, sizes_ptr, "sizes_ptr"), dims(ndim, strides_ptr, "strides_ptr"));
-    check_sizes(t.sizes);
-    t.storage_offset = base.storage_offset + storage_offset;
-    if (t.storage_offset < 0) throw ShimError("the resulting storage offset is negative");
-    *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
+    AtenTensorHandle* const ret = out_arg(ret_new_tensor, "ret_new_tensor");
+    HandleOwner t = blank_handle();
+    assign_dims(t->sizes, ndim, sizes_ptr, "sizes_ptr");
+    assign_dims(t->strides, ndim, strides_ptr, "strides_ptr");
+    check_sizes(t->sizes);
+    share_view(base, *t);
+    t->storage_offset = base.storage_offset + storage_offset;
+    if (t->storage_offset < 0) throw ShimError("the resulting storage offset is negative");
+    *ret = release_handle(std::move(t));
   });
 }
 
@@ -195,11 +210,15 @@ AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset
     if (pool.storage_offset != 0) throw ShimError("self must have storage offset 0 (a pool)");
     check_dtype(dtype);
     if (offset_bytes < 0) throw ShimError("negative offset_bytes " + std::to_string(offset_bytes));
-    Tensor t = with_shape(pool, dims(ndim, sizes_ptr, "sizes_ptr"), dims(ndim, strides_ptr, "strides_ptr"));
-    t.dtype = dtype;
-    check_sizes(t.sizes);
-    t.storage_offset = offset_bytes / static_cast<int64_t>(element_size(dtype));
-    *out_arg(ret_new_tensor, "ret_new_tensor") = new_handle(std::move(t));
+    AtenTensorHandle* const ret = out_arg(ret_new_tensor, "ret_new_tensor");
+    HandleOwner t = blank_handle();
+    assign_dims(t->sizes, ndim, sizes_ptr, "sizes_ptr");
+    assign_dims(t->strides, ndim, strides_ptr, "strides_ptr");
+    check_sizes(t->sizes);
+    share_view(pool, *t);
+    t->dtype = dtype;
+    t->storage_offset = offset_bytes / static_cast<int64_t>(element_size(dtype));
+    *ret = release_handle(std::move(t));
   });
 }
 

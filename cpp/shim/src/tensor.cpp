@@ -8,6 +8,7 @@
 #include <string>
 
 #include "buffer_cache.hpp"
+#include "handle_pool.hpp"
 #include "device_layers.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -243,43 +244,65 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes) {
   return strides_in_order(sizes, order);
 }
 
-AtenTensorHandle new_handle(Tensor t) { return reinterpret_cast<AtenTensorHandle>(new Tensor(std::move(t))); }
+AtenTensorHandle new_handle(Tensor t) {
+  HandleOwner h = blank_handle();
+  // Into a recycled Tensor's vectors where they have room (t's own are
+  // freed with t), else t's moved in.
+  const auto take = [](std::vector<int64_t>& into, std::vector<int64_t>& from) {
+    if (into.capacity() >= from.size()) {
+      into.assign(from.begin(), from.end());
+    } else {
+      into.swap(from);
+    }
+  };
+  take(h->sizes, t.sizes);
+  take(h->strides, t.strides);
+  h->storage = std::move(t.storage);
+  h->storage_offset = t.storage_offset;
+  h->dtype = t.dtype;
+  h->device_type = t.device_type;
+  h->device_index = t.device_index;
+  h->layout = t.layout;
+  return release_handle(std::move(h));
+}
 
 Tensor& as_tensor(AtenTensorHandle h, const char* what) {
   if (h == nullptr) throw ShimError(std::string(what) + " is a null tensor handle");
   return *reinterpret_cast<Tensor*>(h);
 }
 
-Tensor empty_tensor(std::vector<int64_t> sizes, std::vector<int64_t> strides, int32_t dtype, int32_t device_type,
-                    int32_t device_index) {
+void allocate_storage(Tensor& t, int32_t dtype, int32_t device_type, int32_t device_index) {
   const size_t item = element_size(dtype);
   if (item == 0) throw ShimError(std::string("unknown dtype ") + dtype_name(dtype));
-  const size_t nbytes = storage_nbytes_for(sizes, strides, 0, item);
-  Tensor t;
+  const size_t nbytes = storage_nbytes_for(t.sizes, t.strides, 0, item);
   if (device_type == kCPU) {
     t.storage = Storage::allocate(nbytes);
+    t.device_index = -1;
   } else {
     t.storage = Storage::allocate_on(require_device_layer(device_type, "a new tensor"), device_index, nbytes);
     t.device_index = device_index;
   }
-  t.sizes = std::move(sizes);
-  t.strides = std::move(strides);
+  t.storage_offset = 0;
   t.dtype = dtype;
   t.device_type = device_type;
+}
+
+Tensor empty_tensor(std::vector<int64_t> sizes, std::vector<int64_t> strides, int32_t dtype, int32_t device_type,
+                    int32_t device_index) {
+  Tensor t;
+  t.sizes = std::move(sizes);
+  t.strides = std::move(strides);
+  allocate_storage(t, dtype, device_type, device_index);
   return t;
 }
 
-Tensor with_shape(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides) {
-  Tensor t;
+void share_view(const Tensor& base, Tensor& t) {
   t.storage = base.storage;
-  t.sizes = std::move(sizes);
-  t.strides = std::move(strides);
   t.storage_offset = base.storage_offset;
   t.dtype = base.dtype;
   t.device_type = base.device_type;
   t.device_index = base.device_index;
   t.layout = base.layout;
-  return t;
 }
 
 Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype, int32_t device_type, int32_t device_index) {

@@ -125,7 +125,8 @@ struct Tensor {
   // oneDNN's logical order of dims, made from the model's blocked bytes when
   // first needed (mkldnn_blob.hpp); strided (0) for everything else.
   int32_t layout = 0;
-  // (A field added here is copied by with_shape too.)
+  // (A field added here is copied by share_view and reset by
+  // handle_pool.cpp's delete_handle too.)
 
   bool defined() const { return storage != nullptr; }
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
@@ -171,11 +172,15 @@ void resize_output(Tensor& out, const std::vector<int64_t>& sizes, const char* o
 // (By value: a caller's temporaries move in.)
 Tensor empty_tensor(std::vector<int64_t> sizes, std::vector<int64_t> strides, int32_t dtype, int32_t device_type = 0,
                     int32_t device_index = -1);
-// A view of base's storage with these sizes and strides and everything
-// else base's: what `Tensor t = base;` and new sizes and strides give,
-// without copying base's sizes and strides first (a handle's hot path:
-// aoti_torch__reinterpret_tensor).
-Tensor with_shape(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides);
+// t becomes a view of base's storage with base's storage offset, dtype,
+// device and layout; its sizes and strides are left as they are (a
+// handle's hot path, aoti_torch__reinterpret_tensor: no copy of base's
+// sizes and strides first).
+void share_view(const Tensor& base, Tensor& t);
+// Fresh storage for t's sizes and strides (set first) of `dtype`, on the
+// CPU unless a device is given, as empty_tensor's; sets t's dtype and
+// device too.
+void allocate_storage(Tensor& t, int32_t dtype, int32_t device_type = 0, int32_t device_index = -1);
 Tensor empty_contiguous(const std::vector<int64_t>& sizes, int32_t dtype, int32_t device_type = 0,
                         int32_t device_index = -1);
 
