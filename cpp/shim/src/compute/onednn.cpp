@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include "compute/scratch.hpp"
+
 namespace aotrun::shim::kernels::onednn {
 
 const dnnl::engine& cpu_engine() {
@@ -34,13 +36,14 @@ dnnl::primitive_attr user_scratchpad() {
 }
 
 dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
-  // Page-aligned, as oneDNN's own scratchpad is.
+  // Page-aligned, as oneDNN's own scratchpad is; never zero-filled
+  // (scratch.hpp says why not a vector).
   constexpr size_t kAlign = 4096;
-  thread_local std::vector<unsigned char> buffer;
+  thread_local Scratch buffer;
   const size_t bytes = desc.get_size();
   if (bytes == 0) return dnnl::memory(desc, cpu_engine(), nullptr);
-  if (buffer.size() < bytes + kAlign) buffer.resize(bytes + kAlign);
-  const uintptr_t at = (reinterpret_cast<uintptr_t>(buffer.data()) + kAlign - 1) & ~uintptr_t(kAlign - 1);
+  unsigned char* const base = buffer.room<unsigned char>(static_cast<int64_t>(bytes + kAlign));
+  const uintptr_t at = (reinterpret_cast<uintptr_t>(base) + kAlign - 1) & ~uintptr_t(kAlign - 1);
   return dnnl::memory(desc, cpu_engine(), reinterpret_cast<void*>(at));
 }
 

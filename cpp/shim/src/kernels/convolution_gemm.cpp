@@ -137,16 +137,9 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   if (post.accumulate != nullptr && post.accumulate->data() != out.data()) return false;
 
   // The weight as W [O, kh*kw*C] row-major, in the taps' order below.
-  const std::vector<int64_t> key = {-3,
-                                    weight.storage_offset,
-                                    o,
-                                    c,
-                                    kh,
-                                    kw,
-                                    weight.strides[0],
-                                    weight.strides[1],
-                                    weight.strides[2],
-                                    weight.strides[3]};
+  thread_local std::vector<int64_t> key;  // its capacity kept from call to call
+  key.assign({-3, weight.storage_offset, o, c, kh, kw, weight.strides[0], weight.strides[1], weight.strides[2],
+              weight.strides[3]});
   const auto fill = [&](float* dst) {
     const std::shared_ptr<const void> held = weight.read();
     const float* wsrc = static_cast<const float*>(held.get());
@@ -160,10 +153,11 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
   };
   const float beta = post.accumulate != nullptr ? 1.0f : 0.0f;
   const Unfold unfold{static_cast<const float*>(input.data()), input, p, c, h, w, kh, kw, oh, ow};
-  std::vector<float> bias_floats;  // the bias, contiguous
+  thread_local Scratch bias_room;
+  float* bias_floats = nullptr;  // the bias, contiguous
   if (bias != nullptr) {
     const float* bp = static_cast<const float*>(bias->data());
-    bias_floats.resize(static_cast<size_t>(o));
+    bias_floats = bias_room.floats(o);
     for (int64_t oc = 0; oc < o; ++oc) bias_floats[oc] = bp[oc * bias->strides[0]];
   }
   float* const y = static_cast<float*>(out.data());
@@ -175,7 +169,7 @@ bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Te
     const int64_t groups = (m + kPanelGroupRows - 1) / kPanelGroupRows;
     thread_local Scratch scratch;
     float* const cols = scratch.floats((m + groups - 1) / groups * k);
-    const float* const b = bias != nullptr ? bias_floats.data() : nullptr;
+    const float* const b = bias_floats;
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t r0 = m * g / groups, r1 = m * (g + 1) / groups;
       for (int64_t r = r0; r < r1; ++r) unfold.pixel(r, cols + (r - r0) * k);
