@@ -35,16 +35,20 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
+void* scratchpad_room(const dnnl::memory::desc& desc) {
   // Page-aligned, as oneDNN's own scratchpad is; never zero-filled
   // (scratch.hpp says why not a vector).
   constexpr size_t kAlign = 4096;
   thread_local Scratch buffer;
   const size_t bytes = desc.get_size();
-  if (bytes == 0) return dnnl::memory(desc, cpu_engine(), nullptr);
+  if (bytes == 0) return nullptr;
   unsigned char* const base = buffer.room<unsigned char>(static_cast<int64_t>(bytes + kAlign));
   const uintptr_t at = (reinterpret_cast<uintptr_t>(base) + kAlign - 1) & ~uintptr_t(kAlign - 1);
-  return dnnl::memory(desc, cpu_engine(), reinterpret_cast<void*>(at));
+  return reinterpret_cast<void*>(at);
+}
+
+dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
+  return dnnl::memory(desc, cpu_engine(), scratchpad_room(desc));
 }
 
 int64_t team_size() { return omp_get_max_threads(); }

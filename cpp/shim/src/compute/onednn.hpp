@@ -46,6 +46,9 @@ dnnl::primitive_attr user_scratchpad();
 // until the next call on this thread; a zero-sized desc gives an empty
 // memory that oneDNN accepts.
 dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
+// The same buffer as a pointer (null for a zero-sized desc), for a memory
+// object the caller keeps and points at it per call.
+void* scratchpad_room(const dnnl::memory::desc& desc);
 
 // One argument of execute(): DNNL_ARG_* and its memory.
 struct Arg {

@@ -12,8 +12,10 @@
 // (onednn.hpp says why).
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "dtype.hpp"
@@ -185,6 +187,39 @@ std::shared_ptr<ConvPrimitive> build(const Tensor& x, const Tensor& w, bool has_
   return e;
 }
 
+// This thread's memory objects for one primitive's source, destination,
+// bias and scratchpad, made on its first call on this thread and pointed at
+// each call's buffers (set_data_handle): making and freeing a dnnl::memory
+// costs about 300 ns (aligned allocations inside oneDNN), pointing one at
+// a plain layout 5-25 ns. The weight's memory is still made per call: kept
+// and re-pointed, the frozen (blocked) weights made frozen MobileNetV3 3%
+// slower than a new one per call (docs/PERFORMANCE.md section 34).
+struct ThreadArgs {
+  std::weak_ptr<const ConvPrimitive> owner;  // expired: made for a primitive since freed
+  memory src, dst, bias, scratch;
+};
+
+ThreadArgs& thread_args(const std::shared_ptr<ConvPrimitive>& e) {
+  constexpr size_t kMaxEntries = 2048;  // twice the primitive cache's capacity
+  thread_local std::unordered_map<const ConvPrimitive*, ThreadArgs> by_primitive;
+  if (by_primitive.size() >= kMaxEntries) {
+    for (auto it = by_primitive.begin(); it != by_primitive.end();) {
+      it = it->second.owner.expired() ? by_primitive.erase(it) : std::next(it);
+    }
+    if (by_primitive.size() >= kMaxEntries) by_primitive.clear();
+  }
+  ThreadArgs& a = by_primitive[e.get()];
+  if (a.owner.expired()) {
+    const dnnl::engine& eng = onednn::cpu_engine();
+    a.src = memory(e->src, eng, nullptr);
+    a.dst = memory(e->dst, eng, nullptr);
+    a.bias = memory(e->bias, eng, nullptr);
+    a.scratch = memory(e->conv_scratch, eng, nullptr);
+    a.owner = e;
+  }
+  return a;
+}
+
 }  // namespace
 
 bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
@@ -258,16 +293,17 @@ bool convolution_onednn(const Tensor& input, const Tensor& weight, const Tensor*
     } else {  // the primitive reads the weight as it is
       w = memory(e->weight_user, eng, weight.data());
     }
-    const memory src(e->src, eng, x.data()), dst(e->dst, eng, out.data());
-    const memory scratch = onednn::scratchpad_for(e->conv_scratch);
-    std::optional<memory> bias_mem;
-    if (bias != nullptr) bias_mem.emplace(e->bias, eng, b.data());
+    ThreadArgs& a = thread_args(e);
+    a.src.set_data_handle(x.data());
+    a.dst.set_data_handle(out.data());
+    a.scratch.set_data_handle(onednn::scratchpad_room(e->conv_scratch));
+    if (bias != nullptr) a.bias.set_data_handle(b.data());
     onednn::execute(*e->conv, s,
-                    {{DNNL_ARG_SRC, &src},
+                    {{DNNL_ARG_SRC, &a.src},
                      {DNNL_ARG_WEIGHTS, &w},
-                     {DNNL_ARG_BIAS, bias_mem ? &*bias_mem : nullptr},
-                     {DNNL_ARG_DST, &dst},
-                     {DNNL_ARG_SCRATCHPAD, &scratch}});
+                     {DNNL_ARG_BIAS, bias != nullptr ? &a.bias : nullptr},
+                     {DNNL_ARG_DST, &a.dst},
+                     {DNNL_ARG_SCRATCHPAD, &a.scratch}});
     s.wait();
   } catch (const dnnl::error& err) {
     throw ShimError(std::string("oneDNN: ") + err.what());
