@@ -2,7 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
+
+#include "thread_object.hpp"
 
 namespace aotrun::shim {
 namespace {
@@ -29,33 +30,6 @@ bool reuse_enabled() {
   }();
   return on;
 }
-
-namespace {
-
-// This thread's cache: made on first use and freed, with its blocks, when
-// the thread exits. Plain pointers (no destructor of their own) so that a
-// tensor freed later in the thread's exit, after the cache is gone, still
-// finds out it is gone and frees its block itself.
-thread_local BufferCache* t_cache = nullptr;
-thread_local bool t_exited = false;
-
-struct Reaper {
-  ~Reaper() {
-    delete t_cache;
-    t_cache = nullptr;
-    t_exited = true;
-  }
-};
-
-BufferCache* this_thread_cache() {
-  if (t_cache == nullptr && !t_exited) {
-    thread_local Reaper reaper;  // registers the exit hook, once per thread
-    t_cache = new (std::nothrow) BufferCache();
-  }
-  return t_cache;
-}
-
-}  // namespace
 
 void* BufferCache::take(size_t rounded) {
   // Newest first: the block freed last is the likeliest in cache.
@@ -100,7 +74,7 @@ void* allocate_block(size_t nbytes) {
   const size_t rounded = rounded_block_bytes(nbytes);
   if (rounded < nbytes) return nullptr;  // wrapped around
   if (reuse_enabled()) {
-    if (BufferCache* cache = this_thread_cache()) {
+    if (BufferCache* cache = thread_object<BufferCache>()) {
       if (void* block = cache->take(rounded)) return block;
     }
   }
@@ -110,7 +84,7 @@ void* allocate_block(size_t nbytes) {
 void release_block(void* block, size_t nbytes) {
   if (block == nullptr) return;
   if (reuse_enabled()) {
-    if (BufferCache* cache = this_thread_cache()) {
+    if (BufferCache* cache = thread_object<BufferCache>()) {
       cache->give(block, rounded_block_bytes(nbytes));
       return;
     }

@@ -1,38 +1,24 @@
 #include "handle_pool.hpp"
 
 #include "buffer_cache.hpp"
+#include "thread_object.hpp"
 
 namespace aotrun::shim {
 namespace {
 
-// This thread's pool: plain thread_locals (no destructor of their own), as
-// buffer_cache.cpp's, so that a handle deleted later in the thread's exit
-// still finds out the pool is gone.
+// This thread's kept Tensors (thread_object.hpp), deleted with it.
 struct Pool {
+  Pool() = default;
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool() {
+    for (size_t i = 0; i < count; ++i) delete items[i];
+  }
   Tensor* items[kPooledHandles];
   size_t count = 0;
 };
-thread_local Pool* t_pool = nullptr;
-thread_local bool t_exited = false;
 
-struct Reaper {
-  ~Reaper() {
-    if (t_pool != nullptr) {
-      for (size_t i = 0; i < t_pool->count; ++i) delete t_pool->items[i];
-      delete t_pool;
-      t_pool = nullptr;
-    }
-    t_exited = true;
-  }
-};
-
-Pool* this_thread_pool() {
-  if (t_pool == nullptr && !t_exited && reuse_enabled()) {
-    thread_local Reaper reaper;  // registers the exit hook, once per thread
-    t_pool = new (std::nothrow) Pool();
-  }
-  return t_pool;
-}
+Pool* this_thread_pool() { return reuse_enabled() ? thread_object<Pool>() : nullptr; }
 
 }  // namespace
 
@@ -52,15 +38,9 @@ void delete_handle(Tensor* t) noexcept {
     return;
   }
   // As a default-constructed Tensor, the vectors' capacity aside.
-  t->storage.reset();
   t->sizes.clear();
   t->strides.clear();
-  const Tensor blank;
-  t->storage_offset = blank.storage_offset;
-  t->dtype = blank.dtype;
-  t->device_type = blank.device_type;
-  t->device_index = blank.device_index;
-  t->layout = blank.layout;
+  share_view(Tensor{}, *t);
   pool->items[pool->count++] = t;
 }
 

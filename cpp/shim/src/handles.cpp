@@ -50,6 +50,17 @@ void check_sizes(const std::vector<int64_t>& sizes) {
   }
 }
 
+// A recycled handle (handle_pool.hpp) as a view of base's storage with
+// these sizes and strides; the caller adjusts its offset and dtype.
+HandleOwner view_handle(const Tensor& base, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr) {
+  HandleOwner t = blank_handle();
+  assign_dims(t->sizes, ndim, sizes_ptr, "sizes_ptr");
+  assign_dims(t->strides, ndim, strides_ptr, "strides_ptr");
+  check_sizes(t->sizes);
+  share_view(base, *t);
+  return t;
+}
+
 AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
                            int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index) {
   check_device(device_type, "create_tensor_from_blob");
@@ -190,11 +201,7 @@ AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndi
   return guard(__func__, [&] {
     const Tensor& base = as_tensor(self, "self");
     AtenTensorHandle* const ret = out_arg(ret_new_tensor, "ret_new_tensor");
-    HandleOwner t = blank_handle();
-    assign_dims(t->sizes, ndim, sizes_ptr, "sizes_ptr");
-    assign_dims(t->strides, ndim, strides_ptr, "strides_ptr");
-    check_sizes(t->sizes);
-    share_view(base, *t);
+    HandleOwner t = view_handle(base, ndim, sizes_ptr, strides_ptr);
     t->storage_offset = base.storage_offset + storage_offset;
     if (t->storage_offset < 0) throw ShimError("the resulting storage offset is negative");
     *ret = release_handle(std::move(t));
@@ -211,11 +218,7 @@ AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset
     check_dtype(dtype);
     if (offset_bytes < 0) throw ShimError("negative offset_bytes " + std::to_string(offset_bytes));
     AtenTensorHandle* const ret = out_arg(ret_new_tensor, "ret_new_tensor");
-    HandleOwner t = blank_handle();
-    assign_dims(t->sizes, ndim, sizes_ptr, "sizes_ptr");
-    assign_dims(t->strides, ndim, strides_ptr, "strides_ptr");
-    check_sizes(t->sizes);
-    share_view(pool, *t);
+    HandleOwner t = view_handle(pool, ndim, sizes_ptr, strides_ptr);
     t->dtype = dtype;
     t->storage_offset = offset_bytes / static_cast<int64_t>(element_size(dtype));
     *ret = release_handle(std::move(t));

@@ -257,12 +257,9 @@ AtenTensorHandle new_handle(Tensor t) {
   };
   take(h->sizes, t.sizes);
   take(h->strides, t.strides);
-  h->storage = std::move(t.storage);
-  h->storage_offset = t.storage_offset;
-  h->dtype = t.dtype;
-  h->device_type = t.device_type;
-  h->device_index = t.device_index;
-  h->layout = t.layout;
+  std::shared_ptr<Storage> storage = std::move(t.storage);  // moved, not shared
+  share_view(t, *h);
+  h->storage = std::move(storage);
   return release_handle(std::move(h));
 }
 

@@ -125,8 +125,8 @@ struct Tensor {
   // oneDNN's logical order of dims, made from the model's blocked bytes when
   // first needed (mkldnn_blob.hpp); strided (0) for everything else.
   int32_t layout = 0;
-  // (A field added here is copied by share_view and reset by
-  // handle_pool.cpp's delete_handle too.)
+  // (A field added here is copied by share_view too, which new_handle and
+  // handle_pool.cpp's delete_handle use.)
 
   bool defined() const { return storage != nullptr; }
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
