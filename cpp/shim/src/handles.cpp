@@ -99,7 +99,11 @@ AOTITorchError after_blob(AOTITorchError rc, const void* data, AtenTensorHandle*
   if (rc == AOTI_TORCH_SUCCESS && t_blob_hook.fn != nullptr) {
     try {
       const Tensor& t = as_tensor(*ret, "ret");
-      if (t.storage != nullptr) note_constant_span(data, t.storage->nbytes());
+      if (t.storage != nullptr && t.layout == kMkldnn && t.storage->source() != data) {
+        release_moved_constant(data, mkldnn_blob_bytes(t));  // the shim holds an aligned copy (mkldnn_blob.hpp)
+      } else if (t.storage != nullptr) {
+        note_constant_span(data, t.storage->nbytes());
+      }
     } catch (...) {  // cannot happen for a tensor just made; nothing may cross the C boundary
     }
     t_blob_hook.fn(t_blob_hook.context);
@@ -138,8 +142,11 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
       // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
       auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
       check_sizes(sizes);
-      *out_arg(ret, "ret") = new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type,
-                                                                opaque_metadata, opaque_metadata_size));
+      // Inside a blob-hook window the bytes are a model's constant, which
+      // may move to aligned memory (after_blob then releases the original).
+      *out_arg(ret, "ret") =
+          new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type, opaque_metadata,
+                                             opaque_metadata_size, t_blob_hook.fn != nullptr));
       return;
     }
     if (layout != kStrided) {

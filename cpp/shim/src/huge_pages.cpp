@@ -24,6 +24,7 @@ struct Window {
   uintptr_t bytes = 0;
   // The block already advised ahead of its copies (below).
   uintptr_t ahead_begin = 0, ahead_end = 0;
+  bool moved = false;  // a constant's pages were released (release_moved_constant)
 };
 thread_local Window t_window;
 
@@ -100,9 +101,17 @@ void note_constant_span(const void* p, size_t nbytes) noexcept {
   w.bytes += nbytes;
 }
 
+void release_moved_constant(const void* p, size_t nbytes) noexcept {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  t_window.moved = true;
+  const uintptr_t begin = (at + 4095) / 4096 * 4096, end = (at + nbytes) / 4096 * 4096;
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 void close_constant_window() noexcept {
   const Window w = t_window;
   t_window = Window{};
+  if (w.moved) return;
   if (w.end <= w.begin || w.end - w.begin < kMinSpan || w.end - w.begin > 2 * w.bytes) return;
   const uintptr_t begin = (w.begin + kHugePage - 1) / kHugePage * kHugePage, end = w.end / kHugePage * kHugePage;
   if (end <= begin) return;

@@ -30,10 +30,21 @@ namespace aotrun::shim {
 // one read of /proc/self/maps). Does not throw.
 void note_constant_span(const void* p, size_t nbytes) noexcept;
 
+// A constant of `nbytes` at `p` made on this thread in the current window
+// whose bytes the shim copied elsewhere (mkldnn_blob.hpp: a misaligned
+// frozen weight): the whole 4 KiB pages inside [p, p + nbytes) go back to
+// the system (MADV_DONTNEED; they read as zeros if anything looked, which
+// nothing does), so the copy does not double the model's memory. The window
+// then asks for no huge pages at its close (collapsing its span would fault
+// those pages in again); the copies are in huge pages of their own
+// (packed_memory.hpp). Does not throw.
+void release_moved_constant(const void* p, size_t nbytes) noexcept;
+
 // Closes this thread's window: when the constants noted form one block
 // (their span at most twice their bytes, so nothing else of size lies
-// between them) of at least 4 MiB, asks for huge pages over its whole
-// 2 MiB pages. Then forgets them. Failures are ignored (a hint only).
+// between them) of at least 4 MiB and none was moved out of it, asks for
+// huge pages over its whole 2 MiB pages. Then forgets them. Failures are
+// ignored (a hint only).
 void close_constant_window() noexcept;
 
 }  // namespace aotrun::shim

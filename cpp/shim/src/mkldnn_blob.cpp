@@ -4,13 +4,16 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "dtype.hpp"
 #include "error.hpp"
 #include "compute/onednn.hpp"
+#include "compute/packed_memory.hpp"
 
 namespace aotrun::shim {
 namespace {
@@ -31,6 +34,23 @@ T read_at(const uint8_t* p, size_t offset) {
   T v;
   std::memcpy(&v, p + offset, sizeof v);
   return v;
+}
+
+// AOTRUN_SHIM_ALIGN_CONSTANTS=0 keeps every blob where the model put it.
+bool moving_allowed() {
+  static const bool allowed = [] {
+    const char* env = std::getenv("AOTRUN_SHIM_ALIGN_CONSTANTS");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return allowed;
+}
+
+// A 64-byte-aligned copy of the `bytes` at `data`.
+std::shared_ptr<const void> aligned_copy(const void* data, size_t bytes) {
+  std::shared_ptr<float> copy =
+      kernels::packed_floats(static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float)));
+  std::memcpy(copy.get(), data, bytes);
+  return copy;
 }
 
 std::string shape_of(const std::vector<int64_t>& sizes) {
@@ -151,7 +171,8 @@ MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const s
 }
 
 Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& sizes, int64_t storage_offset,
-                               int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size) {
+                               int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size,
+                               bool may_move) {
   if (device_type != kCPU) refuse(sizes, "only CPU constants are supported in the mkldnn layout");
   if (dtype != kFloat32) {
     refuse(sizes, std::string("dtype ") + dtype_name(dtype) + " is not supported in the mkldnn layout (only float32)");
@@ -185,12 +206,19 @@ Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& siz
   } catch (const dnnl::error& err) {
     refuse(sizes, std::string("oneDNN cannot read its layout: ") + err.what());
   }
+  // A misaligned blob of a model's constant moves into aligned memory the
+  // storage keeps (through `fill`, which holds it), before anything reads it.
+  std::shared_ptr<const void> moved;
+  if (may_move && reinterpret_cast<uintptr_t>(data) % 64 != 0 && moving_allowed()) {
+    moved = aligned_copy(data, u->src.get_size());
+    data = moved.get();
+  }
   // The plain copy is made when first needed, from the model's blob, which
   // lives as long as the model's constants do (libtorch's own mkldnn tensor
   // refers to it the same way). Kernels that derive their own copy (packed
   // GEMM weights, a convolution's reordered weights) read it through a
   // temporary instead, so the plain copy is never kept for them.
-  auto fill = [sizes, u, data](void* plain) {
+  auto fill = [sizes, u, data, moved](void* plain) {
     try {
       const dnnl::engine& eng = onednn::cpu_engine();
       dnnl::memory from(u->src, eng, const_cast<void*>(data)), to(u->dst, eng, plain);
@@ -214,6 +242,11 @@ Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& siz
   t.dtype = kFloat32;
   t.layout = kMkldnn;
   return t;
+}
+
+size_t mkldnn_blob_bytes(const Tensor& t) {
+  if (t.layout != kMkldnn || t.storage == nullptr || t.storage->source_layout() == nullptr) return 0;
+  return t.storage->source_layout()->desc.get_size();
 }
 
 const void* blob_in_layout(const Tensor& t, const dnnl::memory::desc& want) {

@@ -68,8 +68,25 @@ MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const s
 // `data`, and returns a new contiguous float32 CPU tensor of `sizes` (layout
 // kMkldnn, a deferred read-only storage over `data`). Throws ShimError naming
 // the constant's shape and what is not supported.
+//
+// With `may_move` (the bytes are a model's constant, copied into its blob
+// by load_constants, which nothing reads again but through this tensor) and
+// `data` not 64-byte aligned, the blocked bytes are first copied into
+// 64-byte-aligned memory of the shim's (packed_memory.hpp), which the
+// storage owns and reports as its source: AOTInductor's blob comes from
+// malloc, 16-byte aligned, so every weight a kernel reads in place would
+// otherwise straddle cache lines in every load, and run at the mercy of
+// where the heap put it (frozen GPT-2's GEMMs 11-17% slower, depending on
+// the command line's length: docs/PERFORMANCE.md section 35). The caller
+// then releases the original's pages (huge_pages.hpp). Turned off by
+// AOTRUN_SHIM_ALIGN_CONSTANTS=0 in the environment (read once).
 Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& sizes, int64_t storage_offset,
-                               int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size);
+                               int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size,
+                               bool may_move = false);
+
+// The bytes an mkldnn-layout tensor's blob spans (its blocked layout's
+// size, padding included); 0 for any other tensor.
+size_t mkldnn_blob_bytes(const Tensor& t);
 
 // How a blob holds its constant (the storage's source_layout()): the
 // oneDNN 2.6 layout rebuilt from its metadata (a grouped weight's with the

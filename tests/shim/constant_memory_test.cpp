@@ -1,0 +1,170 @@
+// Where a model's frozen (mkldnn-layout) constants live (mkldnn_blob.hpp,
+// huge_pages.hpp). AOTInductor copies its constants into one malloc'd blob,
+// 16-byte aligned, and wraps each while aotrun's loader has a blob hook set:
+// a misaligned blocked weight made in such a window moves into aligned
+// memory of the shim's, with the same bytes, and the original's whole pages
+// are handed back; outside a window, or already aligned, or with
+// AOTRUN_SHIM_ALIGN_CONSTANTS=0 (the align_off. copies of these tests), it
+// stays where it is. Every form computes the same linear.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "aotrun_shim/shim.h"
+#include "blocked_layout.hpp"
+
+namespace {
+
+using aotrun_shim_test::Blocked;
+
+constexpr int32_t kF32 = 6;
+constexpr int64_t kOut = 128, kIn = 1024;  // 512 KiB of weight: whole pages inside
+
+bool aligning_off() {
+  const char* env = std::getenv("AOTRUN_SHIM_ALIGN_CONSTANTS");
+  return env != nullptr && std::strcmp(env, "0") == 0;
+}
+
+// The frozen linear weight [kOut, kIn] in AB16b64a, as torch's oneDNN
+// packs it for AVX2 and AVX-512 CPUs.
+const Blocked& layout() {
+  static const Blocked b({kOut, kIn}, {0, 1}, {{16, 1}, {64, 0}});
+  return b;
+}
+
+std::vector<float> weight_values() {
+  std::vector<float> w(static_cast<size_t>(kOut * kIn));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) / 64.0f;
+  return w;
+}
+
+// Anonymous pages holding the blocked bytes at `offset` from a page start,
+// as a model's blob holds a constant (released pages then read as zeros).
+struct Blob {
+  char* base = nullptr;
+  size_t bytes = 0;
+  float* at = nullptr;
+  Blob(const std::vector<float>& blocked, size_t offset) {
+    bytes = blocked.size() * sizeof(float) + offset + 8192;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    base = static_cast<char*>(p);
+    at = reinterpret_cast<float*>(base + offset);
+    std::memcpy(at, blocked.data(), blocked.size() * sizeof(float));
+  }
+  ~Blob() {
+    if (base != nullptr) munmap(base, bytes);
+  }
+  Blob(const Blob&) = delete;
+  Blob& operator=(const Blob&) = delete;
+};
+
+AtenTensorHandle mkldnn_constant(float* data, const std::vector<uint8_t>& metadata) {
+  const int64_t sizes[] = {kOut, kIn}, strides[] = {1, 0};
+  AtenTensorHandle h = nullptr;
+  EXPECT_EQ(aoti_torch_create_tensor_from_blob_v2(data, 2, sizes, strides, 0, kF32, aoti_torch_device_type_cpu(), 0,
+                                                  &h, aoti_torch_layout__mkldnn(), metadata.data(),
+                                                  static_cast<int64_t>(metadata.size())),
+            AOTI_TORCH_SUCCESS);
+  return h;
+}
+
+// x @ W^T for 3 rows of x through the frozen linear, against a loop in double.
+void expect_linear_right(AtenTensorHandle w, const std::vector<float>& plain, const char* what) {
+  std::vector<float> x(3 * kIn);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 13 % 29) - 14) / 16.0f;
+  const int64_t xs[] = {3, kIn}, xst[] = {kIn, 1};
+  AtenTensorHandle xh = nullptr, out = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(x.data(), 2, xs, xst, 0, kF32, 0, 0, &xh), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_cpu__linear_pointwise(xh, w, nullptr, "none", nullptr, 0, nullptr, &out), AOTI_TORCH_SUCCESS)
+      << what;
+  void* p = nullptr;
+  ASSERT_EQ(aoti_torch_get_data_ptr(out, &p), AOTI_TORCH_SUCCESS);
+  const float* got = static_cast<const float*>(p);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < kOut; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < kIn; ++k) want += static_cast<double>(x[i * kIn + k]) * plain[j * kIn + k];
+      ASSERT_NEAR(got[i * kOut + j], want, 1e-3 + 1e-5 * std::fabs(want)) << what << ": row " << i << " col " << j;
+    }
+  EXPECT_EQ(aoti_torch_delete_tensor_object(out), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(aoti_torch_delete_tensor_object(xh), AOTI_TORCH_SUCCESS);
+}
+
+void* data_ptr(AtenTensorHandle h) {
+  void* p = nullptr;
+  EXPECT_EQ(aoti_torch_get_data_ptr(h, &p), AOTI_TORCH_SUCCESS);
+  return p;
+}
+
+TEST(ShimConstantMemory, MisalignedFrozenWeightMovesToAlignedMemoryInALoadWindow) {
+  const std::vector<float> plain = weight_values(), blocked = layout().pack(plain);
+  const std::vector<uint8_t> metadata = layout().metadata();
+  const size_t blocked_bytes = blocked.size() * sizeof(float);
+  Blob blob(blocked, 16);  // where glibc's malloc puts a mapped block's data
+  ASSERT_NE(blob.base, nullptr);
+  int calls = 0;
+  aotrun_shim_set_blob_hook([](void* c) { ++*static_cast<int*>(c); }, &calls);
+  AtenTensorHandle w = mkldnn_constant(blob.at, metadata);
+  aotrun_shim_set_blob_hook(nullptr, nullptr);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(calls, 1);
+  const auto* source = static_cast<const float*>(data_ptr(w));
+  const size_t middle = blocked.size() / 2;  // on a page wholly inside the constant
+  if (aligning_off()) {
+    EXPECT_EQ(source, blob.at) << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: the blob stays where the model put it";
+    EXPECT_EQ(blob.at[middle], blocked[middle]);
+  } else {
+    EXPECT_NE(source, blob.at) << "a misaligned blob in a load window moves";
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(source) % 64, 0u) << "its new place is 64-byte aligned";
+    EXPECT_EQ(std::memcmp(source, blocked.data(), blocked_bytes), 0) << "the blocked bytes moved unchanged";
+    EXPECT_EQ(blob.at[middle], 0.0f) << "the original's whole pages were handed back";
+    EXPECT_EQ(blob.at[0], blocked[0]) << "the partial first page (another constant's, too) is left alone";
+  }
+  expect_linear_right(w, plain, "moved constant");
+  // The plain values, unpacked from wherever the blob now is.
+  const int64_t sizes[] = {kOut, kIn}, strides[] = {kIn, 1};
+  AtenTensorHandle dense = nullptr;
+  ASSERT_EQ(aoti_torch_empty_strided(2, sizes, strides, kF32, 0, 0, &dense), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_copy_(dense, w, 0), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(std::memcmp(data_ptr(dense), plain.data(), plain.size() * sizeof(float)), 0);
+  EXPECT_EQ(aoti_torch_delete_tensor_object(dense), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(aoti_torch_delete_tensor_object(w), AOTI_TORCH_SUCCESS);
+}
+
+// No window (a tensor made over memory the shim cannot know to be a
+// constant's), or a blob already aligned: read where it is, untouched.
+TEST(ShimConstantMemory, BlobOutsideAWindowOrAlignedStaysInPlace) {
+  const std::vector<float> plain = weight_values(), blocked = layout().pack(plain);
+  const std::vector<uint8_t> metadata = layout().metadata();
+  const size_t middle = blocked.size() / 2;
+  {
+    Blob blob(blocked, 16);
+    ASSERT_NE(blob.base, nullptr);
+    AtenTensorHandle w = mkldnn_constant(blob.at, metadata);
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(data_ptr(w), blob.at) << "no blob hook set: not a model's constant";
+    EXPECT_EQ(blob.at[middle], blocked[middle]);
+    expect_linear_right(w, plain, "outside a window");
+    EXPECT_EQ(aoti_torch_delete_tensor_object(w), AOTI_TORCH_SUCCESS);
+  }
+  {
+    Blob blob(blocked, 64);
+    ASSERT_NE(blob.base, nullptr);
+    aotrun_shim_set_blob_hook([](void*) {}, nullptr);
+    AtenTensorHandle w = mkldnn_constant(blob.at, metadata);
+    aotrun_shim_set_blob_hook(nullptr, nullptr);
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(data_ptr(w), blob.at) << "already 64-byte aligned: read in place";
+    EXPECT_EQ(blob.at[middle], blocked[middle]);
+    expect_linear_right(w, plain, "aligned in a window");
+    EXPECT_EQ(aoti_torch_delete_tensor_object(w), AOTI_TORCH_SUCCESS);
+  }
+}
+
+}  // namespace
