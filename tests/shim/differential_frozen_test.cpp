@@ -33,6 +33,7 @@
 namespace {
 
 using aotrun_shim_test::Blocked;
+using aotrun_shim_test::conv_gemm_path_here;
 using aotrun_shim_test::panels_read_blobs_in_place;
 using aotrun_shim_test::panels_run;
 using aotrun_shim_test::providers;
@@ -1050,7 +1051,8 @@ TEST(ShimReferenceFrozen, WideConvolutionsRunAsPackedGemmAsLoops) {
       for (size_t i = 0; i < want.size(); ++i) want[i] = std::string(attr) == "relu" ? std::max(conv[i], 0.0) : conv[i];
       EXPECT_EQ(compare(values(a, out), want, 1e-4, 1e-4), "") << what << " " << attr;
       const char* off = std::getenv("AOTRUN_SHIM_PACKED_GEMM");
-      const bool packed = !onednn_runs_avx512_core() && !(off != nullptr && std::string(off) == "0");
+      const bool packed =
+          !onednn_runs_avx512_core() && conv_gemm_path_here() && !(off != nullptr && std::string(off) == "0");
       if (packed && convs > 0) {
         ADD_FAILURE() << what << " " << attr << ": ran as " << convs << " oneDNN convolution(s), not as a packed GEMM";
       }
@@ -1094,7 +1096,7 @@ TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
       team.set_threads(threads);
       const std::string what = std::to_string(c) + " channels, stride " + std::to_string(cs.stride) + ", " +
                                std::to_string(threads) + " thread(s)";
-      const bool on_panels = threads == 1 && panels_run() && !onednn_runs_avx512_core();
+      const bool on_panels = threads == 1 && panels_run() && !onednn_runs_avx512_core() && conv_gemm_path_here();
       // Every activation of the vocabulary (applied to each row group's
       // rows on panels).
       for (const std::string& attr : kAttrs) {
@@ -1114,8 +1116,11 @@ TEST(ShimReferenceFrozen, MidWidthConvolutionsOnOneThreadRunOnPanelsAsLoops) {
         // count_executed is -1 where oneDNN's verbose lines cannot be read
         if (on_panels && convs > 0) ADD_FAILURE() << what << " " << attr << ": ran as oneDNN's convolution";
         // (128 channels at this small size run as oneDNN's packed GEMM at
-        // any team size: the older rule of convolution_gemm.cpp)
-        if (!on_panels && c < 128 && convs == 0) ADD_FAILURE() << what << " " << attr << ": ran as no convolution";
+        // any team size where the path runs: the older rule of
+        // convolution_gemm.cpp)
+        if (!on_panels && (c < 128 || !conv_gemm_path_here()) && convs == 0) {
+          ADD_FAILURE() << what << " " << attr << ": ran as no convolution";
+        }
       }
       expect_relu_sum_in_place(sd, a, geo, xh, wh, bh, conv, 144, what);
     }

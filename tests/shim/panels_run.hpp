@@ -28,4 +28,15 @@ inline bool panels_read_blobs_in_place() {
   return panels_run() && (isa == nullptr || std::strcmp(isa, "avx512") == 0) && __builtin_cpu_supports("avx512f");
 }
 
+// Whether a frozen convolution of many channels may take the shim's own
+// path (convolution_gemm.cpp: im2col + panels or packed GEMM) on this
+// core where oneDNN runs below AVX-512: on AMD and Hygon cores, unless
+// AOTRUN_SHIM_CONV_GEMM says otherwise ("1" anywhere, "0" nowhere).
+inline bool conv_gemm_path_here() {
+  const char* env = std::getenv("AOTRUN_SHIM_CONV_GEMM");
+  if (env != nullptr && std::strcmp(env, "1") == 0) return true;
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  return __builtin_cpu_is("amd");
+}
+
 }  // namespace aotrun_shim_test

@@ -26,14 +26,25 @@
 // own one-thread time) and keeps these shapes (docs/PERFORMANCE.md
 // section 32).
 //
+// Which cores: the measurements above are AMD's (Zen 3, and Zen 4 with
+// oneDNN capped to AVX2). On an Intel core running AVX2 code (a Xeon with
+// AVX-512 and AMX hidden by cpuid, docs/PERFORMANCE.md section 35) oneDNN's
+// direct kernel is the faster one instead: 103-113 GFLOPS for ResNet-18's
+// 64- to 256-channel 3x3 convolutions where this path made 89-95, and
+// equal at 512 (frozen ResNet-18 at one thread 84 -> 76 ms without this
+// path). So this path is for AMD (and Hygon) cores; AOTRUN_SHIM_CONV_GEMM=1
+// takes it anywhere, =0 nowhere.
+//
 // The input must be channels-last (each pixel's channels contiguous: one
 // memcpy per kernel tap; unfolded 8 MB at a time, in this thread's
 // buffer), the output dense channels-last (it is then the GEMM's
 // [N*OH*OW, O] row-major result), groups 1, and the weight a read-only
 // (frozen) constant: its [O, kh*kw*C] copy is packed once and kept with it.
+#include <cpuid.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -61,6 +72,24 @@ constexpr int64_t kMinChunkRows = 64;
 // output pixels per row group, at most.
 constexpr int64_t kPanelChannels = 64;
 constexpr int64_t kPanelGroupRows = 64;
+
+// Whether this core is one the path was measured faster on (above), or
+// the environment says otherwise. Computed once.
+bool path_wins_here() {
+  static const bool yes = [] {
+    const char* env = std::getenv("AOTRUN_SHIM_CONV_GEMM");
+    if (env != nullptr && std::strcmp(env, "1") == 0) return true;
+    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
+    char vendor[13] = {};
+    std::memcpy(vendor, &ebx, 4);
+    std::memcpy(vendor + 4, &edx, 4);
+    std::memcpy(vendor + 8, &ecx, 4);
+    return std::strcmp(vendor, "AuthenticAMD") == 0 || std::strcmp(vendor, "HygonGenuine") == 0;
+  }();
+  return yes;
+}
 
 // Whether t is [N, C, H, W] laid out densely channels-last: C contiguous,
 // pixels dense in (N, H, W) order (strides of size-1 dims are not looked
@@ -119,7 +148,7 @@ void unary_rows(float* y, int64_t rows, int64_t n, int64_t ld, const Unary& u) {
 
 bool convolution_packed_gemm(const Tensor& input, const Tensor& weight, const Tensor* bias, const ConvParams& p,
                              const Tensor& out, const ConvEpilogue& post, const char* op) {
-  if (onednn::runs_avx512_core()) return false;
+  if (onednn::runs_avx512_core() || !path_wins_here()) return false;
   if (weight.storage == nullptr || !weight.storage->read_only()) return false;
   if (input.dtype != kFloat32 || weight.dtype != kFloat32 || out.dtype != kFloat32) return false;
   if (bias != nullptr && bias->dtype != kFloat32) return false;
