@@ -67,8 +67,8 @@ struct Blob {
 AtenTensorHandle mkldnn_constant(float* data, const std::vector<uint8_t>& metadata) {
   const int64_t sizes[] = {kOut, kIn}, strides[] = {1, 0};
   AtenTensorHandle h = nullptr;
-  EXPECT_EQ(aoti_torch_create_tensor_from_blob_v2(data, 2, sizes, strides, 0, kF32, aoti_torch_device_type_cpu(), 0,
-                                                  &h, aoti_torch_layout__mkldnn(), metadata.data(),
+  EXPECT_EQ(aoti_torch_create_tensor_from_blob_v2(data, 2, sizes, strides, 0, kF32, aoti_torch_device_type_cpu(), 0, &h,
+                                                  aoti_torch_layout__mkldnn(), metadata.data(),
                                                   static_cast<int64_t>(metadata.size())),
             AOTI_TORCH_SUCCESS);
   return h;

@@ -77,7 +77,13 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle ten
  * at least 4 MiB (madvise MADV_HUGEPAGE and MADV_COLLAPSE over its whole
  * 2 MiB pages; a hint, ignored where the kernel has none). A call reads
  * every weight, and 4 KiB pages cost it a TLB miss each (frozen GPT-2 of
- * the benchmark tier: 14% faster per call on a Xeon under KVM). */
+ * the benchmark tier: 14% faster per call on a Xeon under KVM). An
+ * mkldnn-layout constant made while a hook is set whose bytes are not
+ * 64-byte aligned is copied into aligned memory of the shim's (what
+ * aoti_torch_get_data_ptr then reports), and the whole pages of the
+ * original are released (MADV_DONTNEED: the caller must not read them
+ * again); such a window asks for no huge pages at its close.
+ * AOTRUN_SHIM_ALIGN_CONSTANTS=0 in the environment turns the copy off. */
 typedef void (*aotrun_shim_blob_hook)(void* context);
 AOTRUN_SHIM_API void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context);
 
