@@ -7,12 +7,16 @@
 // AOTRUN_SHIM_ALIGN_CONSTANTS=0 (the align_off. copies of these tests), it
 // stays where it is. Every form computes the same linear.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/mman.h>
 
+#include <cinttypes>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "aotrun_shim/shim.h"
@@ -165,6 +169,80 @@ TEST(ShimConstantMemory, BlobOutsideAWindowOrAlignedStaysInPlace) {
     expect_linear_right(w, plain, "aligned in a window");
     EXPECT_EQ(aoti_torch_delete_tensor_object(w), AOTI_TORCH_SUCCESS);
   }
+}
+
+// Kilobytes of AnonHugePages in this process's mappings that overlap
+// [p, p + n), from /proc/self/smaps; -1 where it cannot be read.
+long huge_kb(const void* p, size_t n) {
+  FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return -1;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+  char line[512];
+  bool inside = false;
+  long kb = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    uintptr_t a = 0, b = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
+        std::strchr(line, '-') < std::strchr(line, ' ')) {
+      inside = a < hi && b > lo;
+    } else if (inside && std::strncmp(line, "AnonHugePages:", 14) == 0) {
+      kb += std::atol(line + 14);
+    }
+  }
+  std::fclose(f);
+  return kb;
+}
+
+// AOTInductor's blob as glibc maps it (16 bytes into its own mapping, so
+// every constant in it is 16 bytes off a 64-byte line): a plain constant
+// first, which has the rest of the block advised for huge pages
+// (huge_pages.hpp), then a blocked weight, which moves out. What is copied
+// into the block after it then faults in as 4 KiB pages: it would mostly
+// be released again.
+TEST(ShimConstantMemory, AfterAMovedConstantTheBlockFillsWithoutHugePages) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
+#endif
+  if (aligning_off()) GTEST_SKIP() << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves";
+  char mode[64] = {0};
+  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+    if (std::fgets(mode, sizeof mode, f) == nullptr) mode[0] = 0;
+    std::fclose(f);
+  }
+  if (std::strstr(mode, "[madvise]") == nullptr) {
+    GTEST_SKIP() << "transparent huge pages are not 'madvise' here ('" << mode << "')";
+  }
+  const std::vector<float> plain = weight_values(), blocked = layout().pack(plain);
+  const std::vector<uint8_t> metadata = layout().metadata();
+  const size_t blocked_bytes = blocked.size() * sizeof(float);
+  constexpr size_t kBlock = size_t(24) << 20, kFirst = size_t(64) << 10;
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);  // a block of its own, whatever this process freed before
+  char* const blob = static_cast<char*>(std::malloc(kBlock));
+  ASSERT_NE(blob, nullptr);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(blob) % 64, 16u) << "glibc's mapped block header is 16 bytes";
+  std::vector<AtenTensorHandle> made;
+  int calls = 0;
+  aotrun_shim_set_blob_hook([](void* c) { ++*static_cast<int*>(c); }, &calls);
+  std::memset(blob, 1, kFirst);
+  const int64_t sz[] = {static_cast<int64_t>(kFirst / 4)}, st[] = {1};
+  AtenTensorHandle first = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(blob, 1, sz, st, 0, kF32, 0, 0, &first), AOTI_TORCH_SUCCESS);
+  made.push_back(first);
+  float* const weight = reinterpret_cast<float*>(blob + kFirst);
+  std::memcpy(weight, blocked.data(), blocked_bytes);
+  AtenTensorHandle w = mkldnn_constant(weight, metadata);
+  ASSERT_NE(w, nullptr);
+  made.push_back(w);
+  EXPECT_NE(data_ptr(w), static_cast<void*>(weight)) << "the blocked weight moved";
+  char* const rest = blob + (size_t(8) << 20);  // past the weight, whole 2 MiB pages to the end
+  const size_t rest_bytes = kBlock - (size_t(10) << 20);
+  std::memset(rest, 2, rest_bytes);  // load_constants copying the constants after it
+  EXPECT_EQ(huge_kb(rest, rest_bytes), 0) << "the block after a moved constant still faulted in huge pages";
+  aotrun_shim_set_blob_hook(nullptr, nullptr);
+  EXPECT_EQ(calls, 2);
+  expect_linear_right(w, plain, "moved out of a mapped block");
+  for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+  std::free(blob);
 }
 
 }  // namespace

@@ -103,8 +103,17 @@ void note_constant_span(const void* p, size_t nbytes) noexcept {
 
 void release_moved_constant(const void* p, size_t nbytes) noexcept {
   const auto at = reinterpret_cast<uintptr_t>(p);
-  t_window.moved = true;
+  Window& w = t_window;
   const uintptr_t begin = (at + 4095) / 4096 * 4096, end = (at + nbytes) / 4096 * 4096;
+  if (!w.moved && at >= w.ahead_begin && at < w.ahead_end) {
+    // The block was advised ahead of its copies; what load_constants has
+    // still to copy into it is mostly more of these, moved out and
+    // released as they come: huge pages faulted in for them would be
+    // zeroed for nothing, so the rest of the block goes back to 4 KiB.
+    const uintptr_t from = (at + nbytes + kHugePage - 1) / kHugePage * kHugePage;
+    if (w.ahead_end > from) (void)madvise(reinterpret_cast<void*>(from), w.ahead_end - from, MADV_NOHUGEPAGE);
+  }
+  w.moved = true;
   if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 

@@ -82,7 +82,8 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle ten
  * 64-byte aligned is copied into aligned memory of the shim's (what
  * aoti_torch_get_data_ptr then reports), and the whole pages of the
  * original are released (MADV_DONTNEED: the caller must not read them
- * again); such a window asks for no huge pages at its close.
+ * again); such a window asks for no huge pages at its close, and the rest
+ * of a block it advised ahead is advised back.
  * AOTRUN_SHIM_ALIGN_CONSTANTS=0 in the environment turns the copy off. */
 typedef void (*aotrun_shim_blob_hook)(void* context);
 AOTRUN_SHIM_API void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context);
