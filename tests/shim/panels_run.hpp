@@ -3,6 +3,8 @@
 // differential_frozen_test.cpp).
 #pragma once
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -36,7 +38,13 @@ inline bool conv_gemm_path_here() {
   const char* env = std::getenv("AOTRUN_SHIM_CONV_GEMM");
   if (env != nullptr && std::strcmp(env, "1") == 0) return true;
   if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-  return __builtin_cpu_is("amd");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  char vendor[13] = {};
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  return std::strcmp(vendor, "AuthenticAMD") == 0 || std::strcmp(vendor, "HygonGenuine") == 0;
 }
 
 }  // namespace aotrun_shim_test
