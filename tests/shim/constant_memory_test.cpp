@@ -10,10 +10,8 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
-#include <cinttypes>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -21,10 +19,13 @@
 
 #include "aotrun_shim/shim.h"
 #include "blocked_layout.hpp"
+#include "smaps.hpp"
 
 namespace {
 
 using aotrun_shim_test::Blocked;
+using aotrun_shim_test::smaps_kb;
+using aotrun_shim_test::thp_mode;
 
 constexpr int32_t kF32 = 6;
 constexpr int64_t kOut = 128, kIn = 1024;  // 512 KiB of weight: whole pages inside
@@ -171,28 +172,6 @@ TEST(ShimConstantMemory, BlobOutsideAWindowOrAlignedStaysInPlace) {
   }
 }
 
-// Kilobytes of AnonHugePages in this process's mappings that overlap
-// [p, p + n), from /proc/self/smaps; -1 where it cannot be read.
-long huge_kb(const void* p, size_t n) {
-  FILE* f = std::fopen("/proc/self/smaps", "r");
-  if (f == nullptr) return -1;
-  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
-  char line[512];
-  bool inside = false;
-  long kb = 0;
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    uintptr_t a = 0, b = 0;
-    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
-        std::strchr(line, '-') < std::strchr(line, ' ')) {
-      inside = a < hi && b > lo;
-    } else if (inside && std::strncmp(line, "AnonHugePages:", 14) == 0) {
-      kb += std::atol(line + 14);
-    }
-  }
-  std::fclose(f);
-  return kb;
-}
-
 // AOTInductor's blob as glibc maps it (16 bytes into its own mapping, so
 // every constant in it is 16 bytes off a 64-byte line): a plain constant
 // first, which has the rest of the block advised for huge pages
@@ -204,12 +183,8 @@ TEST(ShimConstantMemory, AfterAMovedConstantTheBlockFillsWithoutHugePages) {
   GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
 #endif
   if (aligning_off()) GTEST_SKIP() << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves";
-  char mode[64] = {0};
-  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
-    if (std::fgets(mode, sizeof mode, f) == nullptr) mode[0] = 0;
-    std::fclose(f);
-  }
-  if (std::strstr(mode, "[madvise]") == nullptr) {
+  const std::string mode = thp_mode();
+  if (mode.find("[madvise]") == std::string::npos) {
     GTEST_SKIP() << "transparent huge pages are not 'madvise' here ('" << mode << "')";
   }
   const std::vector<float> plain = weight_values(), blocked = layout().pack(plain);
@@ -237,7 +212,8 @@ TEST(ShimConstantMemory, AfterAMovedConstantTheBlockFillsWithoutHugePages) {
   char* const rest = blob + (size_t(8) << 20);  // past the weight, whole 2 MiB pages to the end
   const size_t rest_bytes = kBlock - (size_t(10) << 20);
   std::memset(rest, 2, rest_bytes);  // load_constants copying the constants after it
-  EXPECT_EQ(huge_kb(rest, rest_bytes), 0) << "the block after a moved constant still faulted in huge pages";
+  EXPECT_EQ(smaps_kb(rest, rest_bytes, "AnonHugePages"), 0)
+      << "the block after a moved constant still faulted in huge pages";
   aotrun_shim_set_blob_hook(nullptr, nullptr);
   EXPECT_EQ(calls, 2);
   expect_linear_right(w, plain, "moved out of a mapped block");

@@ -24,11 +24,15 @@
 #include "aotrun_shim/shim.h"
 #include "panels_run.hpp"
 #include "shim_api.hpp"
+#include "smaps.hpp"
 #include "tensor_probe.hpp"
 
 namespace {
 
 using aotrun_shim_test::panels_run;
+using aotrun_shim_test::smaps_kb;
+using aotrun_shim_test::thp_mode;
+using aotrun_shim_test::thp_off;
 
 const ShimApi& api() {
   static ShimApi* a = [] {
@@ -928,43 +932,6 @@ TEST(ShimTensors, BlobHookRunsAfterEachBlobTensorOnItsThreadOnly) {
   EXPECT_EQ(count.calls, 2) << "cleared";
   for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
 }
-
-// Kilobytes of `what` ("AnonHugePages", "Rss") in the mappings of this
-// process that overlap [p, p + n), from /proc/self/smaps.
-long smaps_kb(const void* p, size_t n, const char* what) {
-  FILE* f = std::fopen("/proc/self/smaps", "r");
-  if (f == nullptr) return -1;
-  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
-  char line[512];
-  bool inside = false;
-  long kb = 0;
-  const size_t wl = std::strlen(what);
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    uintptr_t a = 0, b = 0;
-    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
-        std::strchr(line, '-') < std::strchr(line, ' ')) {
-      inside = a < hi && b > lo;
-    } else if (inside && std::strncmp(line, what, wl) == 0 && line[wl] == ':') {
-      kb += std::atol(line + wl + 1);
-    }
-  }
-  std::fclose(f);
-  return kb;
-}
-
-// The line of /sys/kernel/mm/transparent_hugepage/enabled ("always
-// [madvise] never"); empty where there is none.
-std::string thp_mode() {
-  char mode[64] = {0};
-  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
-    if (std::fgets(mode, sizeof mode, f) == nullptr) mode[0] = 0;
-    std::fclose(f);
-  }
-  return mode;
-}
-
-// Whether `mode` (thp_mode()) says transparent huge pages are off or absent.
-bool thp_off(const std::string& mode) { return mode.empty() || mode.find("[never]") != std::string::npos; }
 
 // A float32 tensor over `bytes` of caller memory at `at`, made through the
 // from-blob entry point as load_constants makes a constant, kept in `made`.
