@@ -218,6 +218,38 @@ TEST_P(Frozen, BidirectionalLstmTagger) { sweep("lstm", true); }
 // the layout the convolution primitive wants here (no reorder), else once
 // (a reorder out of the blob) and reorders it at most once more (into the
 // primitive's layout, kept with the constant); later runs reorder nothing.
+// Package open creates a container to read the specs, loading every weight;
+// the first runner of one model instance takes it rather than loading them
+// again (bridge.hpp, park_spare). Its runs are right; a second runner makes
+// its own; a runner of two instances has open's destroyed first.
+TEST_P(Frozen, TheFirstRunnerTakesTheContainerPackageOpenMade) {
+  const nlohmann::json m = manifest()["mlp"];
+  const aotrun_log_level level = aotrun_get_log_level();
+  aotrun_set_log_level(AOTRUN_LOG_DEBUG);
+  LogCapture log;
+  {
+    Package pkg(kDir + "/mlp.pt2");
+    Runner a(pkg, RunnerOptions().mode(GetParam()));
+    EXPECT_EQ(log.count_containing("the container package open made is the runner's"), 1u);
+    Runner b(pkg, RunnerOptions().mode(GetParam()));
+    EXPECT_EQ(log.count_containing("the container package open made"), 1u);
+    for (const auto& c : m["cases"]) {
+      run_case(a, m, c);
+      run_case(b, m, c);
+    }
+  }
+  {
+    Package pkg(kDir + "/mlp.pt2");
+    Runner two(pkg, RunnerOptions().mode(GetParam()).num_models(2));
+    EXPECT_EQ(log.count_containing("the container package open made is destroyed first (2 model instances"), 1u);
+    for (const auto& c : m["cases"]) run_case(two, m, c);
+  }
+  {
+    Package unused(kDir + "/mlp.pt2");  // its container goes with it (ASan: nothing leaks)
+  }
+  aotrun_set_log_level(level);
+}
+
 TEST_P(Frozen, PackedConstantsAreUnpackedAtFirstUseNotAtLoad) {
   if (!on_shim()) GTEST_SKIP() << "counts aotrun's shim's oneDNN reorders";
   if (GetParam() != AOTRUN_MODE_THREADED) GTEST_SKIP() << "once is enough";

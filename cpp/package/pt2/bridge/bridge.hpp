@@ -7,6 +7,7 @@
 //   run_checks.hpp       what a run is refused for before it is launched
 //   launch_contexts.cpp  the launched call, its reusable contexts and input views
 //   pt2_code.cpp         Pt2Code and open_pt2
+//   spare_container.cpp  package open's container, kept for the first runner
 //   proxy_executor.cpp   the model's proxy executor, made at open
 #pragma once
 
@@ -68,6 +69,8 @@ int32_t bridge_guard(const char* where, F&& f) noexcept {
   }
 }
 
+struct BridgeContainer;
+
 // Shared by every container of one opened .pt2.
 struct Bridge {
   std::unique_ptr<PrivateDir> dir;
@@ -90,6 +93,9 @@ struct Bridge {
   UpdatePlan update_plan;  // how this release takes replacement constants (read at open)
 
   std::mutex mu;  // guards everything below
+  // Package open's metadata container, kept at its destroy for the next
+  // create that asks for what it is (spare_container.cpp); owned here.
+  BridgeContainer* spare = nullptr;
   // The model's constants, read from the first container (package open
   // creates one). Never changed once constants_ready is set.
   std::atomic<bool> constants_ready{false};
@@ -159,6 +165,9 @@ struct BridgeContainer {
   // (constants/parameters.hpp): 0 on libtorch, for a CUDA model, or a model
   // older than torch 2.13.
   size_t declared_parameters = 0;
+  // Created as package open's metadata container (num_models 0, no
+  // constants, CPU): destroy keeps it as the bridge's spare.
+  bool spare_kind = false;
   // The input ranks and dims of this container's last single-threaded run
   // that passed check_input_shapes, a pure function of them once
   // specs_ready (run_checks.hpp): a serving loop repeats its shapes, and
@@ -206,6 +215,25 @@ void settle_constants(Bridge& b, AotiContainerHandle h);
 void settle_specs(Bridge& b, AotiContainerHandle h);
 // Deletes a container's kept handles (after the container itself).
 void release_kept(const TorchShim& shim, std::vector<AtenTensorHandle>* kept);
+
+// Package open's metadata container, kept (spare_container.cpp). Opening a
+// package creates a container to read its specs and destroys it, and the
+// first runner creates one at once: for a .pt2 each loads every weight
+// (frozen ResNet-18: 45 MB copied, half of open). A metadata container of a
+// CPU model made with no replacement constants is kept at its destroy, and
+// the next create of one model instance with no replacement constants takes
+// it, bound to its host; any other create first destroys it, so a model's
+// weights are never resident twice for it. The Bridge's owner drops it.
+//   park_spare: from destroy; true when it kept `c` (not destroyed).
+//   take_spare: from create; the kept container, bound to args->host, when
+//     it fits `args`; otherwise null, after destroying one that did not.
+//   drop_spare: destroys the kept container, if any.
+// Any thread; each takes b.mu.
+bool park_spare(BridgeContainer* c);
+BridgeContainer* take_spare(Bridge& b, const aotrun_pkg_create_args& args);
+void drop_spare(Bridge& b);
+// Destroys the model's container and `c` (destroy, drop_spare).
+int32_t destroy_container(BridgeContainer* c);
 
 // The proxy executor for `nodes` (made by aotrun's shim), or null when the
 // model has no extern kernel nodes. Throws Error UNSUPPORTED naming the ops

@@ -27,6 +27,10 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
                                                        std::to_string(args->device.device_type) + ", id " +
                                                        std::to_string(args->device.device_id) + " requested)");
     }
+    if (BridgeContainer* kept = take_spare(*b, *args)) {  // package open's, the weights loaded
+      *out = reinterpret_cast<aotrun_pkg_container*>(kept);
+      return AOTRUN_PKG_OK;
+    }
     const size_t models = args->num_models > 0 ? static_cast<size_t>(args->num_models) : 1;
     auto c = std::make_unique<BridgeContainer>();
     c->b = b;
@@ -85,6 +89,7 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
       release_kept(*b->shim, &c->kept);
       throw;
     }
+    c->spare_kind = !b->cuda && args->num_models == 0 && args->num_constants == 0;
     *out = reinterpret_cast<aotrun_pkg_container*>(c.release());
     return AOTRUN_PKG_OK;
   } catch (...) {
@@ -102,6 +107,11 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
 int32_t destroy(aotrun_pkg_container* pc) {
   BridgeContainer* c = as_container(pc);
   if (c == nullptr) return fail_with(AOTRUN_PKG_ERR_INVALID_ARGUMENT, "destroy: not a .pt2 container");
+  if (park_spare(c)) return AOTRUN_PKG_OK;
+  return destroy_container(c);
+}
+
+int32_t destroy_container(BridgeContainer* c) {
   const int32_t rc = bridge_guard("destroy", [&] {
     c->lib->fn().destroy(c->h);
     release_kept(*c->b->shim, &c->kept);

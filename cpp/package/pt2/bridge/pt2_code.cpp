@@ -60,6 +60,9 @@ class Pt2Code final : public PackageCode {
     info_.provider = bridge_->provider;
     info_.provider_reason = bridge_->provider_reason;
   }
+  // Every runner's container is gone by now; open's, if no runner took it,
+  // is the bridge's to destroy.
+  ~Pt2Code() override { bridge::drop_spare(*bridge_); }
   int32_t create(aotrun_pkg_container** out, const aotrun_pkg_create_args* args) const override {
     return bridge::create(bridge_.get(), out, args);
   }
