@@ -32,7 +32,8 @@ BridgeContainer* take_spare(Bridge& b, const aotrun_pkg_create_args& args) {
   if (args.num_models == 1 && args.num_constants == 0) {
     c->host = args.host;
     c->omp_threads = omp_threads_per_run(1);
-    log(LogLevel::Debug, "package '" + b.name + "': the container package open made is the runner's (weights loaded once)");
+    log(LogLevel::Debug,
+        "package '" + b.name + "': the container package open made is the runner's (weights loaded once)");
     return c;
   }
   log(LogLevel::Debug, "package '" + b.name + "': the container package open made is destroyed first (" +
