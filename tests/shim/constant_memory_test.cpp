@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aotrun_shim/shim.h"
@@ -219,6 +220,131 @@ TEST(ShimConstantMemory, AfterAMovedConstantTheBlockFillsWithoutHugePages) {
   expect_linear_right(w, plain, "moved out of a mapped block");
   for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
   std::free(blob);
+}
+
+// load_constants as a frozen model's blob is filled: constants back to back
+// from 16 bytes into glibc's own mapping, a plain one (a bias) before each
+// blocked weight. The calls a loader makes: constant by constant, the bytes
+// copied in, then the tensor made over them.
+struct LoadedBlob {
+  static constexpr size_t kBlock = size_t(24) << 20, kFiller = size_t(3) << 20, kBias = 512;
+  char* blob = nullptr;
+  size_t used = 0;
+  std::vector<AtenTensorHandle> made;
+  std::vector<float> plain = weight_values(), blocked = layout().pack(plain);
+  std::vector<uint8_t> metadata = layout().metadata();
+
+  LoadedBlob() {
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);  // a block of its own, whatever this process freed before
+    blob = static_cast<char*>(std::malloc(kBlock));
+  }
+  ~LoadedBlob() {
+    for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+    std::free(blob);
+  }
+  // A plain float constant of `bytes`, its values i * 0.5 + seed.
+  std::pair<AtenTensorHandle, char*> plain_constant(size_t bytes, float seed) {
+    char* at = blob + used;
+    const int64_t n = static_cast<int64_t>(bytes / 4), sz[] = {n}, st[] = {1};
+    for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(at)[i] = static_cast<float>(i) * 0.5f + seed;
+    AtenTensorHandle h = nullptr;
+    EXPECT_EQ(aoti_torch_create_tensor_from_blob(at, 1, sz, st, 0, kF32, 0, 0, &h), AOTI_TORCH_SUCCESS);
+    made.push_back(h);
+    used += bytes;
+    return {h, at};
+  }
+  std::pair<AtenTensorHandle, char*> weight() {
+    char* at = blob + used;
+    std::memcpy(at, blocked.data(), blocked.size() * sizeof(float));
+    AtenTensorHandle h = mkldnn_constant(reinterpret_cast<float*>(at), metadata);
+    made.push_back(h);
+    used += blocked.size() * sizeof(float);
+    return {h, at};
+  }
+};
+
+void expect_plain_values(AtenTensorHandle h, size_t bytes, float seed, const char* what) {
+  const float* v = static_cast<const float*>(data_ptr(h));
+  for (size_t i = 0; i < bytes / 4; ++i) {
+    ASSERT_EQ(v[i], static_cast<float>(i) * 0.5f + seed) << what << ": element " << i;
+  }
+}
+
+// With slides allowed (aotrun_shim_set_constant_slides), once the window
+// meets a blocked weight each constant after it moves down 16 bytes in
+// place to a 64-byte boundary: the blob is read aligned where it is, and
+// only the first weight (after a bias that stayed) is copied out. Every
+// constant keeps its values and the weights compute the same linear.
+TEST(ShimConstantMemory, WithSlidesAFrozenBlobIsAlignedInPlace) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
+#endif
+  if (aligning_off()) GTEST_SKIP() << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves";
+  LoadedBlob b;
+  ASSERT_NE(b.blob, nullptr);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(b.blob) % 64, 16u) << "glibc's mapped block header is 16 bytes";
+  aotrun_shim_set_constant_slides(1);
+  aotrun_shim_set_blob_hook([](void*) {}, nullptr);
+  // Past the block's first 2 MiB boundary: what follows is in its huge pages.
+  auto [filler, filler_at] = b.plain_constant(LoadedBlob::kFiller, 1.0f);
+  auto [w1, w1_at] = b.weight();
+  auto [b2, b2_at] = b.plain_constant(LoadedBlob::kBias, 2.0f);
+  auto [w2, w2_at] = b.weight();
+  auto [b3, b3_at] = b.plain_constant(LoadedBlob::kBias, 3.0f);
+  auto [w3, w3_at] = b.weight();
+  // Memory outside the block (another constant's, or the caller's): never
+  // written; a misaligned weight there is copied.
+  Blob other(b.blocked, 16);
+  ASSERT_NE(other.at, nullptr);
+  AtenTensorHandle outside = mkldnn_constant(other.at, b.metadata);
+  b.made.push_back(outside);
+  aotrun_shim_set_blob_hook(nullptr, nullptr);
+  aotrun_shim_set_constant_slides(0);
+
+  EXPECT_EQ(data_ptr(filler), static_cast<void*>(filler_at)) << "a constant before the first weight stays";
+  EXPECT_NE(data_ptr(w1), static_cast<void*>(w1_at)) << "the first weight, after a bias that stayed, is copied";
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(data_ptr(w1)) % 64, 0u);
+  EXPECT_EQ(data_ptr(b2), static_cast<void*>(b2_at - 16)) << "the bias after it slid over the copied weight's bytes";
+  EXPECT_EQ(data_ptr(w2), static_cast<void*>(w2_at - 16)) << "the next weight slid to its 64-byte boundary";
+  EXPECT_EQ(data_ptr(b3), static_cast<void*>(b3_at - 16));
+  EXPECT_EQ(data_ptr(w3), static_cast<void*>(w3_at - 16));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(data_ptr(w3)) % 64, 0u);
+  expect_plain_values(filler, LoadedBlob::kFiller, 1.0f, "filler");
+  expect_plain_values(b2, LoadedBlob::kBias, 2.0f, "bias 2");
+  expect_plain_values(b3, LoadedBlob::kBias, 3.0f, "bias 3");
+  expect_linear_right(w1, b.plain, "copied weight");
+  expect_linear_right(w2, b.plain, "slid weight");
+  expect_linear_right(w3, b.plain, "last slid weight");
+  EXPECT_NE(data_ptr(outside), static_cast<void*>(other.at));
+  EXPECT_NE(data_ptr(outside), static_cast<void*>(reinterpret_cast<char*>(other.at) - 16));
+  expect_linear_right(outside, b.plain, "weight outside the block");
+}
+
+// Without the caller's permission (the default: a copying constant update
+// would write a new value over its slid neighbour) nothing slides: each
+// misaligned weight is copied, every plain constant stays.
+TEST(ShimConstantMemory, WithoutSlidesEveryFrozenWeightIsCopied) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
+#endif
+  if (aligning_off()) GTEST_SKIP() << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves";
+  LoadedBlob b;
+  ASSERT_NE(b.blob, nullptr);
+  aotrun_shim_set_blob_hook([](void*) {}, nullptr);
+  (void)b.plain_constant(LoadedBlob::kFiller, 1.0f);
+  AtenTensorHandle w1 = b.weight().first;
+  auto [b2, b2_at] = b.plain_constant(LoadedBlob::kBias, 2.0f);
+  AtenTensorHandle w2 = b.weight().first;
+  aotrun_shim_set_blob_hook(nullptr, nullptr);
+  EXPECT_EQ(data_ptr(b2), static_cast<void*>(b2_at));
+  for (AtenTensorHandle w : {w1, w2}) {
+    const auto p = reinterpret_cast<uintptr_t>(data_ptr(w));
+    EXPECT_TRUE(p % 64 == 0 && (p < reinterpret_cast<uintptr_t>(b.blob) ||
+                                p >= reinterpret_cast<uintptr_t>(b.blob) + LoadedBlob::kBlock))
+        << "a weight is copied out of the blob";
+  }
+  expect_plain_values(b2, LoadedBlob::kBias, 2.0f, "bias 2");
+  expect_linear_right(w2, b.plain, "copied weight");
 }
 
 }  // namespace

@@ -61,8 +61,11 @@ HandleOwner view_handle(const Tensor& base, int64_t ndim, const int64_t* sizes_p
   return t;
 }
 
+// With `placed` (a blob-hook window is open: the bytes are a model's
+// constant), a CPU constant may slide in place, and *placed is where.
 AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
-                           int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index) {
+                           int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,
+                           void** placed = nullptr) {
   check_device(device_type, "create_tensor_from_blob");
   check_dtype(dtype);
   auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
@@ -70,11 +73,15 @@ AtenTensorHandle from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, c
   check_sizes(sizes);
   if (storage_offset < 0) throw ShimError("negative storage_offset " + std::to_string(storage_offset));
   Tensor t;
+  if (device_type != kCPU) placed = nullptr;
   if (data == nullptr) {  // as PyTorch: no memory given (a 0-size tensor) -> allocate
     t = empty_tensor(sizes, strides, dtype, device_type, device_index);
   } else {
     // `data` is the start of the storage; the view begins storage_offset elements in.
-    t.storage = Storage::borrow(data, storage_nbytes_for(sizes, strides, storage_offset, element_size(dtype)));
+    const size_t nbytes = storage_nbytes_for(sizes, strides, storage_offset, element_size(dtype));
+    // A model's constant may slide in place (huge_pages.hpp): *placed says where it lives.
+    if (placed != nullptr) data = *placed = slide_constant(data, nbytes, false);
+    t.storage = Storage::borrow(data, nbytes);
     t.sizes = std::move(sizes);
     t.strides = std::move(strides);
     t.storage_offset = storage_offset;
@@ -94,15 +101,16 @@ thread_local BlobHook t_blob_hook;
 
 // The result of a from-blob call over `data` that made *ret, after running
 // this thread's hook when it made a tensor. With a hook set the tensor is a
-// model's constant: its span is noted (huge_pages.hpp).
-AOTITorchError after_blob(AOTITorchError rc, const void* data, AtenTensorHandle* ret) {
+// model's constant: its span is noted (huge_pages.hpp), where it lives now
+// (`placed`: `data`, or where it slid in place).
+AOTITorchError after_blob(AOTITorchError rc, const void* data, const void* placed, AtenTensorHandle* ret) {
   if (rc == AOTI_TORCH_SUCCESS && t_blob_hook.fn != nullptr) {
     try {
       const Tensor& t = as_tensor(*ret, "ret");
-      if (t.storage != nullptr && t.layout == kMkldnn && t.storage->source() != data) {
+      if (t.storage != nullptr && t.layout == kMkldnn && t.storage->source() != placed) {
         release_moved_constant(data, mkldnn_blob_bytes(t));  // the shim holds an aligned copy (mkldnn_blob.hpp)
       } else if (t.storage != nullptr) {
-        note_constant_span(data, t.storage->nbytes());
+        note_constant_span(placed, t.layout == kMkldnn ? mkldnn_blob_bytes(t) : t.storage->nbytes());
       }
     } catch (...) {  // cannot happen for a tensor just made; nothing may cross the C boundary
     }
@@ -115,6 +123,8 @@ AOTITorchError after_blob(AOTITorchError rc, const void* data, AtenTensorHandle*
 
 extern "C" {
 
+void aotrun_shim_set_constant_slides(int allowed) { set_slides_allowed(allowed != 0); }
+
 void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context) {
   // The window of constants ends with the hook it was noted under.
   if (t_blob_hook.fn != nullptr) close_constant_window();
@@ -125,11 +135,12 @@ void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context) {
 AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
                                                   const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
                                                   int32_t device_type, int32_t device_index, AtenTensorHandle* ret) {
+  void* placed = data;
   const AOTITorchError rc = guard(__func__, [&] {
-    *out_arg(ret, "ret") =
-        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
+    *out_arg(ret, "ret") = from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type,
+                                     device_index, t_blob_hook.fn != nullptr ? &placed : nullptr);
   });
-  return after_blob(rc, data, ret);
+  return after_blob(rc, data, placed, ret);
 }
 
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, const int64_t* sizes_ptr,
@@ -137,25 +148,29 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
                                                      int32_t device_type, int32_t device_index, AtenTensorHandle* ret,
                                                      int32_t layout, const uint8_t* opaque_metadata,
                                                      int64_t opaque_metadata_size) {
+  void* placed = data;
   const AOTITorchError rc = guard(__func__, [&] {
     if (layout == kMkldnn) {
       // A frozen export's packed weight: unpacked once, here (mkldnn_blob.hpp).
       auto sizes = dims(ndim, sizes_ptr, "sizes_ptr");
       check_sizes(sizes);
       // Inside a blob-hook window the bytes are a model's constant, which
-      // may move to aligned memory (after_blob then releases the original).
-      *out_arg(ret, "ret") =
-          new_handle(tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type, opaque_metadata,
-                                             opaque_metadata_size, t_blob_hook.fn != nullptr));
+      // may slide in place or move to aligned memory (after_blob then
+      // releases the original).
+      Tensor t = tensor_from_mkldnn_blob(data, sizes, storage_offset, dtype, device_type, opaque_metadata,
+                                         opaque_metadata_size, t_blob_hook.fn != nullptr);
+      placed = const_cast<void*>(t.storage->source());
+      if (placed != data && !slid_from(data, placed)) placed = data;  // a copy: reported as moved
+      *out_arg(ret, "ret") = new_handle(std::move(t));
       return;
     }
     if (layout != kStrided) {
       throw ShimError("layout " + std::to_string(layout) + " is not supported (only strided and mkldnn tensors)");
     }
-    *out_arg(ret, "ret") =
-        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index);
+    *out_arg(ret, "ret") = from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type,
+                                     device_index, t_blob_hook.fn != nullptr ? &placed : nullptr);
   });
-  return after_blob(rc, data, ret);
+  return after_blob(rc, data, placed, ret);
 }
 
 AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,

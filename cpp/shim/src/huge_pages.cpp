@@ -18,15 +18,30 @@ namespace {
 
 constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
 constexpr uintptr_t kMinSpan = uintptr_t(4) << 20;
+// The smallest block whose constants may slide (slide_constant); glibc maps
+// blocks from 128 KiB on, unless its threshold has grown.
+constexpr uintptr_t kMinBlock = uintptr_t(256) << 10;
+
+uintptr_t round_up_huge(uintptr_t v) { return (v + kHugePage - 1) / kHugePage * kHugePage; }
 
 struct Window {
   uintptr_t begin = UINTPTR_MAX, end = 0;
   uintptr_t bytes = 0;
-  // The block already advised ahead of its copies (below).
+  // The block glibc mapped for the constants (below), and whether it was
+  // advised for huge pages ahead of its copies (one of kMinSpan or more).
   uintptr_t ahead_begin = 0, ahead_end = 0;
+  bool ahead_huge = false;
   bool moved = false;  // a constant's pages were released (release_moved_constant)
+  // Slides (slide_constant): on once a frozen constant is met in a block
+  // advised ahead, with this thread's permission.
+  bool sliding = false;
+  // The constant made last in the window: where load_constants put it
+  // ([orig, orig_end)), and where its live bytes end now (orig_end when it
+  // stayed, its slid end, orig when a copy holds it); `slid_to` when it slid.
+  uintptr_t orig = 0, orig_end = 0, live_end = 0, slid_to = 0;
 };
 thread_local Window t_window;
+thread_local bool t_slides_allowed = false;
 
 // Whether an anonymous mapping (/proc/self/maps) begins 16 bytes before
 // `at`, and its end.
@@ -52,7 +67,7 @@ bool anonymous_mapping_at(uintptr_t at, uintptr_t* end) noexcept {
   return found;
 }
 
-// [at, *end) when `at` is a block of at least kMinSpan that glibc's malloc
+// [at, *end) when `at` is a block of at least kMinBlock that glibc's malloc
 // mapped on its own, as it does AOTInductor's blob of constants: the
 // mapping begins 16 bytes before it, and the word before it (the chunk's
 // size field) holds the mapping's length with only the IS_MMAPPED bit (2)
@@ -69,13 +84,14 @@ __attribute__((no_sanitize("address", "thread"))) bool mapped_block_at(uintptr_t
   if (!anonymous_mapping_at(at, &vma_end)) return false;
   const uint64_t word = *reinterpret_cast<const volatile uint64_t*>(at - 8);
   const uint64_t length = word & ~uint64_t(7);
-  if ((word & 7) != 2 || length % 4096 != 0 || length < kMinSpan || at - 16 + length > vma_end) return false;
+  if ((word & 7) != 2 || length % 4096 != 0 || length < kMinBlock || at - 16 + length > vma_end) return false;
   *end = at - 16 + length;
   return true;
 }
 
 // A constant at `at` that opens a block of its own (the first of a model's
-// blob): the block's remaining whole 2 MiB pages are advised now, before
+// blob): the block is noted, and when it is at least kMinSpan its
+// remaining whole 2 MiB pages are advised now, before
 // load_constants copies the rest into them, so they fault in as huge pages
 // rather than 4 KiB at a time (page faults dominated a ResNet-18's open on
 // an Intel host under KVM: docs/PERFORMANCE.md section 29).
@@ -85,11 +101,53 @@ void advise_ahead(Window& w, uintptr_t at) noexcept {
   if (!mapped_block_at(at, &end)) return;
   w.ahead_begin = at;
   w.ahead_end = end;
+  w.ahead_huge = end - at >= kMinSpan;
+  if (!w.ahead_huge) return;
   const uintptr_t from = (at + kHugePage - 1) / kHugePage * kHugePage, to = end / kHugePage * kHugePage;
   if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
 }
 
 }  // namespace
+
+void set_slides_allowed(bool allowed) noexcept { t_slides_allowed = allowed; }
+
+void* slide_constant(void* p, size_t nbytes, bool frozen) noexcept {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  if (at == 0 || nbytes == 0) return p;
+  Window& w = t_window;
+  advise_ahead(w, at);
+  const bool in_block = at >= w.ahead_begin && at + nbytes <= w.ahead_end;
+  if (frozen && in_block && t_slides_allowed && !w.moved) w.sliding = true;
+  const uintptr_t delta = at % 64, to = at - delta;
+  // The bytes [to, at) are free when the constant made before this one is
+  // the one just below it in the block (ending less than 64 bytes below,
+  // so no other constant fits between: each starts at the blob's 16 mod
+  // 64) and its live bytes end at or below `to`.
+  const bool room =
+      w.orig_end != 0 && w.orig >= w.ahead_begin && w.orig_end <= at && at - w.orig_end < 64 && w.live_end <= to;
+  // A frozen constant not wholly inside the block's whole 2 MiB pages
+  // (its head and tail stay 4 KiB pages) is copied instead, into huge pages
+  // of the shim's: a weight is read on every call.
+  const bool huge_here =
+      !w.ahead_huge || (at >= round_up_huge(w.ahead_begin) && at + nbytes <= w.ahead_end / kHugePage * kHugePage);
+  const bool slide = w.sliding && in_block && delta != 0 && room && (!frozen || huge_here);
+  w.orig = at;
+  w.orig_end = at + nbytes;
+  w.live_end = at + nbytes;
+  w.slid_to = 0;
+  if (!slide) return p;
+  std::memmove(reinterpret_cast<void*>(to), p, nbytes);
+  w.live_end = to + nbytes;
+  w.slid_to = to;
+  return reinterpret_cast<void*>(to);
+}
+
+const void* slid_from(const void* p, const void* now) noexcept {
+  const Window& w = t_window;
+  return w.orig == reinterpret_cast<uintptr_t>(p) && w.slid_to != 0 && w.slid_to == reinterpret_cast<uintptr_t>(now)
+             ? now
+             : nullptr;
+}
 
 void note_constant_span(const void* p, size_t nbytes) noexcept {
   const auto at = reinterpret_cast<uintptr_t>(p);
@@ -104,8 +162,27 @@ void note_constant_span(const void* p, size_t nbytes) noexcept {
 void release_moved_constant(const void* p, size_t nbytes) noexcept {
   const auto at = reinterpret_cast<uintptr_t>(p);
   Window& w = t_window;
+  if (w.orig == at) w.live_end = at;  // its bytes are free: the next constant may slide over them
+  if (w.sliding) {
+    // The block's constants stay where they are, slid, in huge pages. The
+    // few copied out (the first frozen one, after a plain constant that
+    // stayed; those in the block's 4 KiB head and tail) give back only the
+    // whole pages they have outside its huge pages: releasing part of a
+    // huge page would split it.
+    const uintptr_t huge_begin = w.ahead_huge ? round_up_huge(w.ahead_begin) : UINTPTR_MAX;
+    const uintptr_t huge_end = w.ahead_huge ? w.ahead_end / kHugePage * kHugePage : UINTPTR_MAX;
+    const uintptr_t first = (at + 4095) / 4096 * 4096, last = (at + nbytes) / 4096 * 4096;
+    if (std::min(last, huge_begin) > first) {
+      (void)madvise(reinterpret_cast<void*>(first), std::min(last, huge_begin) - first, MADV_DONTNEED);
+    }
+    if (last > std::max(first, huge_end)) {
+      (void)madvise(reinterpret_cast<void*>(std::max(first, huge_end)), last - std::max(first, huge_end),
+                    MADV_DONTNEED);
+    }
+    return;
+  }
   const uintptr_t begin = (at + 4095) / 4096 * 4096, end = (at + nbytes) / 4096 * 4096;
-  if (!w.moved && at >= w.ahead_begin && at < w.ahead_end) {
+  if (!w.moved && w.ahead_huge && at >= w.ahead_begin && at < w.ahead_end) {
     // The block was advised ahead of its copies; what load_constants has
     // still to copy into it is mostly more of these, moved out and
     // released as they come: huge pages faulted in for them would be

@@ -25,6 +25,36 @@
 
 namespace aotrun::shim {
 
+// Whether this thread's windows may slide constants in place
+// (aotrun_shim_set_constant_slides; off until set).
+void set_slides_allowed(bool allowed) noexcept;
+
+// Where the constant of `nbytes` at `p`, about to be made on this thread in
+// the current window, is to live: `p`, or `p` slid down in place to the
+// 64-byte boundary below it. AOTInductor's blob is glibc's, 16 bytes into
+// its own mapping, so each of its constants starts 16 bytes past a cache
+// line; a frozen weight read there straddles two lines in every load
+// (mkldnn_blob.hpp), and a copy elsewhere costs open a second set of pages
+// (the copy, and the original faulted in 4 KiB pages to be released:
+// frozen ResNet-18's metadata container 13 ms slid in place against 43
+// copied, medians of 8 opens right after an ORT session on a Zen 5 VM).
+// A constant slides when slides are allowed, it lies in the block glibc
+// mapped for the blob (one of at least 256 KiB, found as note_constant_span
+// finds it, below) once the window has met a frozen (`frozen`:
+// mkldnn-layout) constant, and the constant made just before it is its neighbour below in
+// the block (ending less than 64 bytes below `p`, so that nothing else lies
+// between) whose bytes no longer reach the boundary: it slid too, or was
+// copied out. So a frozen model's blob moves down 16 bytes constant by
+// constant as load_constants fills it, in order (the constants before its
+// first frozen one, and that one, stay or are copied; so is a frozen one
+// not wholly inside the whole 2 MiB pages of a block advised for huge
+// pages, which a call would read in 4 KiB pages there). The bytes move with memmove; nothing else is
+// touched. Does not throw.
+void* slide_constant(void* p, size_t nbytes, bool frozen) noexcept;
+// `now` when slide_constant slid the window's last constant from `p` to
+// `now`; null otherwise.
+const void* slid_from(const void* p, const void* now) noexcept;
+
 // Notes a constant of `nbytes` at `p` made on this thread in the current
 // window; the first of a mapped block also has the block advised (above:
 // one read of /proc/self/maps). Does not throw.
@@ -42,7 +72,9 @@ void note_constant_span(const void* p, size_t nbytes) noexcept;
 // (MADV_NOHUGEPAGE): what load_constants copies there next is mostly more
 // of them, and huge pages zeroed for bytes about to be released cost open
 // twice the huge pages (frozen ResNet-18: 92 faulted, 48 after). Does not
-// throw.
+// throw. In a window whose constants slide (slide_constant), the original
+// stays instead (the block keeps its huge pages) and its bytes are free for
+// the next constant to slide over.
 void release_moved_constant(const void* p, size_t nbytes) noexcept;
 
 // Closes this thread's window: when the constants noted form one block

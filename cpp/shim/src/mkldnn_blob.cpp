@@ -14,6 +14,7 @@
 #include "error.hpp"
 #include "compute/onednn.hpp"
 #include "compute/packed_memory.hpp"
+#include "huge_pages.hpp"
 
 namespace aotrun::shim {
 namespace {
@@ -206,12 +207,18 @@ Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& siz
   } catch (const dnnl::error& err) {
     refuse(sizes, std::string("oneDNN cannot read its layout: ") + err.what());
   }
-  // A misaligned blob of a model's constant moves into aligned memory the
-  // storage keeps (through `fill`, which holds it), before anything reads it.
+  // A misaligned blob of a model's constant slides down to its 64-byte
+  // boundary in place when it can (huge_pages.hpp, which is told of aligned
+  // ones too: the next constant may slide after them), else moves into
+  // aligned memory the storage keeps (through `fill`, which holds it),
+  // before anything reads it.
   std::shared_ptr<const void> moved;
-  if (may_move && reinterpret_cast<uintptr_t>(data) % 64 != 0 && moving_allowed()) {
-    moved = aligned_copy(data, u->src.get_size());
-    data = moved.get();
+  if (may_move && moving_allowed()) {
+    data = slide_constant(const_cast<void*>(data), u->src.get_size(), true);
+    if (reinterpret_cast<uintptr_t>(data) % 64 != 0) {
+      moved = aligned_copy(data, u->src.get_size());
+      data = moved.get();
+    }
   }
   // The plain copy is made when first needed, from the model's blob, which
   // lives as long as the model's constants do (libtorch's own mkldnn tensor

@@ -71,9 +71,10 @@ MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const s
 //
 // With `may_move` (the bytes are a model's constant, copied into its blob
 // by load_constants, which nothing reads again but through this tensor) and
-// `data` not 64-byte aligned, the blocked bytes are first copied into
-// 64-byte-aligned memory of the shim's (packed_memory.hpp), which the
-// storage owns and reports as its source: AOTInductor's blob comes from
+// `data` not 64-byte aligned, the blocked bytes first slide down to their
+// 64-byte boundary in place where huge_pages.hpp's slide_constant can, or
+// else are copied into 64-byte-aligned memory of the shim's
+// (packed_memory.hpp), which the storage owns and reports as its source: AOTInductor's blob comes from
 // malloc, 16-byte aligned, so every weight a kernel reads in place would
 // otherwise straddle cache lines in every load, and run at the mercy of
 // where the heap put it (frozen GPT-2 1.07 ms aligned, 1.08-1.25 ms as the

@@ -53,7 +53,8 @@ int32_t create(void* binding, aotrun_pkg_container** out, const aotrun_pkg_creat
     // as each constant is made, not only once all are: otherwise the whole
     // blob is resident twice for a moment (frozen BERT-base: 266 MiB peak
     // against 158 steady; docs/PERFORMANCE.md section 27).
-    ConstantPagesScope pages(*b->shim, *b->lib);
+    // Slides in place only when no constant update will copy into the blob.
+    ConstantPagesScope pages(*b->shim, *b->lib, args->num_constants == 0 || b->update_plan.keeps_tensors());
     const int32_t rc = f.create_with_device != nullptr
                            ? f.create_with_device(&c->h, models, b->cuda ? "cuda" : "cpu", dir)
                            : f.create(&c->h, models, true, dir);

@@ -165,15 +165,19 @@ class AotiLibrary {
 // AOTInductor has copied out of the library. Does nothing with libtorch
 // (no such hook) or a library without its constants inside. This thread
 // only; `shim` and `lib` must outlive it. constant_pages.cpp.
+// With `slides`, the shim may also slide the constants into alignment in
+// place (TorchShim::set_constant_slides): only when nothing will write the
+// model's blob after its constants are made (no copying constant update).
 class ConstantPagesScope {
  public:
-  ConstantPagesScope(const TorchShim& shim, const AotiLibrary& lib);
+  ConstantPagesScope(const TorchShim& shim, const AotiLibrary& lib, bool slides);
   ~ConstantPagesScope();
   ConstantPagesScope(const ConstantPagesScope&) = delete;
   ConstantPagesScope& operator=(const ConstantPagesScope&) = delete;
 
  private:
   TorchShim::SetBlobHook set_ = nullptr;
+  TorchShim::SetConstantSlides slides_ = nullptr;
 };
 
 }  // namespace aotrun::pt2

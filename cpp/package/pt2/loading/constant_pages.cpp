@@ -56,8 +56,12 @@ void AotiLibrary::release_constant_pages() const {
   }
 }
 
-ConstantPagesScope::ConstantPagesScope(const TorchShim& shim, const AotiLibrary& lib) {
+ConstantPagesScope::ConstantPagesScope(const TorchShim& shim, const AotiLibrary& lib, bool slides) {
   if (shim.set_blob_hook == nullptr || !lib.has_constant_pages()) return;
+  if (slides && shim.set_constant_slides != nullptr) {
+    slides_ = shim.set_constant_slides;
+    slides_(1);
+  }
   set_ = shim.set_blob_hook;
   set_([](void* l) { static_cast<const AotiLibrary*>(l)->release_constant_pages(); },
        const_cast<void*>(static_cast<const void*>(&lib)));
@@ -65,6 +69,7 @@ ConstantPagesScope::ConstantPagesScope(const TorchShim& shim, const AotiLibrary&
 
 ConstantPagesScope::~ConstantPagesScope() {
   if (set_ != nullptr) set_(nullptr, nullptr);
+  if (slides_ != nullptr) slides_(0);
 }
 
 }  // namespace aotrun::pt2

@@ -219,6 +219,8 @@ std::unique_ptr<TorchShim> resolve_shim(void* scope, const std::string& source) 
       reinterpret_cast<TorchShim::ProxyDelete>(::dlsym(scope, "aotrun_shim_proxy_executor_delete"));
   s->declare_constant = reinterpret_cast<TorchShim::DeclareConstant>(::dlsym(scope, "aotrun_shim_declare_constant"));
   s->set_blob_hook = reinterpret_cast<TorchShim::SetBlobHook>(::dlsym(scope, "aotrun_shim_set_blob_hook"));
+  s->set_constant_slides =
+      reinterpret_cast<TorchShim::SetConstantSlides>(::dlsym(scope, "aotrun_shim_set_constant_slides"));
   if (auto cuda = reinterpret_cast<TorchShim::Constant>(::dlsym(scope, "aoti_torch_device_type_cuda"))) {
     s->device_type_cuda = cuda();
   }

@@ -75,6 +75,11 @@ struct TorchShim {
   using BlobHook = void (*)(void* context);
   using SetBlobHook = void (*)(BlobHook hook, void* context);
   SetBlobHook set_blob_hook = nullptr;
+  // aotrun's shim only (since shim 1.6): whether this thread's constants may
+  // slide in place within the model's blob as they are made (aligned
+  // without a copy); only where nothing writes the blob afterwards.
+  using SetConstantSlides = void (*)(int allowed);
+  SetConstantSlides set_constant_slides = nullptr;
 
   // torch dtype code (c10::ScalarType, read from the shim's
   // aoti_torch_dtype_* functions) <-> DLPack; -1 / false when it has none.

@@ -29,7 +29,7 @@ extern "C" {
  * functions; "since aotrun-shim x.y" in these headers names the minor that
  * added one. tests/docs/check_docs.py checks that they agree. */
 #define AOTRUN_SHIM_VERSION_MAJOR 1
-#define AOTRUN_SHIM_VERSION_MINOR 5
+#define AOTRUN_SHIM_VERSION_MINOR 6
 #define AOTRUN_SHIM_VERSION_PATCH 0
 
 typedef int32_t AOTITorchError;
@@ -83,10 +83,28 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle ten
  * aoti_torch_get_data_ptr then reports), and the whole pages of the
  * original are released (MADV_DONTNEED: the caller must not read them
  * again); such a window asks for no huge pages at its close, and the rest
- * of a block it advised ahead is advised back.
- * AOTRUN_SHIM_ALIGN_CONSTANTS=0 in the environment turns the copy off. */
+ * of a block it advised ahead is advised back; where the thread allows
+ * slides (aotrun_shim_set_constant_slides) it slides in place instead.
+ * AOTRUN_SHIM_ALIGN_CONSTANTS=0 in the environment turns the copy and the
+ * slides off. */
 typedef void (*aotrun_shim_blob_hook)(void* context);
 AOTRUN_SHIM_API void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void* context);
+/* Whether the constants of the calling thread's blob-hook windows may slide
+ * in place (nonzero) or not (0, the default), until the thread says
+ * otherwise. A model's blob from load_constants is malloc'd: every constant
+ * in it starts 16 bytes past a 64-byte line. Once a window has met an
+ * mkldnn-layout constant inside such a block (glibc's own mapping, at
+ * least 256 KiB), each constant after it whose neighbour below has slid or
+ * been copied out is moved down to the 64-byte boundary below it
+ * (memmove, within the block), and its tensor made there: the blob stays
+ * one block of huge pages and a frozen weight is read aligned, with no copy
+ * elsewhere (the weights that cannot slide are still copied, and then keep
+ * their original bytes too). Only for a caller that writes nothing into the
+ * blob after its constants are made: AOTInductor's copying constant updates
+ * (update_constant_buffer without user-managed buffers) write each new
+ * value at its original offset, which then overlaps the slid constant after
+ * it. Since aotrun-shim 1.6. */
+AOTRUN_SHIM_API void aotrun_shim_set_constant_slides(int allowed);
 
 /* --- constants ------------------------------------------------------------ */
 AOTRUN_SHIM_API int32_t aoti_torch_device_type_cpu(void);
