@@ -298,8 +298,25 @@ TEST(ShimConstantMemory, WithSlidesAFrozenBlobIsAlignedInPlace) {
   ASSERT_NE(other.at, nullptr);
   AtenTensorHandle outside = mkldnn_constant(other.at, b.metadata);
   b.made.push_back(outside);
+  // A caller's tensors in a block of their own that glibc mapped too (a
+  // replacement constant): left where they are, even where the second
+  // could slide over the first's padding.
+  char* const caller = static_cast<char*>(std::malloc(size_t(2) << 20));
+  ASSERT_NE(caller, nullptr);
+  float* const c1 = reinterpret_cast<float*>(caller);
+  float* const c2 = reinterpret_cast<float*>(caller + 576);  // 56 bytes after c1's 520
+  for (int i = 0; i < 130; ++i) c1[i] = c2[i] = static_cast<float>(i);
+  const int64_t csz[] = {130}, cst[] = {1};
+  AtenTensorHandle h1 = nullptr, h2 = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(c1, 1, csz, cst, 0, kF32, 0, 0, &h1), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(c2, 1, csz, cst, 0, kF32, 0, 0, &h2), AOTI_TORCH_SUCCESS);
+  b.made.push_back(h1);
+  b.made.push_back(h2);
   aotrun_shim_set_blob_hook(nullptr, nullptr);
   aotrun_shim_set_constant_slides(0);
+  EXPECT_EQ(data_ptr(h1), static_cast<void*>(c1));
+  EXPECT_EQ(data_ptr(h2), static_cast<void*>(c2)) << "a caller's memory outside the model's blob was written";
+  EXPECT_EQ(c2[129], 129.0f);
 
   EXPECT_EQ(data_ptr(filler), static_cast<void*>(filler_at)) << "a constant before the first weight stays";
   EXPECT_NE(data_ptr(w1), static_cast<void*>(w1_at)) << "the first weight, after a bias that stayed, is copied";
@@ -318,6 +335,9 @@ TEST(ShimConstantMemory, WithSlidesAFrozenBlobIsAlignedInPlace) {
   EXPECT_NE(data_ptr(outside), static_cast<void*>(other.at));
   EXPECT_NE(data_ptr(outside), static_cast<void*>(reinterpret_cast<char*>(other.at) - 16));
   expect_linear_right(outside, b.plain, "weight outside the block");
+  for (AtenTensorHandle h : {h1, h2}) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+  b.made.resize(b.made.size() - 2);
+  std::free(caller);
 }
 
 // Without the caller's permission (the default: a copying constant update

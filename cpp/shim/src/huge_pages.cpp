@@ -33,8 +33,13 @@ struct Window {
   bool ahead_huge = false;
   bool moved = false;  // a constant's pages were released (release_moved_constant)
   // Slides (slide_constant): on once a frozen constant is met in a block
-  // advised ahead, with this thread's permission.
+  // found ahead, with this thread's permission, and only in that block
+  // ([slide_begin, slide_end), advised for huge pages when slide_huge):
+  // memory found later (a caller's tensor made in the window, in a block
+  // of its own) is never written.
   bool sliding = false;
+  uintptr_t slide_begin = 0, slide_end = 0;
+  bool slide_huge = false;
   // The constant made last in the window: where load_constants put it
   // ([orig, orig_end)), and where its live bytes end now (orig_end when it
   // stayed, its slid end, orig when a copy holds it); `slid_to` when it slid.
@@ -116,21 +121,26 @@ void* slide_constant(void* p, size_t nbytes, bool frozen) noexcept {
   if (at == 0 || nbytes == 0) return p;
   Window& w = t_window;
   advise_ahead(w, at);
-  const bool in_block = at >= w.ahead_begin && at + nbytes <= w.ahead_end;
-  if (frozen && in_block && t_slides_allowed && !w.moved) w.sliding = true;
+  if (!w.sliding && frozen && t_slides_allowed && !w.moved && at >= w.ahead_begin && at + nbytes <= w.ahead_end) {
+    w.sliding = true;
+    w.slide_begin = w.ahead_begin;
+    w.slide_end = w.ahead_end;
+    w.slide_huge = w.ahead_huge;
+  }
+  const bool in_block = w.sliding && at >= w.slide_begin && at + nbytes <= w.slide_end;
   const uintptr_t delta = at % 64, to = at - delta;
   // The bytes [to, at) are free when the constant made before this one is
   // the one just below it in the block (ending less than 64 bytes below,
   // so no other constant fits between: each starts at the blob's 16 mod
   // 64) and its live bytes end at or below `to`.
   const bool room =
-      w.orig_end != 0 && w.orig >= w.ahead_begin && w.orig_end <= at && at - w.orig_end < 64 && w.live_end <= to;
+      w.orig_end != 0 && w.orig >= w.slide_begin && w.orig_end <= at && at - w.orig_end < 64 && w.live_end <= to;
   // A frozen constant not wholly inside the block's whole 2 MiB pages
   // (its head and tail stay 4 KiB pages) is copied instead, into huge pages
   // of the shim's: a weight is read on every call.
   const bool huge_here =
-      !w.ahead_huge || (at >= round_up_huge(w.ahead_begin) && at + nbytes <= w.ahead_end / kHugePage * kHugePage);
-  const bool slide = w.sliding && in_block && delta != 0 && room && (!frozen || huge_here);
+      !w.slide_huge || (at >= round_up_huge(w.slide_begin) && at + nbytes <= w.slide_end / kHugePage * kHugePage);
+  const bool slide = in_block && delta != 0 && room && (!frozen || huge_here);
   w.orig = at;
   w.orig_end = at + nbytes;
   w.live_end = at + nbytes;
@@ -169,8 +179,8 @@ void release_moved_constant(const void* p, size_t nbytes) noexcept {
     // stayed; those in the block's 4 KiB head and tail) give back only the
     // whole pages they have outside its huge pages: releasing part of a
     // huge page would split it.
-    const uintptr_t huge_begin = w.ahead_huge ? round_up_huge(w.ahead_begin) : UINTPTR_MAX;
-    const uintptr_t huge_end = w.ahead_huge ? w.ahead_end / kHugePage * kHugePage : UINTPTR_MAX;
+    const uintptr_t huge_begin = w.slide_huge ? round_up_huge(w.slide_begin) : UINTPTR_MAX;
+    const uintptr_t huge_end = w.slide_huge ? w.slide_end / kHugePage * kHugePage : UINTPTR_MAX;
     const uintptr_t first = (at + 4095) / 4096 * 4096, last = (at + nbytes) / 4096 * 4096;
     if (std::min(last, huge_begin) > first) {
       (void)madvise(reinterpret_cast<void*>(first), std::min(last, huge_begin) - first, MADV_DONTNEED);
