@@ -96,10 +96,11 @@ AOTRUN_SHIM_API void aotrun_shim_set_blob_hook(aotrun_shim_blob_hook hook, void*
  * mkldnn-layout constant inside such a block (glibc's own mapping, at
  * least 256 KiB), each constant after it whose neighbour below has slid or
  * been copied out is moved down to the 64-byte boundary below it
- * (memmove, within the block), and its tensor made there: the blob stays
- * one block of huge pages and a frozen weight is read aligned, with no copy
- * elsewhere (the weights that cannot slide are still copied, and then keep
- * their original bytes too). Only for a caller that writes nothing into the
+ * (memmove, within that block: nothing outside it is ever written), and
+ * its tensor made there: the blob stays one block of huge pages and a
+ * frozen weight is read aligned, with no copy elsewhere (the weights that
+ * cannot slide are still copied, and keep their bytes in the block's huge
+ * pages). Only for a caller that writes nothing into the
  * blob after its constants are made: AOTInductor's copying constant updates
  * (update_constant_buffer without user-managed buffers) write each new
  * value at its original offset, which then overlaps the slid constant after
