@@ -23,6 +23,7 @@ constexpr uintptr_t kMinSpan = uintptr_t(4) << 20;
 constexpr uintptr_t kMinBlock = uintptr_t(256) << 10;
 
 uintptr_t round_up_huge(uintptr_t v) { return (v + kHugePage - 1) / kHugePage * kHugePage; }
+uintptr_t round_down_huge(uintptr_t v) { return v / kHugePage * kHugePage; }
 
 struct Window {
   uintptr_t begin = UINTPTR_MAX, end = 0;
@@ -40,6 +41,10 @@ struct Window {
   bool sliding = false;
   uintptr_t slide_begin = 0, slide_end = 0;
   bool slide_huge = false;
+  // The sliding block's whole 2 MiB pages: none (an empty range at the
+  // top of memory) when it was not advised for huge pages.
+  uintptr_t huge_begin() const { return slide_huge ? round_up_huge(slide_begin) : UINTPTR_MAX; }
+  uintptr_t huge_end() const { return slide_huge ? round_down_huge(slide_end) : UINTPTR_MAX; }
   // The constant made last in the window: where load_constants put it
   // ([orig, orig_end)), and where its live bytes end now (orig_end when it
   // stayed, its slid end, orig when a copy holds it); `slid_to` when it slid.
@@ -108,7 +113,7 @@ void advise_ahead(Window& w, uintptr_t at) noexcept {
   w.ahead_end = end;
   w.ahead_huge = end - at >= kMinSpan;
   if (!w.ahead_huge) return;
-  const uintptr_t from = (at + kHugePage - 1) / kHugePage * kHugePage, to = end / kHugePage * kHugePage;
+  const uintptr_t from = round_up_huge(at), to = round_down_huge(end);
   if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
 }
 
@@ -138,8 +143,7 @@ void* slide_constant(void* p, size_t nbytes, bool frozen) noexcept {
   // A frozen constant not wholly inside the block's whole 2 MiB pages
   // (its head and tail stay 4 KiB pages) is copied instead, into huge pages
   // of the shim's: a weight is read on every call.
-  const bool huge_here =
-      !w.slide_huge || (at >= round_up_huge(w.slide_begin) && at + nbytes <= w.slide_end / kHugePage * kHugePage);
+  const bool huge_here = !w.slide_huge || (at >= w.huge_begin() && at + nbytes <= w.huge_end());
   const bool slide = in_block && delta != 0 && room && (!frozen || huge_here);
   w.orig = at;
   w.orig_end = at + nbytes;
@@ -152,11 +156,9 @@ void* slide_constant(void* p, size_t nbytes, bool frozen) noexcept {
   return reinterpret_cast<void*>(to);
 }
 
-const void* slid_from(const void* p, const void* now) noexcept {
+bool slid_from(const void* p, const void* now) noexcept {
   const Window& w = t_window;
-  return w.orig == reinterpret_cast<uintptr_t>(p) && w.slid_to != 0 && w.slid_to == reinterpret_cast<uintptr_t>(now)
-             ? now
-             : nullptr;
+  return w.orig == reinterpret_cast<uintptr_t>(p) && w.slid_to != 0 && w.slid_to == reinterpret_cast<uintptr_t>(now);
 }
 
 void note_constant_span(const void* p, size_t nbytes) noexcept {
@@ -179,16 +181,10 @@ void release_moved_constant(const void* p, size_t nbytes) noexcept {
     // stayed; those in the block's 4 KiB head and tail) give back only the
     // whole pages they have outside its huge pages: releasing part of a
     // huge page would split it.
-    const uintptr_t huge_begin = w.slide_huge ? round_up_huge(w.slide_begin) : UINTPTR_MAX;
-    const uintptr_t huge_end = w.slide_huge ? w.slide_end / kHugePage * kHugePage : UINTPTR_MAX;
     const uintptr_t first = (at + 4095) / 4096 * 4096, last = (at + nbytes) / 4096 * 4096;
-    if (std::min(last, huge_begin) > first) {
-      (void)madvise(reinterpret_cast<void*>(first), std::min(last, huge_begin) - first, MADV_DONTNEED);
-    }
-    if (last > std::max(first, huge_end)) {
-      (void)madvise(reinterpret_cast<void*>(std::max(first, huge_end)), last - std::max(first, huge_end),
-                    MADV_DONTNEED);
-    }
+    const uintptr_t below = std::min(last, w.huge_begin()), above = std::max(first, w.huge_end());
+    if (below > first) (void)madvise(reinterpret_cast<void*>(first), below - first, MADV_DONTNEED);
+    if (last > above) (void)madvise(reinterpret_cast<void*>(above), last - above, MADV_DONTNEED);
     return;
   }
   const uintptr_t begin = (at + 4095) / 4096 * 4096, end = (at + nbytes) / 4096 * 4096;
@@ -197,7 +193,7 @@ void release_moved_constant(const void* p, size_t nbytes) noexcept {
     // still to copy into it is mostly more of these, moved out and
     // released as they come: huge pages faulted in for them would be
     // zeroed for nothing, so the rest of the block goes back to 4 KiB.
-    const uintptr_t from = (at + nbytes + kHugePage - 1) / kHugePage * kHugePage;
+    const uintptr_t from = round_up_huge(at + nbytes);
     if (w.ahead_end > from) (void)madvise(reinterpret_cast<void*>(from), w.ahead_end - from, MADV_NOHUGEPAGE);
   }
   w.moved = true;
@@ -209,7 +205,7 @@ void close_constant_window() noexcept {
   t_window = Window{};
   if (w.moved) return;
   if (w.end <= w.begin || w.end - w.begin < kMinSpan || w.end - w.begin > 2 * w.bytes) return;
-  const uintptr_t begin = (w.begin + kHugePage - 1) / kHugePage * kHugePage, end = w.end / kHugePage * kHugePage;
+  const uintptr_t begin = round_up_huge(w.begin), end = round_down_huge(w.end);
   if (end <= begin) return;
   void* start = reinterpret_cast<void*>(begin);
   // HUGEPAGE keeps them eligible (khugepaged, later faults); COLLAPSE

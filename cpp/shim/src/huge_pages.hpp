@@ -39,21 +39,21 @@ void set_slides_allowed(bool allowed) noexcept;
 // frozen ResNet-18's metadata container 13 ms slid in place against 43
 // copied, medians of 8 opens right after an ORT session on a Zen 5 VM).
 // A constant slides when slides are allowed, it lies in the block glibc
-// mapped for the blob (one of at least 256 KiB, found as note_constant_span
-// finds it, below) once the window has met a frozen (`frozen`:
-// mkldnn-layout) constant, and the constant made just before it is its neighbour below in
-// the block (ending less than 64 bytes below `p`, so that nothing else lies
-// between) whose bytes no longer reach the boundary: it slid too, or was
-// copied out. So a frozen model's blob moves down 16 bytes constant by
-// constant as load_constants fills it, in order (the constants before its
-// first frozen one, and that one, stay or are copied; so is a frozen one
-// not wholly inside the whole 2 MiB pages of a block advised for huge
-// pages, which a call would read in 4 KiB pages there). The bytes move with memmove; nothing else is
-// touched. Does not throw.
+// mapped for the blob (one of at least 256 KiB, found as
+// note_constant_span finds it, below) once the window has met a frozen
+// (`frozen`: mkldnn-layout) constant, and the constant made just before it
+// is its neighbour below in the block (ending less than 64 bytes below
+// `p`, so that nothing else lies between) whose bytes no longer reach the
+// boundary: it slid too, or was copied out. So a frozen model's blob moves
+// down 16 bytes constant by constant as load_constants fills it, in order
+// (the constants before its first frozen one, and that one, stay or are
+// copied; so is a frozen one not wholly inside the whole 2 MiB pages of a
+// block advised for huge pages, which a call would read in 4 KiB pages
+// there). The bytes move with memmove; nothing else is touched. Does not
+// throw.
 void* slide_constant(void* p, size_t nbytes, bool frozen) noexcept;
-// `now` when slide_constant slid the window's last constant from `p` to
-// `now`; null otherwise.
-const void* slid_from(const void* p, const void* now) noexcept;
+// Whether slide_constant slid the window's last constant from `p` to `now`.
+bool slid_from(const void* p, const void* now) noexcept;
 
 // Notes a constant of `nbytes` at `p` made on this thread in the current
 // window; the first of a mapped block also has the block advised (above:

@@ -74,13 +74,14 @@ MkldnnBlobDesc decode_mkldnn_blob(const uint8_t* metadata, int64_t size, const s
 // `data` not 64-byte aligned, the blocked bytes first slide down to their
 // 64-byte boundary in place where huge_pages.hpp's slide_constant can, or
 // else are copied into 64-byte-aligned memory of the shim's
-// (packed_memory.hpp), which the storage owns and reports as its source: AOTInductor's blob comes from
-// malloc, 16-byte aligned, so every weight a kernel reads in place would
-// otherwise straddle cache lines in every load, and run at the mercy of
-// where the heap put it (frozen GPT-2 1.07 ms aligned, 1.08-1.25 ms as the
-// heap fell: docs/PERFORMANCE.md section 35). The caller
-// then releases the original's pages (huge_pages.hpp). Turned off by
-// AOTRUN_SHIM_ALIGN_CONSTANTS=0 in the environment (read once).
+// (packed_memory.hpp), which the storage owns and reports as its source:
+// AOTInductor's blob comes from malloc, 16-byte aligned, so every weight a
+// kernel reads in place would otherwise straddle cache lines in every load,
+// and run at the mercy of where the heap put it (frozen GPT-2 1.07 ms
+// aligned, 1.08-1.25 ms as the heap fell: docs/PERFORMANCE.md section 35).
+// After a copy the caller releases the original's pages (huge_pages.hpp).
+// Turned off by AOTRUN_SHIM_ALIGN_CONSTANTS=0 in the environment (read
+// once).
 Tensor tensor_from_mkldnn_blob(const void* data, const std::vector<int64_t>& sizes, int64_t storage_offset,
                                int32_t dtype, int32_t device_type, const uint8_t* metadata, int64_t metadata_size,
                                bool may_move = false);
