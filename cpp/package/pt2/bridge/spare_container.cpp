@@ -1,4 +1,6 @@
 // Package open's metadata container, kept for the first runner (bridge.hpp).
+#include <utility>
+
 #include "base/log.hpp"
 #include "package/pt2/bridge/bridge.hpp"
 #include "package/pt2/loading/omp_threads.hpp"
@@ -20,12 +22,18 @@ bool park_spare(BridgeContainer* c) {
   return false;
 }
 
+namespace {
+
+// The kept container, no longer the bridge's (null when none).
+BridgeContainer* unpark(Bridge& b) {
+  std::lock_guard<std::mutex> lock(b.mu);
+  return std::exchange(b.spare, nullptr);
+}
+
+}  // namespace
+
 BridgeContainer* take_spare(Bridge& b, const aotrun_pkg_create_args& args) {
-  BridgeContainer* c = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(b.mu);
-    std::swap(c, b.spare);
-  }
+  BridgeContainer* c = unpark(b);
   if (c == nullptr) return nullptr;
   // One model instance (AOTInductor fixes the count at creation) and the
   // model's own constants: what the kept one was made with.
@@ -45,12 +53,7 @@ BridgeContainer* take_spare(Bridge& b, const aotrun_pkg_create_args& args) {
 }
 
 void drop_spare(Bridge& b) {
-  BridgeContainer* c = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(b.mu);
-    std::swap(c, b.spare);
-  }
-  if (c != nullptr) (void)destroy_container(c);
+  if (BridgeContainer* c = unpark(b)) (void)destroy_container(c);
 }
 
 }  // namespace aotrun::pt2::bridge
