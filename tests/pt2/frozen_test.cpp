@@ -212,12 +212,6 @@ TEST_P(Frozen, MobileNetV3ChannelsLast) { sweep("mobilenet", true); }
 // layer and direction (aotrun-shim 1.4), here with packed weights.
 TEST_P(Frozen, BidirectionalLstmTagger) { sweep("lstm", true); }
 
-// The packed weights are read when first used, not when the model loads:
-// opening cbr_cl executes no reorder; its first run reads each of its three
-// packed conv weights where the model keeps it when the export packed it in
-// the layout the convolution primitive wants here (no reorder), else once
-// (a reorder out of the blob) and reorders it at most once more (into the
-// primitive's layout, kept with the constant); later runs reorder nothing.
 // Package open creates a container to read the specs, loading every weight;
 // the first runner of one model instance takes it rather than loading them
 // again (bridge.hpp, park_spare). Its runs are right; a second runner makes
@@ -250,6 +244,12 @@ TEST_P(Frozen, TheFirstRunnerTakesTheContainerPackageOpenMade) {
   aotrun_set_log_level(level);
 }
 
+// The packed weights are read when first used, not when the model loads:
+// opening cbr_cl executes no reorder; its first run reads each of its three
+// packed conv weights where the model keeps it when the export packed it in
+// the layout the convolution primitive wants here (no reorder), else once
+// (a reorder out of the blob) and reorders it at most once more (into the
+// primitive's layout, kept with the constant); later runs reorder nothing.
 TEST_P(Frozen, PackedConstantsAreUnpackedAtFirstUseNotAtLoad) {
   if (!on_shim()) GTEST_SKIP() << "counts aotrun's shim's oneDNN reorders";
   if (GetParam() != AOTRUN_MODE_THREADED) GTEST_SKIP() << "once is enough";

@@ -36,6 +36,16 @@ bool aligning_off() {
   return env != nullptr && std::strcmp(env, "0") == 0;
 }
 
+// Why a test of glibc's own mapped blocks with constants that move cannot
+// run here (null when it can): under a sanitizer, whose allocator replaces
+// glibc's malloc, or with moves turned off.
+const char* glibc_blocks_unavailable() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
+#endif
+  return aligning_off() ? "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves" : nullptr;
+}
+
 // The frozen linear weight [kOut, kIn] in AB16b64a, as torch's oneDNN
 // packs it for AVX2 and AVX-512 CPUs.
 const Blocked& layout() {
@@ -180,10 +190,7 @@ TEST(ShimConstantMemory, BlobOutsideAWindowOrAlignedStaysInPlace) {
 // into the block after it then faults in as 4 KiB pages: it would mostly
 // be released again.
 TEST(ShimConstantMemory, AfterAMovedConstantTheBlockFillsWithoutHugePages) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
-#endif
-  if (aligning_off()) GTEST_SKIP() << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves";
+  if (const char* why = glibc_blocks_unavailable()) GTEST_SKIP() << why;
   const std::string mode = thp_mode();
   if (mode.find("[madvise]") == std::string::npos) {
     GTEST_SKIP() << "transparent huge pages are not 'madvise' here ('" << mode << "')";
@@ -276,10 +283,7 @@ void expect_plain_values(AtenTensorHandle h, size_t bytes, float seed, const cha
 // only the first weight (after a bias that stayed) is copied out. Every
 // constant keeps its values and the weights compute the same linear.
 TEST(ShimConstantMemory, WithSlidesAFrozenBlobIsAlignedInPlace) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
-#endif
-  if (aligning_off()) GTEST_SKIP() << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves";
+  if (const char* why = glibc_blocks_unavailable()) GTEST_SKIP() << why;
   LoadedBlob b;
   ASSERT_NE(b.blob, nullptr);
   ASSERT_EQ(reinterpret_cast<uintptr_t>(b.blob) % 64, 16u) << "glibc's mapped block header is 16 bytes";
@@ -344,10 +348,7 @@ TEST(ShimConstantMemory, WithSlidesAFrozenBlobIsAlignedInPlace) {
 // would write a new value over its slid neighbour) nothing slides: each
 // misaligned weight is copied, every plain constant stays.
 TEST(ShimConstantMemory, WithoutSlidesEveryFrozenWeightIsCopied) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
-#endif
-  if (aligning_off()) GTEST_SKIP() << "AOTRUN_SHIM_ALIGN_CONSTANTS=0: nothing moves";
+  if (const char* why = glibc_blocks_unavailable()) GTEST_SKIP() << why;
   LoadedBlob b;
   ASSERT_NE(b.blob, nullptr);
   aotrun_shim_set_blob_hook([](void*) {}, nullptr);
