@@ -40,6 +40,13 @@ seeds) and the same inputs (the zoo's stored inputs, sliced to the size):
     runs under /usr/bin/time -v, whose maximum resident set size is the
     "RSS after the first run" (ORT's includes the Python interpreter and
     numpy; `python -c "import numpy"` is measured as a baseline).
+  * open: aotrun's open (`load_ns` of `aotrun bench` and `aotrun run`)
+    against ORT's InferenceSession creation, paired by the rounds they ran
+    in (latency rounds, cold rounds): on a virtual machine that reports
+    freed memory to its host, fresh memory costs more the longer ago it was
+    freed, and the two kinds of round leave different gaps. Each latency
+    round also logs the CPU steal time of each engine's process when it was
+    1 ms or more.
 
 The results file's header names the CPU (model name and its vector
 extensions: avx2, fma, avx512f/bw/vl/vnni/bf16, avx_vnni, amx).
@@ -356,7 +363,9 @@ def ort_bench(args):
     """Child process: one latency round of ORT, JSON on stdout."""
     files = [tuple(x.split("=", 1)) for x in args.input]
     feeds = ort_feeds(files)
+    t0 = time.perf_counter_ns()
     sess = ort_session(args.model, args.threads)
+    session_ns = time.perf_counter_ns() - t0
     for _ in range(args.warmup):
         sess.run(None, feeds)
     lat = []
@@ -373,7 +382,7 @@ def ort_bench(args):
     wall = (clock() - t0) / 1e9
     lat.sort()
     q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))]
-    print(json.dumps({"calls": len(lat), "wall_s": wall,
+    print(json.dumps({"calls": len(lat), "wall_s": wall, "session_ns": session_ns,
                       "latency_ns": {"min": lat[0], "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
                                      "max": lat[-1], "mean": sum(lat) / len(lat)}}))
 
@@ -385,11 +394,12 @@ def ort_cold(args):
     t1 = time.perf_counter()
     files = [tuple(x.split("=", 1)) for x in args.input]
     feeds = ort_feeds(files)
+    t1b = time.perf_counter()
     sess = ort_session(args.model, args.threads)
     t2 = time.perf_counter()
     out = sess.run(None, feeds)
     t3 = time.perf_counter()
-    print(json.dumps({"import_s": t1 - t0, "session_s": t2 - t1, "first_run_s": t3 - t2,
+    print(json.dumps({"import_s": t1 - t0, "inputs_s": t1b - t1, "session_s": t2 - t1b, "first_run_s": t3 - t2,
                       "shapes": [list(o.shape) for o in out], "first": float(out[0].reshape(-1)[0])}))
 
 
@@ -409,6 +419,18 @@ def timed(cmd, env=None):
             if "Maximum resident set size" in line:
                 rss = int(line.split(":")[1])
     return wall, rss, p.stdout
+
+
+def steal_ms():
+    """CPU steal time so far, all CPUs (ms): time the hypervisor gave this
+    machine's virtual CPUs to something else. A round that lost much of it
+    measured the host's load, not the engine."""
+    try:
+        with open("/proc/stat") as f:
+            parts = f.readline().split()
+        return int(parts[8]) * 1000.0 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def env_threads(base, n):
@@ -547,6 +569,7 @@ def bench(args):
     engines = ["aotrun", "ort"] + list(refs)
     lat = {(n, t, e): [] for n in models for t in args.threads for e in engines}
     load = {n: [] for n in models}  # aotrun bench's open, its parts (ns)
+    ort_session_ns = {n: [] for n in models}  # ORT's InferenceSession creation in the same rounds
 
     def aot_bench(name, t, extra_env):
         cmd = [aotrun, "bench", os.path.join(ZOO, name + ".pt2"), "--threads", "1", "--duration",
@@ -561,7 +584,9 @@ def bench(args):
     for r in range(args.rounds):
         for t in args.threads:
             for name in models:
+                s0 = steal_ms()
                 j = aot_bench(name, t, {})
+                s1 = steal_ms()
                 a = j["latency_ns"]
                 if "load_ns" in j:
                     load[name].append(j["load_ns"])
@@ -572,12 +597,16 @@ def bench(args):
                 p = subprocess.run(cmd, env=env0, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 if p.returncode != 0:
                     raise RuntimeError("ORT bench failed: %s" % p.stderr[-2000:])
-                o = json.loads(p.stdout)["latency_ns"]
-                calls_o = json.loads(p.stdout)["calls"]
+                s2 = steal_ms()
+                oj = json.loads(p.stdout)
+                o, calls_o = oj["latency_ns"], oj["calls"]
+                ort_session_ns[name].append(oj["session_ns"])
                 lat[(name, t, "ort")].append(o["p50"] / 1e6)
                 line = "round %d threads %d %-10s aotrun %8.3f [%.3f/%.3f, %d]   ort %8.3f [%.3f/%.3f, %d]" % (
                     r + 1, t, name, a["p50"] / 1e6, a["min"] / 1e6, a["p90"] / 1e6, j["calls"],
                     o["p50"] / 1e6, o["min"] / 1e6, o["p90"] / 1e6, calls_o)
+                if s1 - s0 >= 1 or s2 - s1 >= 1:
+                    line += "   steal %.0f | %.0f ms" % (s1 - s0, s2 - s1)
                 for ref, extra in refs.items():
                     jl = aot_bench(name, t, extra)
                     lt = jl["latency_ns"]
@@ -596,6 +625,7 @@ def bench(args):
     cold = {(n, e): [] for n in models for e in ("aotrun", "ort")}
     inproc = {n: [] for n in models}
     aot_first = {n: [] for n in models}
+    aot_open_cold = {n: [] for n in models}
     for r in range(args.cold_rounds):
         w, rss, _ = timed([py, "-c", "pass"], env=env0)
         base["py_pass"].append((w, rss))
@@ -605,8 +635,11 @@ def bench(args):
             cmd = [aotrun, "run", os.path.join(ZOO, name + ".pt2"), "--json"] + aot_cmd_inputs(name)
             w, rss, aout = timed(cmd, env=env_threads(aot_env0, 1))
             cold[(name, "aotrun")].append((w, rss))
-            first_call = json.loads(aout)["run_ns"] / 1e9
+            aj = json.loads(aout)
+            first_call = aj["run_ns"] / 1e9
             aot_first[name].append(first_call)
+            if "load_ns" in aj:  # `aotrun run --json` has it since 2026-12
+                aot_open_cold[name].append(aj["load_ns"]["open"])
             cmd = [py, os.path.abspath(__file__), "_ort_cold", "--model", os.path.join(args.models_dir, name + ".onnx"),
                    "--threads", "1", "--input"] + ort_inputs(name)
             w2, rss2, out = timed(cmd, env=env0)
@@ -651,15 +684,7 @@ def bench(args):
     if cold_ran:
         cold_table(log, models, cold, inproc, aot_first, pp, pn)
     if any(load.values()):
-        log()
-        log("aotrun open in `aotrun bench` (its load_ns, median over the latency rounds, ms):")
-        keys = [k for k in load[next(n for n in models if load[n])][0]]
-        log("| model |" + "".join(" %s |" % k for k in keys))
-        log("| --- |" + " ---: |" * len(keys))
-        for name in models:
-            if load[name]:
-                log("| %s |" % name + "".join(" %.1f |" % (med([x.get(k, 0) for x in load[name]]) / 1e6)
-                                              for k in keys))
+        open_table(log, models, load, ort_session_ns, aot_open_cold, inproc)
     log()
     log("load average at end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
     left_out = [n for n in args.models if n not in models]
@@ -693,12 +718,47 @@ def cold_table(log, models, cold, inproc, aot_first, pp, pn):
     for name in models:
         a = med([w for w, _ in cold[(name, "aotrun")]])
         o = med([w for w, _ in cold[(name, "ort")]])
-        ip = med([j["import_s"] + j["session_s"] + j["first_run_s"] for j in inproc[name]])
+        ip = med([j["import_s"] + j.get("inputs_s", 0) + j["session_s"] + j["first_run_s"] for j in inproc[name]])
         ar = med([r for _, r in cold[(name, "aotrun")]]) / 1024
         orr = med([r for _, r in cold[(name, "ort")]]) / 1024
         log("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %.4f | %.3f | %.4f |" % (
             name, a, o, o - pp, o - pn, ip, a / ip, ar, orr, med(aot_first[name]),
             med([j["session_s"] for j in inproc[name]]), med([j["first_run_s"] for j in inproc[name]])))
+
+
+def open_table(log, models, load, ort_session_ns, aot_open_cold, inproc):
+    """aotrun's open against ORT's session creation, each pair measured in
+    the same rounds: in the latency rounds (each process starts after the
+    other engine's ran for the round's duration) and in the cold rounds
+    (short processes back to back). On a virtual machine that hands freed
+    memory back to its host, the fresh memory an open touches costs more
+    the longer ago it was freed, so an open timed in one kind of round is
+    not compared with a session timed in the other."""
+    log()
+    log("open (ms, medians): aotrun's open (`load_ns`) and ORT's InferenceSession creation, each pair in the "
+        "same rounds; then the parts of aotrun's open in the latency rounds")
+    keys = [k for k in load[next(n for n in models if load[n])][0]]
+    log("| model | aotrun, latency rounds | ORT, latency rounds | aotrun / ORT | aotrun, cold rounds | "
+        "ORT, cold rounds | aotrun / ORT |" + "".join(" %s |" % k for k in keys))
+    log("| --- |" + " ---: |" * (6 + len(keys)))
+
+    def cell(xs, scale):
+        return med(xs) / scale if xs else None
+
+    def fmt(v, spec="%.1f"):
+        return spec % v if v is not None else "-"
+    for name in models:
+        if not load[name]:
+            continue
+        a_lat = cell([x["open"] for x in load[name]], 1e6)
+        o_lat = cell(ort_session_ns[name], 1e6)
+        a_cold = cell(aot_open_cold[name], 1e6)
+        o_cold = cell([j["session_s"] for j in inproc[name]], 1e-3)
+        r_lat = a_lat / o_lat if a_lat is not None and o_lat else None
+        r_cold = a_cold / o_cold if a_cold is not None and o_cold else None
+        log("| %s | %s | %s | %s | %s | %s | %s |" % (name, fmt(a_lat), fmt(o_lat), fmt(r_lat, "%.2f"), fmt(a_cold),
+                                                     fmt(o_cold), fmt(r_cold, "%.2f")) +
+            "".join(" %.1f |" % (med([x.get(k, 0) for x in load[name]]) / 1e6) for k in keys))
 
 
 def as_avx2_host(args):

@@ -174,6 +174,7 @@ nlohmann::ordered_json to_json(const RunReport& r, const std::vector<HostTensor>
                   {"format", r.info.format != nullptr ? r.info.format : ""},
                   {"abi_version", abi_version_string(r.info.abi_version)},
                   {"device", device_type_name(r.info.device.device_type)}};
+  j["load_ns"] = load_ns_json(r.info);
   j["mode"] = aotrun_mode_name(r.effective);
   j["weights"] = r.weights.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.weights);
   j["stats"] = stats_json(r.stats);

@@ -403,6 +403,9 @@ def case_run_json():
     a = cli_json("run", "--json", "--batch", "3", pkg("mlp"))
     check(a["batch"] == 3 and a["mode"] == "threaded", "run --json header", a)
     check(a["stats"]["runs"] == 1 and a["stats"]["failures"] == 0, "run stats", a["stats"])
+    load = a["load_ns"]
+    check(set(load) == {"open", "verify", "dlopen", "weights", "metadata"}, "run load_ns keys", load)
+    check(load["open"] > 0 and load["open"] >= load["dlopen"], "run load_ns", load)
     for s, o in zip(spec["outputs"], a["outputs"]):
         want = [3 if d == -1 else d for d in s["shape"]]
         check(o["shape"] == want, f"output {o['name']} shape {o['shape']}, want {want}")
