@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(cmake g++ clang make pkg-config python3 python3-venv git
       libgtest-dev libgmock-dev libbenchmark-dev
-      libdlpack-dev libopenblas-dev libdnnl-dev libsleef-dev nlohmann-json3-dev libzip-dev libkissfft-dev
+      libdlpack-dev libopenblas-dev libdnnl-dev libsleef-dev nlohmann-json3-dev libzip-dev libdeflate-dev libkissfft-dev
       libssl-dev libcli11-dev clang-format-14
       abigail-tools bindgen cbindgen libclang-rt-14-dev
       librust-serde-json-dev librust-tokio-dev librust-half-dev)  # crate sources for the Rust crates and tests (rust/.cargo/config.toml)

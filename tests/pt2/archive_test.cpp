@@ -37,6 +37,7 @@ struct File {
   std::string name;
   std::string data;
   bool symlink = false;
+  bool stored = false;  // method 0, as torch writes a .pt2
 };
 
 // Writes a zip with `files` to a fresh temporary path and returns it.
@@ -55,6 +56,9 @@ std::string write_zip(const std::vector<File>& files, const char* tag) {
     const zip_int64_t i = zip_file_add(z, f.name.c_str(), s, ZIP_FL_ENC_UTF_8);
     EXPECT_GE(i, 0) << zip_strerror(z);
     if (f.symlink) zip_file_set_external_attributes(z, zip_uint64_t(i), 0, ZIP_OPSYS_UNIX, (0120777u) << 16);
+    if (f.stored) {
+      EXPECT_EQ(zip_set_file_compression(z, zip_uint64_t(i), ZIP_CM_STORE, 0), 0) << zip_strerror(z);
+    }
   }
   EXPECT_EQ(zip_close(z), 0);
   return path;
@@ -233,6 +237,91 @@ TEST(Pt2Archive, CorruptEntryDataIsBadPackageOnExtraction) {
       },
       &msg);
   EXPECT_EQ(c, Code::BadPackage) << msg;
+}
+
+namespace {
+
+std::string pseudo_random(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  for (char& c : s) {
+    seed = seed * 1664525u + 1013904223u;
+    c = static_cast<char>(seed >> 24);
+  }
+  return s;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::string out;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+// Overwrites `n` bytes at `offset` of the file at `path` with 0x55.
+void scribble(const std::string& path, off_t offset, size_t n) {
+  const int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const std::string junk(n, '\x55');
+  ASSERT_EQ(::pwrite(fd, junk.data(), n, offset), ssize_t(n));
+  ::close(fd);
+}
+
+}  // namespace
+
+// A stored entry (torch stores every entry of a .pt2) is copied from the
+// archive file in 1 MiB pieces, each checked into the CRC-32: the copy is
+// the entry's bytes exactly, across piece edges, and a deflated entry
+// beside it still comes through libzip.
+TEST(Pt2Archive, StoredEntriesAreCopiedFromTheArchiveFileByteForByte) {
+  const std::string lib = pseudo_random((3u << 20) + 12345, 7), src = pseudo_random(70000, 9);
+  TempZip z({{"a/data/aotinductor/model/x.so", lib, false, true}, {"a/data/aotinductor/model/x.cpp", src}}, "stored");
+  auto zip = ZipArchive::open(z.path);
+  const Pt2Model m = find_model(*zip, "model");
+  for (const auto& e : m.files) EXPECT_EQ(e.stored, e.name == m.library.name) << e.name;
+  PrivateDir dir;
+  const std::string so = extract_model(*zip, m, dir);
+  EXPECT_EQ(file_bytes(so), lib);
+  EXPECT_EQ(file_bytes(dir.path() + "/x.cpp"), src);
+}
+
+TEST(Pt2Archive, CorruptStoredEntryIsBadPackageNamingItsCrc) {
+  TempZip z({{"a/data/aotinductor/model/x.so", pseudo_random(100000, 3), false, true}}, "corrupt-stored");
+  scribble(z.path, 2000, 64);  // inside the entry's data; the index stays intact
+  std::string msg;
+  const Code c = code_of(
+      [&] {
+        auto zip = ZipArchive::open(z.path);
+        PrivateDir dir;
+        extract_model(*zip, find_model(*zip, "model"), dir);
+      },
+      &msg);
+  EXPECT_EQ(c, Code::BadPackage) << msg;
+  EXPECT_NE(msg.find("'a/data/aotinductor/model/x.so' is corrupt or truncated: the CRC-32 of its data is"),
+            std::string::npos)
+      << msg;
+}
+
+// The archive cut short after its index was read: the stored entry's data
+// no longer lies inside the file, and extraction says the archive is bad
+// (through libzip, which reads the missing bytes) instead of copying less.
+TEST(Pt2Archive, ArchiveCutAfterOpenIsBadPackageOnExtraction) {
+  TempZip z({{"a/data/aotinductor/model/x.so", pseudo_random(300000, 5), false, true}}, "cut-after-open");
+  auto zip = ZipArchive::open(z.path);
+  const Pt2Model m = find_model(*zip, "model");
+  ASSERT_EQ(::truncate(z.path.c_str(), 150000), 0);
+  std::string msg;
+  const Code c = code_of(
+      [&] {
+        PrivateDir dir;
+        extract_model(*zip, m, dir);
+      },
+      &msg);
+  EXPECT_EQ(c, Code::BadPackage) << msg;
+  EXPECT_NE(msg.find("x.so"), std::string::npos) << msg;
 }
 
 TEST(Pt2Archive, FuzzedBytesNeverCrashTheIndexReader) {

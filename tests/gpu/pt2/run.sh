@@ -10,7 +10,7 @@
 #
 #   tests/gpu/pt2/run.sh LIBDIR BINDIR [OUT] [FIXTURES]
 # LIBDIR holds libaotrun.so.1, libaotrun_shim.so.1, libaotrun_shim_cuda.so.1,
-# aotrun/torch-standins/ (and libsleef.so.3, libzip.so.4, libdnnl.so.2 and,
+# aotrun/torch-standins/ (and libsleef.so.3, libzip.so.4, libdeflate.so.0, libdnnl.so.2 and,
 # since aotrun-shim 1.4's FFT, libkissfft-float.so.131 when the machine has
 # none: build/c_api of a Release build, CUDA_ARCHS=90, plus those);
 # BINDIR holds the two test programs. OUT (default $OUT or ./pt2-gpu-results)

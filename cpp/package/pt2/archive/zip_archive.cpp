@@ -4,19 +4,26 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
 
+#include <cinttypes>
+#include <cstdio>
+
 #include "base/error.hpp"
+#include "package/pt2/archive/zip_stored.hpp"
 
 namespace aotrun::pt2 {
 
 struct ZipArchive::Handle {
   zip_t* zip = nullptr;
   std::string copy;  // open_memory: libzip reads from here
+  int fd = -1;       // open: the archive file, for stored entries (copy_stored)
   ~Handle() {
     if (zip != nullptr) zip_discard(zip);
+    if (fd >= 0) ::close(fd);
   }
 };
 
@@ -32,6 +39,12 @@ std::string zip_error_text(int code) {
 
 [[noreturn]] void bad(const std::string& label, const std::string& what) {
   fail(Code::BadPackage, "archive '" + label + "': " + what);
+}
+
+std::string hex32(uint32_t v) {
+  char s[16];
+  std::snprintf(s, sizeof s, "%08" PRIx32, v);
+  return s;
 }
 
 }  // namespace
@@ -74,6 +87,10 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const ZipL
     bad(path, err == ZIP_ER_NOZIP ? "not a zip archive (a .pt2 is a zip file)" : zip_error_text(err));
   }
   a->load_index(limits);
+  // Read by extract alone, and checked against the index there (size,
+  // bounds, CRC-32): a file replaced since libzip read it only fails that
+  // check. Without it every entry goes through libzip.
+  a->h_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   return a;
 }
 
@@ -125,6 +142,9 @@ void ZipArchive::load_index(const ZipLimits& limits) {
     e.compressed_size = (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : 0;
     e.is_dir = !e.name.empty() && e.name.back() == '/';
     e.encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
+    // Stored and with a CRC-32 to check a copy against (copy_stored).
+    e.stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE && (st.valid & ZIP_STAT_CRC);
+    e.crc32 = (st.valid & ZIP_STAT_CRC) ? st.crc : 0;
     zip_uint8_t opsys = 0;
     zip_uint32_t attr = 0;
     if (zip_file_get_external_attributes(h_->zip, e.index, 0, &opsys, &attr) == 0 && opsys == ZIP_OPSYS_UNIX) {
@@ -143,12 +163,16 @@ void ZipArchive::load_index(const ZipLimits& limits) {
   }
 }
 
-template <typename Sink>
-void ZipArchive::stream(const ZipEntry& e, Sink&& sink) const {
+void ZipArchive::check_readable(const ZipEntry& e) const {
   if (e.is_dir || e.is_symlink) {
     bad(label_, "entry '" + e.name + "' is a " + (e.is_dir ? "directory" : "symbolic link") + ", not a file");
   }
   if (e.encrypted) bad(label_, "entry '" + e.name + "' is encrypted");
+}
+
+template <typename Sink>
+void ZipArchive::stream(const ZipEntry& e, Sink&& sink) const {
+  check_readable(e);
   zip_file_t* f = zip_fopen_index(h_->zip, e.index, 0);
   if (f == nullptr) bad(label_, "entry '" + e.name + "' cannot be opened: " + zip_strerror(h_->zip));
   struct Closer {
@@ -187,17 +211,62 @@ void ZipArchive::extract(const ZipEntry& e, int dir_fd, const std::string& name,
     int fd;
     ~Fd() { ::close(fd); }
   } guard{fd};
-  stream(e, [&](const char* p, size_t n) {
-    while (n > 0) {
-      const ssize_t w = ::write(fd, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        fail(Code::LoadFailed, "archive '" + label_ + "': writing " + name + " failed: " + std::strerror(errno));
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
+  check_readable(e);
+  uint64_t offset = 0;
+  if (e.stored && h_->fd >= 0 && stored_entry_offset(h_->fd, e.name, e.size, &offset)) {
+    copy_stored(e, offset, fd, name);
+    return;
+  }
+  stream(e, [&](const char* p, size_t n) { write_all(fd, p, n, name); });
+}
+
+void ZipArchive::write_all(int fd, const char* p, size_t n, const std::string& name) const {
+  // At most 32 KiB per write: the page cache takes a folio as large as the
+  // write (ext4), and folios above 32 KiB come from the buddy allocator's
+  // high-order blocks, which a VM with free page reporting has handed back
+  // to its host; each page of them then faults in on the host as it is
+  // written. 47 MB in 1 MiB writes took 124-162 ms there, in 32 KiB writes
+  // 21-28 ms, on a quiet host as on a busy one (docs/PERFORMANCE.md
+  // section 37). Smaller folios come from the per-CPU lists, memory the
+  // kernel freed just now.
+  constexpr size_t kPiece = size_t(32) << 10;
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, std::min(n, kPiece));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail(Code::LoadFailed, "archive '" + label_ + "': writing " + name + " failed: " + std::strerror(errno));
     }
-  });
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void ZipArchive::copy_stored(const ZipEntry& e, uint64_t offset, int out, const std::string& name) const {
+  // 1 MiB: read, checked and written while it is still in the core's cache.
+  constexpr size_t kChunk = size_t(1) << 20;
+  const std::unique_ptr<char[]> buf(new char[kChunk]);
+  uint32_t crc = 0;
+  uint64_t done = 0;
+  while (done < e.size) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, e.size - done));
+    const ssize_t got = ::pread(h_->fd, buf.get(), want, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail(Code::LoadFailed,
+           "archive '" + label_ + "': reading entry '" + e.name + "' failed: " + std::strerror(errno));
+    }
+    if (got == 0) {
+      bad(label_, "entry '" + e.name + "' ends after " + std::to_string(done) + " of " + std::to_string(e.size) +
+                      " bytes (truncated archive)");
+    }
+    crc = static_cast<uint32_t>(libdeflate_crc32(crc, buf.get(), static_cast<size_t>(got)));
+    write_all(out, buf.get(), static_cast<size_t>(got), name);
+    done += static_cast<uint64_t>(got);
+  }
+  if (crc != e.crc32) {
+    bad(label_, "entry '" + e.name + "' is corrupt or truncated: the CRC-32 of its data is " + hex32(crc) +
+                    ", the index says " + hex32(e.crc32));
+  }
 }
 
 std::string ZipArchive::read(const ZipEntry& e, size_t max_bytes) const {

@@ -29,6 +29,8 @@ struct ZipEntry {
   bool is_dir = false;
   bool is_symlink = false;  // made on Unix with S_IFLNK
   bool encrypted = false;
+  bool stored = false;  // method 0: its bytes lie in the archive as they are
+  uint32_t crc32 = 0;   // the index's CRC-32 of its data
 };
 
 class ZipArchive {
@@ -49,8 +51,12 @@ class ZipArchive {
   // Writes entry `e` to a new file `name` (a plain file name, no '/') inside
   // the directory `dir_fd`, mode `mode`. Refuses directories, symlinks and
   // encrypted entries; stops with BAD_PACKAGE when the data runs past the
-  // declared size or ends before it (truncated archive), and with LOAD_FAILED
-  // when the file cannot be written.
+  // declared size or ends before it (truncated archive) or its CRC-32 is not
+  // the index's ("is corrupt or truncated"), and with LOAD_FAILED when the
+  // file cannot be written. A stored entry of an archive opened from a path
+  // is copied from the archive file itself (pread, checked with libdeflate's
+  // CRC-32, written): a .pt2's model library is stored, and libzip's reads
+  // and zlib's CRC took a third of a small model's open.
   void extract(const ZipEntry& e, int dir_fd, const std::string& name, unsigned mode) const;
 
   // Reads a small entry whole (at most `max_bytes`, else BAD_PACKAGE).
@@ -61,6 +67,13 @@ class ZipArchive {
   void load_index(const ZipLimits& limits);
   template <typename Sink>
   void stream(const ZipEntry& e, Sink&& sink) const;
+  // BAD_PACKAGE for a directory, symlink or encrypted entry.
+  void check_readable(const ZipEntry& e) const;
+  // Writes all `n` bytes to `fd`; LOAD_FAILED naming `name` when it cannot.
+  void write_all(int fd, const char* p, size_t n, const std::string& name) const;
+  // extract's copy of a stored entry whose data starts at `offset` in the
+  // archive file, into the open file `out`.
+  void copy_stored(const ZipEntry& e, uint64_t offset, int out, const std::string& name) const;
 
   struct Handle;
   std::unique_ptr<Handle> h_;
