@@ -35,6 +35,34 @@ inline long smaps_kb(const void* p, size_t n, const char* what) {
   return kb;
 }
 
+// Whether every mapping of this process that overlaps [p, p + n) carries
+// the VmFlags mnemonic `flag` ("hg": advised MADV_HUGEPAGE) in
+// /proc/self/smaps; false where none overlaps or it cannot be read.
+inline bool smaps_all_flagged(const void* p, size_t n, const char* flag) {
+  FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return false;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+  char line[512];
+  bool inside = false;
+  int seen = 0, flagged = 0;
+  const std::string want = std::string(" ") + flag;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    uintptr_t a = 0, b = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
+        std::strchr(line, '-') < std::strchr(line, ' ')) {
+      inside = a < hi && b > lo;
+    } else if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
+      ++seen;
+      std::string flags = std::string(line + 8);
+      while (!flags.empty() && (flags.back() == '\n' || flags.back() == ' ')) flags.pop_back();
+      flags += " ";
+      if (flags.find(want + " ") != std::string::npos) ++flagged;
+    }
+  }
+  std::fclose(f);
+  return seen > 0 && flagged == seen;
+}
+
 // The line of /sys/kernel/mm/transparent_hugepage/enabled ("always
 // [madvise] never"); empty where there is none.
 inline std::string thp_mode() {

@@ -1,13 +1,16 @@
 // huge_pages.hpp: a thread's window of constants, then two madvise calls.
 #include "huge_pages.hpp"
 
+#include <dirent.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25  // Linux 6.1; older kernels answer EINVAL
@@ -21,6 +24,52 @@ constexpr uintptr_t kMinSpan = uintptr_t(4) << 20;
 // The smallest block whose constants may slide (slide_constant); glibc maps
 // blocks from 128 KiB on, unless its threshold has grown.
 constexpr uintptr_t kMinBlock = uintptr_t(256) << 10;
+
+// The first line of the file at `path`, without its newline ("" when unreadable).
+std::string first_line(const std::string& path) {
+  std::string s;
+  if (FILE* f = std::fopen(path.c_str(), "re")) {
+    char buf[256];
+    if (std::fgets(buf, sizeof buf, f) != nullptr) s = buf;
+    std::fclose(f);
+  }
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// Whether a hypervisor takes this machine's free memory back: a virtio
+// balloon (device id 5) that negotiated free page reporting
+// (VIRTIO_BALLOON_F_REPORTING, feature bit 5; sysfs lists the bits as 0s
+// and 1s, bit 0 first).
+bool host_takes_free_pages() noexcept {
+  DIR* d = ::opendir("/sys/bus/virtio/devices");
+  if (d == nullptr) return false;
+  bool found = false;
+  while (!found) {
+    const dirent* e = ::readdir(d);
+    if (e == nullptr) break;
+    if (e->d_name[0] == '.') continue;
+    const std::string dev = std::string("/sys/bus/virtio/devices/") + e->d_name;
+    const std::string features = first_line(dev + "/features");
+    found = first_line(dev + "/device") == "0x0005" && features.size() > 5 && features[5] == '1';
+  }
+  ::closedir(d);
+  return found;
+}
+
+}  // namespace
+
+bool constant_huge_pages_now() noexcept {
+  static const bool now = [] {
+    const char* env = std::getenv("AOTRUN_SHIM_CONSTANT_HUGE_PAGES");
+    if (env != nullptr && std::strcmp(env, "now") == 0) return true;
+    if (env != nullptr && std::strcmp(env, "later") == 0) return false;
+    return !host_takes_free_pages();
+  }();
+  return now;
+}
+
+namespace {
 
 uintptr_t round_up_huge(uintptr_t v) { return (v + kHugePage - 1) / kHugePage * kHugePage; }
 uintptr_t round_down_huge(uintptr_t v) { return v / kHugePage * kHugePage; }
@@ -111,7 +160,7 @@ void advise_ahead(Window& w, uintptr_t at) noexcept {
   if (!mapped_block_at(at, &end)) return;
   w.ahead_begin = at;
   w.ahead_end = end;
-  w.ahead_huge = end - at >= kMinSpan;
+  w.ahead_huge = end - at >= kMinSpan && constant_huge_pages_now();
   if (!w.ahead_huge) return;
   const uintptr_t from = round_up_huge(at), to = round_down_huge(end);
   if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
@@ -210,8 +259,10 @@ void close_constant_window() noexcept {
   void* start = reinterpret_cast<void*>(begin);
   // HUGEPAGE keeps them eligible (khugepaged, later faults); COLLAPSE
   // makes them huge now, since the constants are all written already.
+  // Later instead, on a host that takes free memory back: khugepaged
+  // collapses them in the background (constant_huge_pages_now).
   (void)madvise(start, end - begin, MADV_HUGEPAGE);
-  (void)madvise(start, end - begin, MADV_COLLAPSE);
+  if (constant_huge_pages_now()) (void)madvise(start, end - begin, MADV_COLLAPSE);
 }
 
 }  // namespace aotrun::shim

@@ -77,6 +77,19 @@ void note_constant_span(const void* p, size_t nbytes) noexcept;
 // the next constant to slide over.
 void release_moved_constant(const void* p, size_t nbytes) noexcept;
 
+// Whether a window's constants get their huge pages while the model loads
+// (above), or later, from khugepaged in the background: its span is only
+// advised (MADV_HUGEPAGE) at the window's close, and load_constants fills
+// the blob 4 KiB at a time. Later on a host that takes free memory back (a
+// virtio balloon with free page reporting: a huge page can only come from
+// a free 2 MiB block, which such a host has taken, and faults in again
+// there: frozen ResNet-18's open 146 against 52 ms later, 2.5 s after the
+// last process, on a Zen 5 VM, its calls the same: docs/PERFORMANCE.md
+// section 37); now elsewhere (a 4 KiB fault each cost ResNet-18's open
+// about 40 ms on an Intel host under KVM). AOTRUN_SHIM_CONSTANT_HUGE_PAGES
+// = now | later chooses; read once.
+bool constant_huge_pages_now() noexcept;
+
 // Closes this thread's window: when the constants noted form one block
 // (their span at most twice their bytes, so nothing else of size lies
 // between them) of at least 4 MiB and none was moved out of it, asks for

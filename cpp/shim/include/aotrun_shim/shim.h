@@ -77,7 +77,13 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_declare_constant(AtenTensorHandle ten
  * at least 4 MiB (madvise MADV_HUGEPAGE and MADV_COLLAPSE over its whole
  * 2 MiB pages; a hint, ignored where the kernel has none). A call reads
  * every weight, and 4 KiB pages cost it a TLB miss each (frozen GPT-2 of
- * the benchmark tier: 14% faster per call on a Xeon under KVM). An
+ * the benchmark tier: 14% faster per call on a Xeon under KVM). On a
+ * machine whose hypervisor takes free memory back (a virtio balloon with
+ * free page reporting) the span is only advised, with no MADV_COLLAPSE and
+ * nothing advised ahead, and khugepaged collapses it in the background:
+ * huge pages there fault in again on the host while the model loads.
+ * AOTRUN_SHIM_CONSTANT_HUGE_PAGES=now | later in the environment chooses
+ * (since aotrun-shim 1.6). An
  * mkldnn-layout constant made while a hook is set whose bytes are not
  * 64-byte aligned is copied into aligned memory of the shim's (what
  * aoti_torch_get_data_ptr then reports), and the whole pages of the
