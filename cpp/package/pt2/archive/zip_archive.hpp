@@ -56,7 +56,8 @@ class ZipArchive {
   // file cannot be written. A stored entry of an archive opened from a path
   // is copied from the archive file itself (pread, checked with libdeflate's
   // CRC-32, written): a .pt2's model library is stored, and libzip's reads
-  // and zlib's CRC took a third of a small model's open.
+  // and zlib's CRC took a sixth of a small model's open
+  // (frozen MobileNetV3's, docs/PERFORMANCE.md section 37).
   void extract(const ZipEntry& e, int dir_fd, const std::string& name, unsigned mode) const;
 
   // Reads a small entry whole (at most `max_bytes`, else BAD_PACKAGE).
