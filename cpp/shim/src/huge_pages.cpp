@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25  // Linux 6.1; older kernels answer EINVAL
@@ -25,16 +24,15 @@ constexpr uintptr_t kMinSpan = uintptr_t(4) << 20;
 // blocks from 128 KiB on, unless its threshold has grown.
 constexpr uintptr_t kMinBlock = uintptr_t(256) << 10;
 
-// The first line of the file at `path`, without its newline ("" when unreadable).
-std::string first_line(const std::string& path) {
-  std::string s;
-  if (FILE* f = std::fopen(path.c_str(), "re")) {
-    char buf[256];
-    if (std::fgets(buf, sizeof buf, f) != nullptr) s = buf;
+// Reads the first line of the file at `path` into `out` (`n` bytes), without
+// its newline; "" when unreadable. No allocation: callers are noexcept.
+void first_line(const char* path, char* out, size_t n) noexcept {
+  out[0] = '\0';
+  if (FILE* f = std::fopen(path, "re")) {
+    if (std::fgets(out, static_cast<int>(n), f) == nullptr) out[0] = '\0';
     std::fclose(f);
   }
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
+  out[std::strcspn(out, "\r\n")] = '\0';
 }
 
 // Whether a hypervisor takes this machine's free memory back: a virtio
@@ -49,9 +47,12 @@ bool host_takes_free_pages() noexcept {
     const dirent* e = ::readdir(d);
     if (e == nullptr) break;
     if (e->d_name[0] == '.') continue;
-    const std::string dev = std::string("/sys/bus/virtio/devices/") + e->d_name;
-    const std::string features = first_line(dev + "/features");
-    found = first_line(dev + "/device") == "0x0005" && features.size() > 5 && features[5] == '1';
+    char path[512], device[32], features[160];
+    std::snprintf(path, sizeof path, "/sys/bus/virtio/devices/%s/device", e->d_name);
+    first_line(path, device, sizeof device);
+    std::snprintf(path, sizeof path, "/sys/bus/virtio/devices/%s/features", e->d_name);
+    first_line(path, features, sizeof features);
+    found = std::strcmp(device, "0x0005") == 0 && std::strlen(features) > 5 && features[5] == '1';
   }
   ::closedir(d);
   return found;
