@@ -88,6 +88,49 @@ Code code_of(const std::function<void()>& f, std::string* message = nullptr) {
   return Code::Ok;
 }
 
+// `n` bytes from a linear congruential generator seeded with `seed`.
+std::string pseudo_random(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  for (char& c : s) {
+    seed = seed * 1664525u + 1013904223u;
+    c = static_cast<char>(seed >> 24);
+  }
+  return s;
+}
+
+// The whole file at `path` ("" when it cannot be read).
+std::string file_bytes(const std::string& path) {
+  std::string out;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+// Overwrites `n` bytes at `offset` of the file at `path` with 0x55.
+void scribble(const std::string& path, off_t offset, size_t n) {
+  const int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const std::string junk(n, '\x55');
+  ASSERT_EQ(::pwrite(fd, junk.data(), n, offset), ssize_t(n));
+  ::close(fd);
+}
+
+// Opens the archive at `path` and extracts its model "model" into a fresh
+// private directory; the code that ended it (Ok when it did not throw).
+Code extract_code(const std::string& path, std::string* message) {
+  return code_of(
+      [&] {
+        auto zip = ZipArchive::open(path);
+        PrivateDir dir;
+        extract_model(*zip, find_model(*zip, "model"), dir);
+      },
+      message);
+}
+
 }  // namespace
 
 TEST(Pt2Archive, FindsTheModelUnderTheArchivePrefixAndReadsItsMetadata) {
@@ -222,55 +265,10 @@ TEST(Pt2Archive, CorruptEntryDataIsBadPackageOnExtraction) {
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31);
   TempZip z({{"a/data/aotinductor/model/x.so", data}}, "corrupt");
   // Flip bytes in the middle of the compressed data (the index stays intact).
-  const int fd = ::open(z.path.c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  char junk[64];
-  for (char& c : junk) c = 0x55;
-  ASSERT_EQ(::pwrite(fd, junk, sizeof junk, 2000), ssize_t(sizeof junk));
-  ::close(fd);
+  scribble(z.path, 2000, 64);
   std::string msg;
-  const Code c = code_of(
-      [&] {
-        auto zip = ZipArchive::open(z.path);
-        PrivateDir dir;
-        extract_model(*zip, find_model(*zip, "model"), dir);
-      },
-      &msg);
-  EXPECT_EQ(c, Code::BadPackage) << msg;
+  EXPECT_EQ(extract_code(z.path, &msg), Code::BadPackage) << msg;
 }
-
-namespace {
-
-std::string pseudo_random(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  for (char& c : s) {
-    seed = seed * 1664525u + 1013904223u;
-    c = static_cast<char>(seed >> 24);
-  }
-  return s;
-}
-
-std::string file_bytes(const std::string& path) {
-  std::string out;
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return out;
-  char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  std::fclose(f);
-  return out;
-}
-
-// Overwrites `n` bytes at `offset` of the file at `path` with 0x55.
-void scribble(const std::string& path, off_t offset, size_t n) {
-  const int fd = ::open(path.c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  const std::string junk(n, '\x55');
-  ASSERT_EQ(::pwrite(fd, junk.data(), n, offset), ssize_t(n));
-  ::close(fd);
-}
-
-}  // namespace
 
 // A stored entry (torch stores every entry of a .pt2) is copied from the
 // archive file in 1 MiB pieces, each checked into the CRC-32: the copy is
@@ -292,14 +290,7 @@ TEST(Pt2Archive, CorruptStoredEntryIsBadPackageNamingItsCrc) {
   TempZip z({{"a/data/aotinductor/model/x.so", pseudo_random(100000, 3), false, true}}, "corrupt-stored");
   scribble(z.path, 2000, 64);  // inside the entry's data; the index stays intact
   std::string msg;
-  const Code c = code_of(
-      [&] {
-        auto zip = ZipArchive::open(z.path);
-        PrivateDir dir;
-        extract_model(*zip, find_model(*zip, "model"), dir);
-      },
-      &msg);
-  EXPECT_EQ(c, Code::BadPackage) << msg;
+  EXPECT_EQ(extract_code(z.path, &msg), Code::BadPackage) << msg;
   EXPECT_NE(msg.find("'a/data/aotinductor/model/x.so' is corrupt or truncated: the CRC-32 of its data is"),
             std::string::npos)
       << msg;
@@ -326,13 +317,8 @@ TEST(Pt2Archive, ArchiveCutAfterOpenIsBadPackageOnExtraction) {
 
 TEST(Pt2Archive, FuzzedBytesNeverCrashTheIndexReader) {
   TempZip z({{"a/data/aotinductor/model/x.so", elf_stub()}, {"a/data/aotinductor/model/x.cpp", "int a;"}}, "fuzz");
-  FILE* f = std::fopen(z.path.c_str(), "rb");
-  ASSERT_NE(f, nullptr);
-  std::string bytes;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-  std::fclose(f);
+  const std::string bytes = file_bytes(z.path);
+  ASSERT_FALSE(bytes.empty());
   uint32_t seed = 12345;
   for (int round = 0; round < 2000; ++round) {
     std::string b = bytes;
