@@ -999,38 +999,62 @@ TEST(ShimTensors, ConstantsMadeInAHookWindowGetHugePages) {
   for (char* p : {in_window, no_window, far_apart}) munmap(p, kBlock);
 }
 
+// Why the tests of a block filled as load_constants fills one
+// (FilledBlock) cannot run here; "" when they can.
+std::string filled_block_skip() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
+#endif
+  const std::string thp = thp_mode();
+  if (thp_off(thp)) return "this kernel has transparent huge pages off or absent ('" + thp + "')";
+  if (thp.find("[always]") != std::string::npos) return "with 'always' every block faults in as huge pages";
+  return "";
+}
+
+// A 12 MiB block that glibc's malloc maps on its own, filled as
+// load_constants fills AOTInductor's blob, one constant after another: its
+// first 64 KiB written and wrapped while a blob hook is set, then the rest
+// written (`huge_before_close`: the block's AnonHugePages, kB, then) and
+// wrapped, then the hook cleared (the window's close).
+struct FilledBlock {
+  static constexpr size_t kBytes = size_t(12) << 20, kFirst = size_t(64) << 10;
+  char* blob = nullptr;
+  std::vector<AtenTensorHandle> made;
+  int hook_calls = 0;
+  long huge_before_close = -1;
+
+  FilledBlock() {
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);  // a block of its own, whatever this process freed before
+    blob = static_cast<char*>(std::malloc(kBytes));
+    if (blob == nullptr) return;
+    std::memset(blob, 1, kFirst);
+    aotrun_shim_set_blob_hook([](void* c) { ++*static_cast<int*>(c); }, &hook_calls);
+    wrap_floats(&made, blob, kFirst);
+    std::memset(blob + kFirst, 2, kBytes - kFirst);  // copied after the first tensor, page by page
+    huge_before_close = smaps_kb(blob, kBytes, "AnonHugePages");
+    wrap_floats(&made, blob + kFirst, kBytes - kFirst);
+    aotrun_shim_set_blob_hook(nullptr, nullptr);
+  }
+  ~FilledBlock() {
+    for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
+    std::free(blob);
+  }
+  FilledBlock(const FilledBlock&) = delete;
+  FilledBlock& operator=(const FilledBlock&) = delete;
+};
+
 // A block of constants copied after its first tensor is made -- as
 // load_constants fills AOTInductor's blob, a block glibc's malloc maps on
 // its own, one constant after another -- faults in as huge pages already,
 // before the window closes: its first tensor has the rest of the block
 // advised (huge_pages.hpp).
 TEST(ShimTensors, ABlockOfConstantsIsAdvisedBeforeItIsFilled) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
-#endif
-  const std::string thp = thp_mode();
-  if (thp_off(thp)) {
-    GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << thp << "')";
-  }
-  if (thp.find("[always]") != std::string::npos) GTEST_SKIP() << "with 'always' every block faults in as huge pages";
-  constexpr size_t kBlock = size_t(12) << 20, kFirst = size_t(64) << 10;
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);  // a block of its own, whatever this process freed before
-  char* const blob = static_cast<char*>(std::malloc(kBlock));
-  ASSERT_NE(blob, nullptr);
-  std::memset(blob, 1, kFirst);
-  std::vector<AtenTensorHandle> made;
-  const auto wrap = [&](char* at, size_t bytes) { wrap_floats(&made, at, bytes); };
-  int calls = 0;
-  aotrun_shim_set_blob_hook([](void* c) { ++*static_cast<int*>(c); }, &calls);
-  wrap(blob, kFirst);
-  std::memset(blob + kFirst, 2, kBlock - kFirst);  // copied after the first tensor, page by page
-  const long before_close = smaps_kb(blob, kBlock, "AnonHugePages");
-  wrap(blob + kFirst, kBlock - kFirst);
-  aotrun_shim_set_blob_hook(nullptr, nullptr);
-  EXPECT_EQ(calls, 2);
-  EXPECT_GE(before_close, 8 * 1024) << "the block's later pages were not huge as they were written";
-  for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
-  std::free(blob);
+  const std::string skip = filled_block_skip();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  FilledBlock b;
+  ASSERT_NE(b.blob, nullptr);
+  EXPECT_EQ(b.hook_calls, 2);
+  EXPECT_GE(b.huge_before_close, 8 * 1024) << "the block's later pages were not huge as they were written";
 }
 
 // With AOTRUN_SHIM_CONSTANT_HUGE_PAGES=later (the choice on a host that
@@ -1044,33 +1068,16 @@ TEST(ShimTensors, WithHugePagesLaterABlockOfConstantsIsOnlyAdvised) {
   if (setting == nullptr || std::strcmp(setting, "later") != 0) {
     GTEST_SKIP() << "run as huge_later.* (AOTRUN_SHIM_CONSTANT_HUGE_PAGES=later)";
   }
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc, whose mapped blocks this is about";
-#endif
-  const std::string thp = thp_mode();
-  if (thp_off(thp)) {
-    GTEST_SKIP() << "this kernel has transparent huge pages off or absent ('" << thp << "')";
-  }
-  if (thp.find("[always]") != std::string::npos) GTEST_SKIP() << "with 'always' every block faults in as huge pages";
-  constexpr size_t kBlock = size_t(12) << 20, kFirst = size_t(64) << 10;
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
-  char* const blob = static_cast<char*>(std::malloc(kBlock));
-  ASSERT_NE(blob, nullptr);
-  std::memset(blob, 1, kFirst);
-  std::vector<AtenTensorHandle> made;
-  const auto wrap = [&](char* at, size_t bytes) { wrap_floats(&made, at, bytes); };
-  aotrun_shim_set_blob_hook([](void*) {}, nullptr);
-  wrap(blob, kFirst);
-  std::memset(blob + kFirst, 2, kBlock - kFirst);
-  EXPECT_EQ(smaps_kb(blob, kBlock, "AnonHugePages"), 0) << "the block was advised before it was filled";
-  wrap(blob + kFirst, kBlock - kFirst);
-  aotrun_shim_set_blob_hook(nullptr, nullptr);
-  EXPECT_EQ(smaps_kb(blob, kBlock, "AnonHugePages"), 0) << "the block was collapsed at the window's close";
+  const std::string skip = filled_block_skip();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  FilledBlock b;
+  ASSERT_NE(b.blob, nullptr);
+  EXPECT_EQ(b.huge_before_close, 0) << "the block was advised before it was filled";
+  EXPECT_EQ(smaps_kb(b.blob, FilledBlock::kBytes, "AnonHugePages"), 0)
+      << "the block was collapsed at the window's close";
   const size_t huge = size_t(2) << 20;
-  char* const first_huge = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(blob) + huge - 1) / huge * huge);
+  char* const first_huge = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(b.blob) + huge - 1) / huge * huge);
   EXPECT_TRUE(smaps_all_flagged(first_huge, 4 * huge, "hg")) << "the block's whole 2 MiB pages were not advised";
-  for (AtenTensorHandle h : made) EXPECT_EQ(aoti_torch_delete_tensor_object(h), AOTI_TORCH_SUCCESS);
-  std::free(blob);
 }
 
 // A constant weight's packed copy (panel_gemm's panels, or oneDNN's) is

@@ -11,55 +11,54 @@
 
 namespace aotrun_shim_test {
 
-// Kilobytes of `what` ("AnonHugePages", "Rss") in the mappings of this
-// process that overlap [p, p + n), from /proc/self/smaps; -1 where it
-// cannot be read.
-inline long smaps_kb(const void* p, size_t n, const char* what) {
-  FILE* f = std::fopen("/proc/self/smaps", "r");
-  if (f == nullptr) return -1;
+// Calls `f(line)` with each line of /proc/self/smaps that describes a
+// mapping of this process overlapping [p, p + n) (each line after that
+// mapping's header); false where the file cannot be read.
+template <typename F>
+inline bool each_smaps_line(const void* p, size_t n, F&& f) {
+  FILE* file = std::fopen("/proc/self/smaps", "r");
+  if (file == nullptr) return false;
   const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
   char line[512];
   bool inside = false;
-  long kb = 0;
-  const size_t wl = std::strlen(what);
-  while (std::fgets(line, sizeof line, f) != nullptr) {
+  while (std::fgets(line, sizeof line, file) != nullptr) {
     uintptr_t a = 0, b = 0;
     if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
         std::strchr(line, '-') < std::strchr(line, ' ')) {
       inside = a < hi && b > lo;
-    } else if (inside && std::strncmp(line, what, wl) == 0 && line[wl] == ':') {
-      kb += std::atol(line + wl + 1);
+    } else if (inside) {
+      f(line);
     }
   }
-  std::fclose(f);
-  return kb;
+  std::fclose(file);
+  return true;
+}
+
+// Kilobytes of `what` ("AnonHugePages", "Rss") in the mappings of this
+// process that overlap [p, p + n), from /proc/self/smaps; -1 where it
+// cannot be read.
+inline long smaps_kb(const void* p, size_t n, const char* what) {
+  long kb = 0;
+  const size_t wl = std::strlen(what);
+  const bool read = each_smaps_line(p, n, [&](const char* line) {
+    if (std::strncmp(line, what, wl) == 0 && line[wl] == ':') kb += std::atol(line + wl + 1);
+  });
+  return read ? kb : -1;
 }
 
 // Whether every mapping of this process that overlaps [p, p + n) carries
 // the VmFlags mnemonic `flag` ("hg": advised MADV_HUGEPAGE) in
 // /proc/self/smaps; false where none overlaps or it cannot be read.
 inline bool smaps_all_flagged(const void* p, size_t n, const char* flag) {
-  FILE* f = std::fopen("/proc/self/smaps", "r");
-  if (f == nullptr) return false;
-  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
-  char line[512];
-  bool inside = false;
   int seen = 0, flagged = 0;
-  const std::string want = std::string(" ") + flag;
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    uintptr_t a = 0, b = 0;
-    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
-        std::strchr(line, '-') < std::strchr(line, ' ')) {
-      inside = a < hi && b > lo;
-    } else if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
-      ++seen;
-      std::string flags = std::string(line + 8);
-      while (!flags.empty() && (flags.back() == '\n' || flags.back() == ' ')) flags.pop_back();
-      flags += " ";
-      if (flags.find(want + " ") != std::string::npos) ++flagged;
-    }
-  }
-  std::fclose(f);
+  const std::string want = std::string(" ") + flag + " ";
+  each_smaps_line(p, n, [&](const char* line) {
+    if (std::strncmp(line, "VmFlags:", 8) != 0) return;
+    ++seen;
+    std::string flags = line + 8;
+    while (!flags.empty() && (flags.back() == '\n' || flags.back() == ' ')) flags.pop_back();
+    if ((flags + " ").find(want) != std::string::npos) ++flagged;
+  });
   return seen > 0 && flagged == seen;
 }
 
