@@ -229,6 +229,69 @@ TEST(Pt2Serving, FrozenWeightsFirstUsedOnFourThreadsAtOnce) {
   EXPECT_EQ(r.stats().failures, 0u);
 }
 
+// A frozen export's plain constant replaced through every release's update
+// form (torch 2.7's copy into the model's blob, 2.8 and 2.9's map, 2.10+'s
+// pairs), beside the package's own packed weights. fc2's bias is [10] floats
+// and the model keeps 64 bytes for it (AOTInductor rounds each constant up to
+// 64): a replacement of its shape is taken. Set to 0 and then to 1, it moves
+// every output by exactly the bias (the exported output minus the first is
+// the same vector on both batch rows, the second minus the first is 1), so a
+// weight overwritten or read from the wrong place shows. (This model's
+// weights are too small to slide into alignment at load; a slid weight and
+// a copying update are constant_memory_test.cpp's.)
+class Pt2FrozenUpdate : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Pt2FrozenUpdate, PlainBiasUpdatesBesideThePackedWeights) {
+  REQUIRE_LIBTORCH();
+  ax::Package pkg(kFixtures + "/torch-" + GetParam() + "/frozen_cnn.pt2");
+  std::string bias_name;
+  for (const aotrun_constant_info& c : pkg.constants()) {
+    if (std::string(c.original_name) == "fc2.bias") bias_name = c.name;
+  }
+  ASSERT_FALSE(bias_name.empty()) << "frozen_cnn lists no fc2.bias";
+  ax::Runner r(pkg, ax::RunnerOptions().mode(AOTRUN_MODE_SINGLE_THREADED));
+  std::vector<float> x(2 * 3 * 16 * 16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 23) - 11) / 8.0f;
+  std::vector<int64_t> xs{2, 3, 16, 16}, ys{2, 10}, bs{10};
+  auto run = [&] {
+    std::vector<float> y(2 * 10, 0.0f);
+    DLTensor in = ax::tensor_view(x.data(), kF32, xs.data(), 4);
+    DLTensor out = ax::tensor_view(y.data(), kF32, ys.data(), 2);
+    r.run(in, out);
+    return y;
+  };
+  auto with_bias = [&](float v) {
+    std::vector<float> b(10, v);
+    const std::vector<aotrun_named_tensor> named{{bias_name.c_str(), ax::tensor_view(b.data(), kF32, bs.data(), 1)}};
+    r.update_constants(named);
+    r.swap_constants();
+    return run();
+  };
+  const std::vector<float> exported = run(), zero = with_bias(0.0f), one = with_bias(1.0f);
+  for (int j = 0; j < 10; ++j) {
+    EXPECT_NE(exported[j], exported[10 + j]) << "the two rows' inputs differ: so must their outputs";
+    const float b0 = exported[j] - zero[j], b1 = exported[10 + j] - zero[10 + j];
+    EXPECT_NEAR(b0, b1, 1e-5f) << "output " << j << ": the exported minus the zero-bias output is not one bias";
+    for (int row = 0; row < 2; ++row) {
+      const int i = row * 10 + j;
+      EXPECT_NEAR(one[i] - zero[i], 1.0f, 1e-5f) << "row " << row << " output " << j;
+    }
+  }
+  r.swap_constants();  // back to the package's own set
+  EXPECT_EQ(run(), zero);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, Pt2FrozenUpdate,
+                         ::testing::Values("2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1",
+                                           "2.15.0"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string s = std::string("torch_") + i.param;
+                           for (char& c : s) {
+                             if (c == '.') c = '_';
+                           }
+                           return s;
+                         });
+
 TEST(Pt2ServingStorm, Threaded) {
   REQUIRE_LIBTORCH();
   storm(AOTRUN_MODE_THREADED, 2);

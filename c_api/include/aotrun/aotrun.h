@@ -749,7 +749,9 @@ typedef struct aotrun_constant_info {
   DLDataType dtype;
   int32_t ndim;         /* -1: the package does not state the shape */
   const int64_t* shape; /* ndim dims, owned by the package */
-  uint64_t nbytes;      /* size in bytes; 0 when the package cannot say */
+  uint64_t nbytes;      /* bytes the package keeps for it: its shape's, or
+                           more (a .pt2 rounds each up to 64); 0 when the
+                           package cannot say */
   int folded;           /* 1: computed from other constants when a container
                            is created (a .pt2's constant folding); it cannot
                            be updated, and updating the constants it is folded

@@ -43,7 +43,8 @@ impl<'p> ConstantInfo<'p> {
         self.shape
     }
 
-    /// Size in bytes; `None` when the package cannot say.
+    /// Bytes the package keeps for it: its shape's, or more (a `.pt2` rounds
+    /// each up to 64); `None` when the package cannot say.
     pub fn nbytes(&self) -> Option<u64> {
         self.nbytes
     }
