@@ -28,10 +28,13 @@
 //    and aten::slice_scatter through the proxy executor.
 //  - int4_linear: int4 weight-only linears (float32 and bfloat16), the C
 //    shim's _weight_int4pack_mm_cpu_tensor.
+//  - cl_param: a parameter kept channels-last, read by Inductor's own kernel
+//    by those strides, replaced through the update API (row-major values).
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
 // variant, aotrun's own shim.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -333,6 +336,45 @@ TEST_P(Edge, ComplexConstantsInputsAndOutputsCrossTheRuntime) {
   EXPECT_EQ(pkg.output(0).dtype.code, kDLComplex);
   EXPECT_EQ(pkg.output(1).dtype.code, kDLFloat);
   sweep("complex_io");
+}
+
+// A parameter kept channels-last (p [1, 8, 4, 4], strides [128, 1, 32, 8]),
+// which Inductor's own kernel reads by those strides, replaced with row-major
+// values as the update API takes them: laid out as the model keeps it, so
+// p[0, c, h, w] = c gives tanh(x * c + 1) and p's own values give eager's
+// outputs again (handed over row-major as they were, the kernel would read
+// them permuted; before, the update was refused as UNSUPPORTED).
+TEST_P(Edge, ChannelsLastConstantIsReplacedInTheModelsLayout) {
+  sweep("cl_param");
+  Package pkg(kDir + "/cl_param.pt2");
+  ASSERT_EQ(pkg.info().num_constants, 1u);
+  const std::string name = pkg.constant(0).name;
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  const Array own = Array::load("cl_param.p.npy");
+  ASSERT_EQ(own.shape, (std::vector<int64_t>{1, 8, 4, 4}));
+  Array by_channel = Array::zeros(own.shape);
+  float* pc = reinterpret_cast<float*>(by_channel.bytes.data());
+  for (int64_t c = 0; c < 8; ++c) std::fill(pc + c * 16, pc + (c + 1) * 16, static_cast<float>(c));
+  const nlohmann::json m = manifest()["cl_param"];
+  for (const Array* p : {static_cast<const Array*>(&by_channel), &own}) {
+    aotrun_named_tensor t{name.c_str(), p->dl};
+    AOTRUN_ASSERT_OK(aotrun_runner_update_constants(r.get(), &t, 1, 0));
+    AOTRUN_ASSERT_OK(aotrun_runner_swap_constants(r.get()));
+    for (const auto& c : m["cases"]) {
+      const std::string prefix = c["prefix"];
+      if (p == &own) {
+        run_case(r, c, 1);
+        continue;
+      }
+      const Array x = Array::load(prefix + ".in0.npy");
+      Array y = Array::zeros(x.shape);
+      AOTRUN_ASSERT_OK(aotrun_runner_run(r.get(), &x.dl, 1, &y.dl, 1));
+      for (int64_t i = 0; i < 2 * 8 * 16; ++i) {
+        const float want = std::tanh(x.f()[i] * static_cast<float>(i / 16 % 8) + 1.0f);
+        ASSERT_NEAR(y.f()[i], want, 1e-5f + 1e-5f * std::fabs(want)) << prefix << " element " << i;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Edge,

@@ -660,6 +660,58 @@ TEST(Pt2Layout, ChannelsLastModelMatchesEagerFromRowMajorAndChannelsLastInputsIn
   for (size_t i = 0; i < outs.size(); ++i) EXPECT_EQ(close(*outs[i], *data.want[i % 2]), "") << "async " << i;
 }
 
+// Its convolution weight is a constant the model keeps channels-last too
+// (strides [27, 1, 9, 3]); the update API takes row-major values. Before,
+// the update was refused as UNSUPPORTED; now, replaced by zeros and then by
+// the values it was exported with (tests/pt2/constants, written by
+// export_weights.py), the outputs move and then are eager's again, in every
+// release that takes updates. (The convolution reads a weight of any
+// strides; a constant that the model's own kernel indexes by its strides is
+// edge_test.cpp's cl_param.)
+class Pt2ChannelsLastConstant : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Pt2ChannelsLastConstant, RowMajorReplacementIsLaidOutAsTheModelKeepsIt) {
+  REQUIRE_LIBTORCH();
+  const std::string dir = std::string(AOTRUN_PT2_FIXTURES) + "/torch-" + GetParam();
+  Package pkg(dir + "/convnet_cl.pt2");
+  ASSERT_NE(pkg.get(), nullptr);
+  const Case c{"convnet_cl", "convnet_cl", 1, 2};
+  Loaded data(dir, c);
+  const std::unique_ptr<Npy> w = npy(AOTRUN_PT2_CONSTANTS, "convnet_cl.conv_weight.npy");
+  ASSERT_EQ(w->shape, (std::vector<int64_t>{8, 3, 3, 3}));
+  for (aotrun_mode mode : {AOTRUN_MODE_THREADED, AOTRUN_MODE_SINGLE_THREADED, AOTRUN_MODE_GRAPH}) {
+    SCOPED_TRACE(mode_name(mode));
+    Runner r(pkg, RunnerOptions().mode(mode));
+    // First a weight of zeros: output 0 is then the bias's ReLU everywhere,
+    // so the replacement must take effect.
+    std::vector<float> zeros(8 * 27, 0.0f);
+    aotrun_named_tensor z{"conv_weight", w->dl};
+    z.tensor.data = zeros.data();
+    AOTRUN_ASSERT_OK(aotrun_runner_update_constants(r.get(), &z, 1, 0));
+    AOTRUN_ASSERT_OK(aotrun_runner_swap_constants(r.get()));
+    std::vector<std::unique_ptr<Npy>> got;
+    std::vector<DLTensor> out_dl;
+    for (auto& want : data.want) {
+      got.push_back(Npy::zeros_like(*want));
+      out_dl.push_back(got.back()->dl);
+    }
+    AOTRUN_ASSERT_OK(aotrun_runner_run(r.get(), data.in_dl.data(), 1, out_dl.data(), 2));
+    EXPECT_NE(close(*got[0], *data.want[0]), "") << "a zero weight changed nothing";
+    aotrun_named_tensor own{"conv_weight", w->dl};
+    AOTRUN_ASSERT_OK(aotrun_runner_update_constants(r.get(), &own, 1, 0));
+    AOTRUN_ASSERT_OK(aotrun_runner_swap_constants(r.get()));
+    data.run_and_compare(r.get());
+    data.run_and_compare(r.get());  // graph mode: a replay too
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, Pt2ChannelsLastConstant, ::testing::Values("2.8.0", "2.10.0", "2.11.0", "2.15.0"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string s = std::string("torch_") + i.param;
+                           std::replace(s.begin(), s.end(), '.', '_');
+                           return s;
+                         });
+
 TEST(Pt2Layout, OtherStridesAreRefusedNamingTheInputAndTheExpectedOnes) {
   REQUIRE_LIBTORCH();
   Package pkg(kNew + "/convnet_cl.pt2");

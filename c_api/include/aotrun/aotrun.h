@@ -788,7 +788,8 @@ typedef struct aotrun_named_tensor {
  * unknown flags, with FULL_UPDATE the constants left out; or called from a
  * run of this runner); UNSUPPORTED naming the constant (one a .pt2 cannot
  * take a replacement for: its shape not stated by the archive, kept with
- * other strides, or packed in oneDNN's blocked layout by a frozen export);
+ * strides that overlap or leave gaps, or packed in oneDNN's blocked layout
+ * by a frozen export; one kept channels-last is laid out so);
  * OUT_OF_MEMORY; PACKAGE (the package's container creation failed; nothing
  * changed). Since 1.2. */
 AOTRUN_API aotrun_status* aotrun_runner_update_constants(aotrun_runner* runner, const aotrun_named_tensor* tensors,

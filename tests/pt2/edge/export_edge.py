@@ -50,6 +50,11 @@ random weights (fixed seed), and eager references:
   complex_io.pt2    z * w and irfft(z * w, n=16) for a complex64 input z
                     [2, 9] and a complex64 weight w [9] (an nn.Parameter):
                     complex constants, inputs and outputs through aotrun.
+  cl_param.pt2      tanh(x * p + 1) for a channels-last x [2, 8, 4, 4] and a
+                    parameter p [1, 8, 4, 4] kept channels-last, which
+                    Inductor's own kernel indexes by those strides (the
+                    constant-update test replaces p; its row-major values in
+                    cl_param.p.npy).
   int4_linear.pt2   two int4 weight-only linears of x [batch 2..32, 256] as
                     gpt-fast and torchao run them on CPU (weights packed by
                     _convert_weight_to_int4pack_for_cpu, [K / G, N, 2] scales
@@ -253,6 +258,7 @@ def main():
     EXPORTS["median"](out, manifest)
     EXPORTS["spectral"](out, manifest)
     EXPORTS["complex_io"](out, manifest)
+    EXPORTS["cl_param"](out, manifest)
     EXPORTS["spectrum_zero"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
@@ -366,6 +372,27 @@ def export_complex_io(out, manifest):
 
 
 EXPORTS["complex_io"] = export_complex_io
+
+
+class ChannelsLastParam(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.p = torch.nn.Parameter(torch.randn(1, 8, 4, 4).contiguous(memory_format=torch.channels_last))
+
+    def forward(self, x):
+        return torch.tanh(x * self.p + 1.0)
+
+
+def export_cl_param(out, manifest):
+    torch.manual_seed(20261204)
+    model = ChannelsLastParam()
+    np.save(os.path.join(out, "cl_param.p.npy"), model.p.detach().contiguous().numpy())
+    cl = torch.channels_last
+    export(out, "cl_param", model, (torch.randn(2, 8, 4, 4).contiguous(memory_format=cl),), None,
+           [(torch.randn(2, 8, 4, 4).contiguous(memory_format=cl),)], manifest)
+
+
+EXPORTS["cl_param"] = export_cl_param
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,9 @@
 #include "package/pt2/constants/model_constant_update.hpp"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "linkinfo/elf_symbols.hpp"
 #include "package/pt2/provider/tensor_convert.hpp"
@@ -58,6 +60,25 @@ bool compact(const std::vector<int64_t>& shape, const std::vector<int64_t>& stri
   return offset == 0;
 }
 
+// Whether every element of the layout has a place of its own and the places
+// fill [0, numel) with no gap: a row-major layout with its dims permuted
+// (a channels-last convolution weight, a transposed matrix).
+bool dense_permuted(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride, int64_t offset) {
+  if (offset != 0) return false;
+  std::vector<size_t> order;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return true;  // no elements: nothing to place
+    if (shape[d] != 1) order.push_back(d);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return stride[a] < stride[b]; });
+  uint64_t step = 1;
+  for (size_t d : order) {
+    if (stride[d] < 0 || static_cast<uint64_t>(stride[d]) != step) return false;
+    step = saturating_mul<uint64_t>(step, static_cast<uint64_t>(shape[d]));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const std::vector<Pt2Constant>& list,
@@ -108,10 +129,20 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
       fail(Code::InvalidArgument, what + " has shape " + dims(t.shape, shape.size()) + ", the model's is " +
                                       dims(c.info.shape.data(), c.info.shape.size()));
     }
-    if (!compact(c.info.shape, c.stride, c.storage_offset)) {
+    // The model's kernels read the constant with its own strides: a
+    // row-major replacement of one it keeps otherwise (channels-last) is
+    // laid out that way first, in a tensor of its own.
+    const bool row_major = compact(c.info.shape, c.stride, c.storage_offset);
+    if (!row_major && !dense_permuted(c.info.shape, c.stride, c.storage_offset)) {
       fail(Code::Unsupported, what + ": the model keeps it with strides " + dims(c.stride.data(), c.stride.size()) +
                                   " and storage offset " + std::to_string(c.storage_offset) +
-                                  ", not compact row-major; replacing such a constant is not supported yet");
+                                  ", whose elements overlap, leave gaps or start past the storage's beginning; "
+                                  "a replacement cannot be laid out so");
+    }
+    if (!row_major && (shim.empty_strided == nullptr || shim.copy == nullptr)) {
+      fail(Code::Unsupported, what + ": the model keeps it with strides " + dims(c.stride.data(), c.stride.size()) +
+                                  ", and the shim in use cannot make a tensor laid out so "
+                                  "(aoti_torch_empty_strided, aoti_torch_copy_)");
     }
     if (t.strides != nullptr) {
       std::vector<int64_t> st(t.strides, t.strides + t.ndim);
@@ -135,6 +166,20 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
     AtenTensorHandle h = nullptr;
     std::string why;
     if (!wrap_input(shim, view, &h, &why)) fail(Code::InvalidArgument, what + ": " + why);
+    if (!row_major) {
+      AtenTensorHandle laid = nullptr;
+      const bool ok = shim.empty_strided(static_cast<int64_t>(shape.size()), shape.data(), c.stride.data(),
+                                         c.torch_dtype, shim.device_type_cpu, 0, &laid) == 0 &&
+                      shim.copy(laid, h, 0) == 0;
+      (void)shim.delete_tensor_object(h);
+      if (!ok) {
+        const std::string error = shim_error(shim);
+        if (laid != nullptr) (void)shim.delete_tensor_object(laid);
+        fail(Code::OutOfMemory, what + ": laying it out with the model's strides " +
+                                    dims(c.stride.data(), c.stride.size()) + " failed" + error);
+      }
+      h = laid;
+    }
     made->push_back(h);
     out.push_back({c.info.name.c_str(), h});  // the list outlives the call; `index` does not
   }

@@ -37,12 +37,15 @@ struct UpdatePlan {
 };
 
 // Checks the host's replacement constants against the model's list and makes
-// one tensor handle over each (no copy; appended to `made`, which the caller
-// deletes once the container no longer uses them). Throws Error
-// INVALID_ARGUMENT naming the constant (unknown or duplicate name, a folded
-// constant, another dtype, shape or size, not CPU, not compact) or
-// UNSUPPORTED (the model's own layout of it is not compact row-major, or
-// unknown because the archive carries no source).
+// one tensor handle for each (appended to `made`, which the caller deletes
+// once the container no longer uses them): over the host's row-major data
+// (no copy), or, for a constant the model keeps with its dims permuted
+// (channels-last), a tensor of the shim's laid out so and filled from it.
+// Throws Error INVALID_ARGUMENT naming the constant (unknown or duplicate
+// name, a folded constant, another dtype, shape or size, not CPU, not
+// compact), UNSUPPORTED (the model's own layout of it overlaps, has gaps or
+// an offset, or is unknown because the archive carries no source) or
+// OUT_OF_MEMORY (the laid-out tensor could not be made).
 std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const std::vector<Pt2Constant>& list,
                                                  const aotrun_pkg_constant* given, size_t count,
                                                  std::vector<AtenTensorHandle>* made);
