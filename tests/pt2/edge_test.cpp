@@ -30,6 +30,8 @@
 //    shim's _weight_int4pack_mm_cpu_tensor.
 //  - cl_param: a parameter kept channels-last, read by Inductor's own kernel
 //    by those strides, replaced through the update API (row-major values).
+//  - repeated_outputs: one tensor returned as two outputs (one handle handed
+//    out twice by the model), and the input returned as two more.
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
 // variant, aotrun's own shim.
 #include <nlohmann/json.hpp>
@@ -373,6 +375,38 @@ TEST_P(Edge, ChannelsLastConstantIsReplacedInTheModelsLayout) {
         const float want = std::tanh(x.f()[i] * static_cast<float>(i / 16 % 8) + 1.0f);
         ASSERT_NEAR(y.f()[i], want, 1e-5f + 1e-5f * std::fabs(want)) << prefix << " element " << i;
       }
+    }
+  }
+}
+
+// A model that returns one tensor as two outputs, and its input as two more:
+// AOTInductor hands its one handle out twice (output_handles[2] =
+// output_handles[0]), and the bridge, which deleted every output handle, freed
+// it twice (glibc: "double free detected", or heap corruption and a crash
+// later; found on a HuggingFace BERT returning its hidden states). Every
+// output equals eager in every mode and from several threads, also through
+// run_alloc, where each output is a tensor of its own.
+TEST_P(Edge, ATensorReturnedTwiceFillsBothOutputsAndIsFreedOnce) {
+  sweep("repeated_outputs");
+  Package pkg(kDir + "/repeated_outputs.pt2");
+  ASSERT_EQ(pkg.info().num_outputs, 5u);
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  const nlohmann::json m = manifest()["repeated_outputs"];
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& c : m["cases"]) {
+      const std::string prefix = c["prefix"];
+      const Array x = Array::load(prefix + ".in0.npy");
+      DLManagedTensor* owned[5] = {};
+      AOTRUN_ASSERT_OK(aotrun_runner_run_alloc(r.get(), &x.dl, 1, owned, 5));
+      for (size_t k = 0; k < 5; ++k) {
+        ASSERT_NE(owned[k], nullptr);
+        const Array want = Array::load(prefix + ".out" + std::to_string(k) + ".npy");
+        Array got = Array::zeros(want.shape);
+        std::memcpy(got.bytes.data(), owned[k]->dl_tensor.data, got.bytes.size());
+        EXPECT_EQ(close(got, want), "") << prefix << " output " << k;
+      }
+      EXPECT_NE(owned[0]->dl_tensor.data, owned[2]->dl_tensor.data) << "two outputs share one buffer";
+      for (DLManagedTensor* t : owned) t->deleter(t);
     }
   }
 }

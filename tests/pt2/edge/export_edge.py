@@ -55,6 +55,10 @@ random weights (fixed seed), and eager references:
                     Inductor's own kernel indexes by those strides (the
                     constant-update test replaces p; its row-major values in
                     cl_param.p.npy).
+  repeated_outputs.pt2  y = relu(Linear(16, 16)(x)) returned as (y, (x, y),
+                    y.sum(-1), x) for x [2, 16]: one tensor returned twice
+                    (AOTInductor hands the model's one handle out as both
+                    outputs), and the input returned.
   int4_linear.pt2   two int4 weight-only linears of x [batch 2..32, 256] as
                     gpt-fast and torchao run them on CPU (weights packed by
                     _convert_weight_to_int4pack_for_cpu, [K / G, N, 2] scales
@@ -193,7 +197,7 @@ def export(out, name, model, example, dynamic_shapes, sweeps, manifest):
         for i, inputs in enumerate([example] + sweeps):
             tag = "" if i == 0 else f"s{i}"
             outs = model(*inputs)
-            outs = outs if isinstance(outs, tuple) else (outs,)
+            outs = tuple(torch.utils._pytree.tree_leaves(outs))  # nested outputs, flattened as the package lists them
             prefix = name if i == 0 else f"{name}.{tag}"
             for k, t in enumerate(inputs):
                 np.save(os.path.join(out, f"{prefix}.in{k}.npy"), t.numpy())
@@ -259,6 +263,7 @@ def main():
     EXPORTS["spectral"](out, manifest)
     EXPORTS["complex_io"](out, manifest)
     EXPORTS["cl_param"](out, manifest)
+    EXPORTS["repeated_outputs"](out, manifest)
     EXPORTS["spectrum_zero"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
@@ -393,6 +398,26 @@ def export_cl_param(out, manifest):
 
 
 EXPORTS["cl_param"] = export_cl_param
+
+
+class RepeatedOutputs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        y = torch.relu(self.fc(x))
+        hidden = (x, y)  # as a transformer's hidden_states, whose last is also its output
+        return y, hidden, y.sum(-1), x
+
+
+def export_repeated_outputs(out, manifest):
+    torch.manual_seed(20261205)
+    export(out, "repeated_outputs", RepeatedOutputs(), (torch.randn(2, 16),), None, [(torch.randn(2, 16),)],
+           manifest)
+
+
+EXPORTS["repeated_outputs"] = export_repeated_outputs
 
 if __name__ == "__main__":
     main()

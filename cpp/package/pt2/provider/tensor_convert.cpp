@@ -205,10 +205,16 @@ bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst,
 
 void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    if (handles[i] != nullptr) {
-      (void)shim.delete_tensor_object(handles[i]);
-      handles[i] = nullptr;
+    AtenTensorHandle h = handles[i];
+    if (h == nullptr) continue;
+    // A model returns one handle as two outputs when its graph returns a
+    // tensor twice (AOTInductor writes output_handles[4] =
+    // output_handles[0]: a BERT's last hidden state is also the last of its
+    // hidden_states); each handle is deleted once.
+    for (size_t j = i; j < n; ++j) {
+      if (handles[j] == h) handles[j] = nullptr;
     }
+    (void)shim.delete_tensor_object(h);
   }
 }
 

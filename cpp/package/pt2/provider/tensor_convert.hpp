@@ -41,7 +41,8 @@ bool describe_output(const TorchShim& shim, AtenTensorHandle h, OutputMeta* out,
 bool copy_output(const TorchShim& shim, AtenTensorHandle h, const DLTensor& dst, std::string* why,
                  bool leading_block = false);
 
-// Deletes every non-NULL handle and clears them.
+// Deletes every non-NULL handle once (one given twice, as a model returning
+// a tensor as two outputs gives it, is deleted once) and clears them.
 void delete_handles(const TorchShim& shim, AtenTensorHandle* handles, size_t n);
 
 // A new CUDA tensor (device 0, from the pool the calling thread has in use)
