@@ -171,9 +171,9 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
       const bool ok = shim.empty_strided(static_cast<int64_t>(shape.size()), shape.data(), c.stride.data(),
                                          c.torch_dtype, shim.device_type_cpu, 0, &laid) == 0 &&
                       shim.copy(laid, h, 0) == 0;
+      const std::string error = ok ? "" : shim_error(shim);  // before the deletes below
       (void)shim.delete_tensor_object(h);
       if (!ok) {
-        const std::string error = shim_error(shim);
         if (laid != nullptr) (void)shim.delete_tensor_object(laid);
         fail(Code::OutOfMemory, what + ": laying it out with the model's strides " +
                                     dims(c.stride.data(), c.stride.size()) + " failed" + error);
