@@ -7,6 +7,7 @@
 
 #include "linkinfo/elf_symbols.hpp"
 #include "package/pt2/provider/tensor_convert.hpp"
+#include "package/pt2/specs/input_layout.hpp"
 #include "base/checked_math.hpp"
 #include "base/dltensor.hpp"
 #include "base/error.hpp"
@@ -58,25 +59,6 @@ bool compact(const std::vector<int64_t>& shape, const std::vector<int64_t>& stri
     step = saturating_mul<uint64_t>(step, static_cast<uint64_t>(shape[d]));
   }
   return offset == 0;
-}
-
-// Whether every element of the layout has a place of its own and the places
-// fill [0, numel) with no gap: a row-major layout with its dims permuted
-// (a channels-last convolution weight, a transposed matrix).
-bool dense_permuted(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride, int64_t offset) {
-  if (offset != 0) return false;
-  std::vector<size_t> order;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0) return true;  // no elements: nothing to place
-    if (shape[d] != 1) order.push_back(d);
-  }
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return stride[a] < stride[b]; });
-  uint64_t step = 1;
-  for (size_t d : order) {
-    if (stride[d] < 0 || static_cast<uint64_t>(stride[d]) != step) return false;
-    step = saturating_mul<uint64_t>(step, static_cast<uint64_t>(shape[d]));
-  }
-  return true;
 }
 
 }  // namespace
@@ -133,7 +115,9 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
     // row-major replacement of one it keeps otherwise (channels-last) is
     // laid out that way first, in a tensor of its own.
     const bool row_major = compact(c.info.shape, c.stride, c.storage_offset);
-    if (!row_major && !dense_permuted(c.info.shape, c.stride, c.storage_offset)) {
+    const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();  // nothing to place
+    if (!row_major && !empty &&
+        (c.storage_offset != 0 || !dense_permutation(shape.data(), c.stride.data(), shape.size()))) {
       fail(Code::Unsupported, what + ": the model keeps it with strides " + dims(c.stride.data(), c.stride.size()) +
                                   " and storage offset " + std::to_string(c.storage_offset) +
                                   ", whose elements overlap, leave gaps or start past the storage's beginning; "

@@ -39,22 +39,27 @@ bool layout_from_checks(const InputCheck& c, std::vector<int64_t>* strides, std:
            ", a layout other than row-major that depends on a dynamic dim, which aotrun cannot provide";
     return false;
   }
-  // Dense: ordered by stride, each one is the previous one times its size
-  // (size-1 dims aside); only the outermost dim may be dynamic.
+  if (!dense_permutation(c.dims.data(), c.strides.data(), rank)) {
+    *why = "it was compiled for strides " + stated + ", which are not a dense layout aotrun can provide";
+    return false;
+  }
+  *strides = c.strides;
+  return true;
+}
+
+bool dense_permutation(const int64_t* dims, const int64_t* strides, size_t rank) {
   std::vector<size_t> order(rank);
   std::iota(order.begin(), order.end(), size_t{0});
-  order.erase(std::remove_if(order.begin(), order.end(), [&](size_t d) { return c.dims[d] == 1; }), order.end());
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c.strides[a] < c.strides[b]; });
+  order.erase(std::remove_if(order.begin(), order.end(), [&](size_t d) { return dims[d] == 1; }), order.end());
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
   int64_t want = 1;
   for (size_t k = 0; k < order.size(); ++k) {
     const size_t d = order[k];
     const bool outermost = k + 1 == order.size();
-    if (c.strides[d] != want || (!outermost && (c.dims[d] < 0 || !checked_mul<int64_t>(want, c.dims[d], &want)))) {
-      *why = "it was compiled for strides " + stated + ", which are not a dense layout aotrun can provide";
+    if (strides[d] != want || (!outermost && (dims[d] < 0 || !checked_mul<int64_t>(want, dims[d], &want)))) {
       return false;
     }
   }
-  *strides = c.strides;
   return true;
 }
 

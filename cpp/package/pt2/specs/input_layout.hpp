@@ -23,6 +23,14 @@ namespace aotrun::pt2 {
 // overlaps.
 bool layout_from_checks(const InputCheck& c, std::vector<int64_t>* strides, std::string* why);
 
+// Whether `strides` lay the `rank` dims of `dims` out densely: ordered by
+// stride (size-1 dims aside), each is the product of the sizes before it, so
+// every element has a place of its own and none is left empty (row-major,
+// channels-last, any permutation). The outermost dim's size is not needed
+// (it may be -1, dynamic); any other negative size or a product that
+// overflows is not dense.
+bool dense_permutation(const int64_t* dims, const int64_t* strides, size_t rank);
+
 // Whether `strides` equal `expected` on every dim of size other than 1
 // (where a stride is never used).
 bool same_layout(const int64_t* shape, const int64_t* strides, const std::vector<int64_t>& expected);
