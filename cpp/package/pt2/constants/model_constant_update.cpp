@@ -123,10 +123,9 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
                                   ", whose elements overlap, leave gaps or start past the storage's beginning; "
                                   "a replacement cannot be laid out so");
     }
-    if (!row_major && (shim.empty_strided == nullptr || shim.copy == nullptr)) {
+    if (!row_major && shim.empty_strided == nullptr) {
       fail(Code::Unsupported, what + ": the model keeps it with strides " + dims(c.stride.data(), c.stride.size()) +
-                                  ", and the shim in use cannot make a tensor laid out so "
-                                  "(aoti_torch_empty_strided, aoti_torch_copy_)");
+                                  ", and the shim in use cannot make a tensor laid out so (aoti_torch_empty_strided)");
     }
     if (t.strides != nullptr) {
       std::vector<int64_t> st(t.strides, t.strides + t.ndim);
@@ -148,21 +147,21 @@ std::vector<AotiConstantEntry> wrap_replacements(const TorchShim& shim, const st
     view.byte_offset = 0;
     view.strides = nullptr;
     AtenTensorHandle h = nullptr;
-    std::string why;
-    if (!wrap_input(shim, view, &h, &why)) fail(Code::InvalidArgument, what + ": " + why);
-    if (!row_major) {
-      AtenTensorHandle laid = nullptr;
-      const bool ok = shim.empty_strided(static_cast<int64_t>(shape.size()), shape.data(), c.stride.data(),
-                                         c.torch_dtype, shim.device_type_cpu, 0, &laid) == 0 &&
-                      shim.copy(laid, h, 0) == 0;
-      const std::string error = ok ? "" : shim_error(shim);  // before the deletes below
-      (void)shim.delete_tensor_object(h);
-      if (!ok) {
-        if (laid != nullptr) (void)shim.delete_tensor_object(laid);
-        fail(Code::OutOfMemory, what + ": laying it out with the model's strides " +
+    if (row_major) {
+      std::string why;
+      if (!wrap_input(shim, view, &h, &why)) fail(Code::InvalidArgument, what + ": " + why);
+    } else {  // a tensor of the model's strides, filled as the bridge converts inputs
+      void* laid = nullptr;
+      if (shim.empty_strided(static_cast<int64_t>(shape.size()), shape.data(), c.stride.data(), c.torch_dtype,
+                             shim.device_type_cpu, 0, &h) != 0 ||
+          shim.get_data_ptr(h, &laid) != 0) {
+        const std::string error = shim_error(shim);
+        if (h != nullptr) (void)shim.delete_tensor_object(h);
+        fail(Code::OutOfMemory, what + ": making a tensor with the model's strides " +
                                     dims(c.stride.data(), c.stride.size()) + " failed" + error);
       }
-      h = laid;
+      to_strided(static_cast<char*>(laid), static_cast<const char*>(view.data), shape.data(), c.stride.data(),
+                 static_cast<int>(shape.size()), element_bytes(c.info.dtype));
     }
     made->push_back(h);
     out.push_back({c.info.name.c_str(), h});  // the list outlives the call; `index` does not
