@@ -25,8 +25,8 @@ using namespace aotrun_test;
 namespace {
 
 const std::string kMlp = std::string(AOTRUN_PT2_FIXTURES) + "/torch-2.15.0/mlp.pt2";
-const std::string kFake = AOTRUN_PROVIDER_FAKE_PT2;  // imports aoti_torch_cpu__adaptive_avg_pool2d
-const char* kLacking = "aoti_torch_cpu__adaptive_avg_pool2d";
+const std::string kFake = AOTRUN_PROVIDER_FAKE_PT2;  // imports aoti_torch_cpu__adaptive_avg_pool2d_backward
+const char* kLacking = "aoti_torch_cpu__adaptive_avg_pool2d_backward";
 
 // The libtorch directory of the test environment; "" when none.
 std::string libtorch_dir() {
@@ -147,7 +147,7 @@ TEST(Provider, AModelImportingAFunctionTheShimLacksIsLoadFailedNamingItWithNoLib
     EXPECT_EQ(o.pkg, nullptr);
     EXPECT_TRUE(contains(o.error,
                          "LOAD_FAILED: package 'provider_fake' imports 1 function(s) of libtorch's C shim "
-                         "that aotrun's shim lacks: aoti_torch_cpu__adaptive_avg_pool2d (first in torch "))
+                         "that aotrun's shim lacks: aoti_torch_cpu__adaptive_avg_pool2d_backward (first in torch "))
         << o.error;
     EXPECT_TRUE(contains(o.error, "no libtorch is configured to run it: set AOTRUN_LIBTORCH")) << o.error;
     EXPECT_FALSE(real_libtorch_loaded());

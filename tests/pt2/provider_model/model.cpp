@@ -1,10 +1,11 @@
 // A made-up AOTInductor model library for the provider choice
 // (cpp/package/pt2/provider/provider_choice.cpp): the container entry points
 // of a one-input, one-output model whose run returns a copy of its input,
-// and an import of aoti_torch_cpu__adaptive_avg_pool2d, which libtorch
-// exports and aotrun's shim does not. It is never called: importing it is
-// what makes the shim unable to serve the model. NEEDs libtorch_cpu.so like
-// a real model, so its shim calls bind to the provider loaded first.
+// and an import of aoti_torch_cpu__adaptive_avg_pool2d_backward, which
+// libtorch exports and aotrun's shim (inference only) does not. It is never
+// called: importing it is what makes the shim unable to serve the model.
+// NEEDs libtorch_cpu.so like a real model, so its shim calls bind to the
+// provider loaded first.
 #include <cstddef>
 #include <cstdint>
 
@@ -13,7 +14,7 @@ struct AtenTensorOpaque;
 typedef AtenTensorOpaque* AtenTensorHandle;
 int32_t aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* out);
 int32_t aoti_torch_delete_tensor_object(AtenTensorHandle);
-int32_t aoti_torch_cpu__adaptive_avg_pool2d(AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*);
+int32_t aoti_torch_cpu__adaptive_avg_pool2d_backward(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*);
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -22,7 +23,7 @@ struct Container {
 };
 
 // Referenced from an exported object, so the import stays in the table.
-EXPORT void* provider_model_pool_op = reinterpret_cast<void*>(&aoti_torch_cpu__adaptive_avg_pool2d);
+EXPORT void* provider_model_pool_op = reinterpret_cast<void*>(&aoti_torch_cpu__adaptive_avg_pool2d_backward);
 
 EXPORT int32_t AOTInductorModelContainerCreateWithDevice(Container** out, size_t num_models, const char*, const char*) {
   *out = new Container{static_cast<int>(num_models)};
