@@ -119,6 +119,8 @@ using AtenTensorHandle = AtenTensorOpaque*;
     (AtenTensorHandle, AtenTensorHandle, int32_t, int32_t, AtenTensorHandle*))                                         \
   X(aoti_torch_cpu_nonzero, int32_t, (AtenTensorHandle, AtenTensorHandle*))                                            \
   X(aoti_torch_cpu_masked_select, int32_t, (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*))                    \
+  X(aoti_torch_cpu_index_Tensor, int32_t, (AtenTensorHandle, const AtenTensorHandle**, int64_t, AtenTensorHandle*))    \
+  X(aoti_torch_cpu_masked_scatter, int32_t, (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*)) \
   X(aoti_torch_cpu_repeat_interleave_Tensor, int32_t, (AtenTensorHandle, int64_t*, AtenTensorHandle*))                 \
   X(aoti_torch_cpu_scatter_src_out, int32_t,                                                                           \
     (AtenTensorHandle, AtenTensorHandle, int64_t, AtenTensorHandle, AtenTensorHandle))                                 \
@@ -139,7 +141,25 @@ using AtenTensorHandle = AtenTensorOpaque*;
   X(aoti_torch_cpu_mkldnn_rnn_layer, int32_t,                                                                          \
     (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,       \
      AtenTensorHandle, int32_t, const int64_t*, int64_t, int64_t, int64_t, int64_t, int32_t, int32_t, int32_t,         \
-     int32_t, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*))
+     int32_t, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*))                             \
+  X(aoti_torch_cpu_avg_pool2d, int32_t,                                                                                \
+    (AtenTensorHandle, const int64_t*, int64_t, const int64_t*, int64_t, const int64_t*, int64_t, int32_t, int32_t,    \
+     int64_t*, AtenTensorHandle*))                                                                                     \
+  X(aoti_torch_cpu_avg_pool3d, int32_t,                                                                                \
+    (AtenTensorHandle, const int64_t*, int64_t, const int64_t*, int64_t, const int64_t*, int64_t, int32_t, int32_t,    \
+     int64_t*, AtenTensorHandle*))                                                                                     \
+  X(aoti_torch_cpu_max_pool2d_with_indices, int32_t,                                                                   \
+    (AtenTensorHandle, const int64_t*, int64_t, const int64_t*, int64_t, const int64_t*, int64_t, const int64_t*,      \
+     int64_t, int32_t, AtenTensorHandle*, AtenTensorHandle*))                                                          \
+  X(aoti_torch_cpu_max_pool3d_with_indices, int32_t,                                                                   \
+    (AtenTensorHandle, const int64_t*, int64_t, const int64_t*, int64_t, const int64_t*, int64_t, const int64_t*,      \
+     int64_t, int32_t, AtenTensorHandle*, AtenTensorHandle*))                                                          \
+  X(aoti_torch_cpu__adaptive_avg_pool2d, int32_t, (AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*))      \
+  X(aoti_torch_cpu__adaptive_avg_pool3d, int32_t, (AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*))      \
+  X(aoti_torch_cpu_adaptive_max_pool2d, int32_t,                                                                       \
+    (AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*, AtenTensorHandle*))                                 \
+  X(aoti_torch_cpu_adaptive_max_pool3d, int32_t,                                                                       \
+    (AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*, AtenTensorHandle*))
 
 struct ShimApi {
 #define AOTRUN_SHIM_TEST_FIELD(name, ret, args) ret(*name) args = nullptr;

@@ -29,7 +29,7 @@ extern "C" {
  * functions; "since aotrun-shim x.y" in these headers names the minor that
  * added one. tests/docs/check_docs.py checks that they agree. */
 #define AOTRUN_SHIM_VERSION_MAJOR 1
-#define AOTRUN_SHIM_VERSION_MINOR 6
+#define AOTRUN_SHIM_VERSION_MINOR 7
 #define AOTRUN_SHIM_VERSION_PATCH 0
 
 typedef int32_t AOTITorchError;
@@ -401,6 +401,88 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn_rnn_layer(
     int32_t bidirectional, int32_t batch_first, int32_t train, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
     AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
+/* --- pooling (CPU; since aotrun-shim 1.7) -----------------------------------
+ * The pools Inductor does not lower to its own loops (windows of more than
+ * 25 elements, adaptive windows that do not divide evenly, every 3-d
+ * adaptive pool). self: [C, H, W] or [N, C, H, W] for the 2-d functions,
+ * [C, D, H, W] or [N, C, D, H, W] for the 3-d ones, any strides; only N may
+ * be 0 (the adaptive ones: as noted below). List arguments hold one value
+ * for every pooled dim or one per pooled dim (depth, height, width); their
+ * pointer may be NULL only with length 0. Output sizes as libtorch's:
+ * floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1, or
+ * with ceil_mode rounded up unless that last window would start in the
+ * right padding; each must be at least 1. Every result is a new tensor the
+ * caller owns (delete with aoti_torch_delete_tensor_object), laid out as
+ * libtorch's: channels-last for a channels-last 4-d self (the 2-d
+ * functions) and for a channels-last-3d self (max_pool3d_with_indices; also
+ * a 4-d self dense with C innermost), else contiguous. Indices are int64,
+ * laid out like the values, offsets into self's pooled plane (h * W + w;
+ * 3-d: d * H * W + h * W + w). Fails, naming the function and the argument,
+ * for a null or non-CPU self, a null ret, a self of another rank, an empty
+ * non-batch dim, a dtype libtorch's CPU kernel does not take, a list of
+ * another length, kernel_size or stride below 1, dilation below 1, padding
+ * below 0 or above half of kernel_size, an output size below 1 (adaptive:
+ * below 0), values above 2^31 - 1, and a 4-d self of max_pool3d_with_indices
+ * in the 2-d channels-last layout (libtorch refuses it too). */
+/* ret0: the mean of each window of kernel_size elements, every stride
+ * (length 0: kernel_size), self padded by padding on each side. A window is
+ * clipped to the padded input; count_include_pad != 0 divides by its
+ * clipped length with the padding, else by its elements in self;
+ * *divisor_override (NULL: none; not 0) replaces both. float32, float64,
+ * bfloat16, float16 (summed in float32) and int64 (divided as C does). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_avg_pool2d(AtenTensorHandle self, const int64_t* kernel_size,
+                                                         int64_t kernel_size_len_, const int64_t* stride,
+                                                         int64_t stride_len_, const int64_t* padding,
+                                                         int64_t padding_len_, int32_t ceil_mode,
+                                                         int32_t count_include_pad, int64_t* divisor_override,
+                                                         AtenTensorHandle* ret0);
+/* The same over three dims; float32, float64 and int64 only, self's pooled
+ * dims each at least kernel_size (libtorch's rules); ret0 contiguous. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_avg_pool3d(AtenTensorHandle self, const int64_t* kernel_size,
+                                                         int64_t kernel_size_len_, const int64_t* stride,
+                                                         int64_t stride_len_, const int64_t* padding,
+                                                         int64_t padding_len_, int32_t ceil_mode,
+                                                         int32_t count_include_pad, int64_t* divisor_override,
+                                                         AtenTensorHandle* ret0);
+/* ret0: the maximum of each window of kernel_size elements dilation apart,
+ * every stride (length 0: kernel_size), padding on each side; ret1: where
+ * it is. A NaN wins (the window's last NaN), otherwise the first of equal
+ * maxima; a window with no element inside self gives the dtype's lowest
+ * value and its first position. Every real dtype but bool and uint16-64. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_max_pool2d_with_indices(AtenTensorHandle self, const int64_t* kernel_size,
+                                                                      int64_t kernel_size_len_, const int64_t* stride,
+                                                                      int64_t stride_len_, const int64_t* padding,
+                                                                      int64_t padding_len_, const int64_t* dilation,
+                                                                      int64_t dilation_len_, int32_t ceil_mode,
+                                                                      AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_max_pool3d_with_indices(AtenTensorHandle self, const int64_t* kernel_size,
+                                                                      int64_t kernel_size_len_, const int64_t* stride,
+                                                                      int64_t stride_len_, const int64_t* padding,
+                                                                      int64_t padding_len_, const int64_t* dilation,
+                                                                      int64_t dilation_len_, int32_t ceil_mode,
+                                                                      AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* Adaptive pools: output_size (output_size_len_ must be 2, or 3) values
+ * >= 0 (0: an empty result); output index o of a dim of `in` elements
+ * reads [floor(o * in / out), ceil((o + 1) * in / out)). float32, float64,
+ * bfloat16, float16. ret0: the windows' means, summed in float32 for the
+ * 2-d function; the 3-d one sums and divides in self's dtype, rounding each
+ * step, as libtorch's does (so bfloat16 and float16 means of large windows
+ * are libtorch's, not exact), and returns contiguous results. The 2-d mean
+ * takes an empty C; the other adaptive pools an empty C of an unbatched
+ * self. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__adaptive_avg_pool2d(AtenTensorHandle self, const int64_t* output_size,
+                                                                   int64_t output_size_len_, AtenTensorHandle* ret0);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__adaptive_avg_pool3d(AtenTensorHandle self, const int64_t* output_size,
+                                                                   int64_t output_size_len_, AtenTensorHandle* ret0);
+/* ret0: the windows' maxima, ret1: their indices, as for
+ * aoti_torch_cpu_max_pool2d_with_indices; the 3-d one's contiguous. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_adaptive_max_pool2d(AtenTensorHandle self, const int64_t* output_size,
+                                                                  int64_t output_size_len_, AtenTensorHandle* ret0,
+                                                                  AtenTensorHandle* ret1);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_adaptive_max_pool3d(AtenTensorHandle self, const int64_t* output_size,
+                                                                  int64_t output_size_len_, AtenTensorHandle* ret0,
+                                                                  AtenTensorHandle* ret1);
+
 /* --- torch.fft (CPU; since aotrun-shim 1.4) ---------------------------------
  * dim: dim_len_ dims to transform (negative ones wrapped, none repeated);
  * normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n the product of the
@@ -533,6 +615,33 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mkldnn__convolution_transpose_poin
     const int64_t* output_padding, int64_t output_padding_len_, const int64_t* stride, int64_t stride_len_,
     const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* attr, const double** scalars,
     int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0);
+
+/* --- indexing with tensors and masked scatter (CPU; since aotrun-shim 1.7) --
+ * x[mask] (valid tokens, boxes) and a vision-language model's image
+ * embeddings merged into its token embeddings
+ * (inputs_embeds.masked_scatter(image_mask, image_embeds)). Each result is a
+ * new tensor the caller owns (aoti_torch_delete_tensor_object); on failure
+ * *ret0 is left alone and aotrun_shim_last_error() names the function and
+ * the argument. */
+/* ret0 = self[indices] (aten::index.Tensor). indices: indices_len_ (at most
+ * self's ndim) pointers, each NULL (that dim taken whole; so is every dim
+ * past the list) or pointing to a handle of an int64, int32, bool or uint8
+ * tensor. Integer index tensors broadcast together, negative values count
+ * from the end, values out of range are refused; a k-d bool/uint8 mask
+ * stands for the coordinates of its true elements over the next k dims,
+ * whose sizes it must match. When the indexed dims are adjacent the index
+ * shape replaces them in place, else it comes first. self: any dtype and
+ * strides; ret0 has its dtype and libtorch's layout (dense, not always
+ * contiguous). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_index_Tensor(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                           int64_t indices_len_, AtenTensorHandle* ret0);
+/* ret0: a contiguous copy of self broadcast with the bool mask, in which the
+ * positions where mask is true take source's elements in order (row-major,
+ * source read as if flattened). source must have self's dtype and at least
+ * as many elements as mask has true positions. Floating, integer (not
+ * uint16-64), bool and complex dtypes, as libtorch. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_masked_scatter(AtenTensorHandle self, AtenTensorHandle mask,
+                                                             AtenTensorHandle source, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }

@@ -132,6 +132,15 @@ Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value, cons
 Tensor masked_select(const Tensor& self, const Tensor& mask, const char* op);
 Tensor repeat_interleave(const Tensor& repeats, const int64_t* output_size, const char* op);
 
+// self[indices] as libtorch's aten::index.Tensor (index_tensor.cpp, since
+// aotrun-shim 1.7): one entry per dim from the first (a k-d mask: k dims),
+// null taking the dim whole; the result laid out as libtorch lays it out.
+Tensor index_tensor(const Tensor& self, const std::vector<const Tensor*>& indices, const char* op);
+// A contiguous copy of self broadcast with the bool mask whose masked
+// positions take source's elements in row-major order (masked_scatter.cpp,
+// since aotrun-shim 1.7).
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source, const char* op);
+
 // torch.cat of tensors along dim, as libtorch's (cat.cpp, since aotrun-shim 1.4).
 Tensor cat(const std::vector<const Tensor*>& tensors, int64_t dim, const char* op);
 
@@ -173,6 +182,28 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, const int64_t* comput
 // indices, contiguous, dim squeezed unless keepdim.
 void kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim, Tensor* values, Tensor* indices,
               const char* op);
+
+// Pooling (since aotrun-shim 1.7): `dims` pooled dims (2 or 3) of self
+// [C, spatial...] or [N, C, spatial...]. IntList is a C shim list argument
+// (`len` values at `data`). Results are laid out as libtorch's CPU kernels
+// lay them out (channels-last where libtorch keeps it); max pooling's
+// indices are int64 offsets into the input's pooled plane. Each refusal
+// names `op` and the argument.
+struct IntList {
+  const int64_t* data;
+  int64_t len;
+};
+// avg_pool2d / avg_pool3d (pooling.cpp): stride of length 0 is the kernel;
+// divisor_override may be null.
+Tensor avg_pool(const Tensor& self, int dims, IntList kernel_size, IntList stride, IntList padding, bool ceil_mode,
+                bool count_include_pad, const int64_t* divisor_override, const char* op);
+// max_pool2d_with_indices / max_pool3d_with_indices (pooling.cpp).
+void max_pool_with_indices(const Tensor& self, int dims, IntList kernel_size, IntList stride, IntList padding,
+                           IntList dilation, bool ceil_mode, Tensor* values, Tensor* indices, const char* op);
+// _adaptive_avg_pool2d / 3d and adaptive_max_pool2d / 3d (adaptive_pooling.cpp).
+Tensor adaptive_avg_pool(const Tensor& self, int dims, IntList output_size, const char* op);
+void adaptive_max_pool(const Tensor& self, int dims, IntList output_size, Tensor* values, Tensor* indices,
+                       const char* op);
 
 // embedding_bag's four results into *out[0..3] (embedding_bag.cpp): output,
 // offset2bag, bag_size, max_indices. mode 0 sum, 1 mean, 2 max;
