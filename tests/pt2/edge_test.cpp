@@ -32,6 +32,10 @@
 //    by those strides, replaced through the update API (row-major values).
 //  - repeated_outputs: one tensor returned as two outputs (one handle handed
 //    out twice by the model), and the input returned as two more.
+//  - pooling: the pools Inductor hands to ATen (large windows, adaptive
+//    sizes that do not divide, 3-d adaptive pools), the C shim's pooling.
+//  - vlm_merge: masked_scatter of image features into text embeddings, and
+//    a boolean-mask selection whose size is known after the run.
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
 // variant, aotrun's own shim.
 #include <nlohmann/json.hpp>
@@ -275,6 +279,49 @@ TEST_P(Edge, TorchFftFallbacksMatchEager) { sweep("fft"); }
 // (-inf and NaN) and nonzero_static (padded with its fill value): the C
 // shim's scan fallbacks (aotrun-shim 1.4), from any thread.
 TEST_P(Edge, ScanFallbacksMatchEager) { sweep("scans"); }
+
+// The pools Inductor hands to ATen: windows over 25 elements that are not
+// the stride, adaptive pools to sizes that do not divide the input, every
+// 3-d adaptive pool (torchvision's S3D, an SPP block): the C shim's
+// avg_pool2d/3d, _adaptive_avg_pool2d/3d and adaptive_max_pool2d/3d
+// (aotrun-shim 1.7) on a channels-last input with ties, from any thread.
+TEST_P(Edge, PoolingFallbacksMatchEager) { sweep("pooling"); }
+
+// A vision-language model's merge: image features scattered into the
+// image-token positions of the text embeddings (masked_scatter), then the
+// tokens that are not padding selected by a mask (index_Tensor, a size
+// known only after the run): the C shim's masked_scatter and index_Tensor
+// (aotrun-shim 1.7) at 6, 3 and 0 image tokens, outputs sized by the run,
+// from any thread.
+TEST_P(Edge, VisionLanguageMergeMatchesEager) {
+  const nlohmann::json m = manifest()["vlm_merge"];
+  Package pkg(kDir + "/vlm_merge.pt2");
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  auto run_all = [&] {
+    for (const auto& c : m["cases"]) {
+      const std::string prefix = c["prefix"];
+      std::vector<Array> in;
+      for (int i = 0; i < 3; ++i) in.push_back(Array::load(prefix + ".in" + std::to_string(i) + ".npy"));
+      const DLTensor ci[3] = {in[0].dl, in[1].dl, in[2].dl};
+      DLManagedTensor* owned[2] = {};
+      const Outcome a = outcome(aotrun_runner_run_alloc(r.get(), ci, 3, owned, 2));
+      ASSERT_EQ(a.code, AOTRUN_OK) << prefix << ": " << a.message;
+      for (int k = 0; k < 2; ++k) {
+        const DLTensor& t = owned[k]->dl_tensor;
+        Array copy = Array::zeros(std::vector<int64_t>(t.shape, t.shape + t.ndim));
+        if (!copy.bytes.empty()) std::memcpy(copy.bytes.data(), t.data, copy.bytes.size());
+        owned[k]->deleter(owned[k]);
+        EXPECT_EQ(close(copy, Array::load(prefix + ".out" + std::to_string(k) + ".npy")), "") << prefix << " " << k;
+      }
+    }
+  };
+  run_all();
+  std::thread t(run_all);
+  t.join();
+  std::thread a(run_all), b(run_all);
+  a.join();
+  b.join();
+}
 
 // gpt-fast's int4 weight-only linear on CPU (packed weights, [K / G, N, 2]
 // scales and zeros, a group-size constant): the C shim's

@@ -69,6 +69,22 @@ random weights (fixed seed), and eager references:
                     capability (wider weights are packed for the exporting
                     CPU's), and the values are dyadic, every sum exact: the
                     eager outputs hold on any host.
+  pooling.pt2       the pools Inductor hands to ATen (the C shim's
+                    avg_pool2d, _adaptive_avg_pool2d, adaptive_max_pool2d,
+                    avg_pool3d, _adaptive_avg_pool3d, adaptive_max_pool3d):
+                    windows over 25 elements that are not the stride (7x7
+                    stride 2 with ceil_mode and padding not counted; 6x6
+                    stride 3 with a divisor override; S3D's (2, 7, 7) stride
+                    1), adaptive pools to sizes that do not divide the input,
+                    every 3-d adaptive pool, and a 13x13 max pool (SPP, which
+                    torch 2.15 lowers itself), of a channels-last x [2, 8, 23,
+                    19] with a block of ties and of v [2, 4, 5, 14, 15].
+  vlm_merge.pt2     a vision-language model's merge: embeds [2, 12, 16] with
+                    its image-token positions (ids == 7) taken in order from
+                    image features [6, 16] (masked_scatter), then the tokens
+                    that are not padding (merged[ids != 0], a size known only
+                    after the run): the C shim's masked_scatter and
+                    index_Tensor, at 6, 3 and 0 image tokens.
 
 Each MODEL.pt2 comes with MODEL.in<i>.npy and MODEL.out0.npy (eager outputs
 for the example inputs) and, for the dynamic ones, MODEL.<size>.in<i>.npy /
@@ -86,6 +102,7 @@ import os
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch.export import Dim
 
 CONFIGS = {"aot_inductor.package_constants_in_so": True, "cpp.simdlen": 256, "cpp.march": "x86-64-v3",
@@ -265,6 +282,8 @@ def main():
     EXPORTS["cl_param"](out, manifest)
     EXPORTS["repeated_outputs"](out, manifest)
     EXPORTS["spectrum_zero"](out, manifest)
+    EXPORTS["pooling"](out, manifest)
+    EXPORTS["vlm_merge"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
@@ -418,6 +437,54 @@ def export_repeated_outputs(out, manifest):
 
 
 EXPORTS["repeated_outputs"] = export_repeated_outputs
+
+
+class Pooling(torch.nn.Module):
+    def forward(self, x, v):
+        return (F.avg_pool2d(x, 7, stride=2, padding=3, ceil_mode=True, count_include_pad=False),
+                F.avg_pool2d(x, 6, stride=3, divisor_override=7),
+                F.adaptive_avg_pool2d(x, (5, 3)),
+                F.adaptive_max_pool2d(x, (5, 3)),
+                F.avg_pool3d(v, (2, 7, 7), stride=1),
+                F.adaptive_avg_pool3d(v, (2, 3, 3)),
+                F.adaptive_max_pool3d(v, (2, 3, 3)),
+                F.max_pool2d(x, 13, stride=1, padding=6))
+
+
+def export_pooling(out, manifest):
+    torch.manual_seed(20261206)
+    cl = torch.channels_last
+
+    def inputs():
+        x = torch.randn(2, 8, 23, 19)
+        x[0, 3, 4:9, 2:6] = 1.5  # ties inside the max windows
+        return x.contiguous(memory_format=cl), torch.randn(2, 4, 5, 14, 15)
+
+    export(out, "pooling", Pooling(), inputs(), None, [inputs()], manifest)
+
+
+EXPORTS["pooling"] = export_pooling
+
+
+class VlmMerge(torch.nn.Module):
+    def forward(self, embeds, ids, image):
+        merged = embeds.masked_scatter((ids == 7).unsqueeze(-1).expand_as(embeds), image)
+        return merged, merged[ids != 0]
+
+
+def export_vlm_merge(out, manifest):
+    torch.manual_seed(20261207)
+
+    def inputs(images, pads):
+        ids = torch.randint(1, 7, (2, 12))
+        ids[0, 2:2 + images] = 7  # the image's tokens, as a processor lays them out
+        ids[1, 12 - pads:] = 0  # padding
+        return torch.randn(2, 12, 16), ids, torch.randn(6, 16)
+
+    export(out, "vlm_merge", VlmMerge(), inputs(6, 3), None, [inputs(3, 0), inputs(0, 12)], manifest)
+
+
+EXPORTS["vlm_merge"] = export_vlm_merge
 
 if __name__ == "__main__":
     main()
