@@ -29,15 +29,17 @@ namespace {
 
 using pooling::Geometry;
 
-struct Span {
-  int64_t lo, hi;
-  int64_t size() const { return hi - lo; }
-};
+using pooling::Span;
 
-std::vector<Span> adaptive_spans(int64_t out, int64_t in) {
-  std::vector<Span> v(out);
-  for (int64_t o = 0; o < out; ++o) v[o] = {o * in / out, ((o + 1) * in + out - 1) / out};
-  return v;
+// Each pooled dim's windows: [floor(o * in / out), ceil((o + 1) * in / out)).
+pooling::Spans adaptive_spans(const Geometry& g) {
+  pooling::Spans sp;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t out = g.out[i], in = g.in[i];
+    sp.dim[i].resize(out);
+    for (int64_t o = 0; o < out; ++o) sp.dim[i][o] = {o * in / out, ((o + 1) * in + out - 1) / out};
+  }
+  return sp;
 }
 
 std::vector<int64_t> read_output_size(int dims, IntList output_size, const char* op) {
@@ -77,8 +79,8 @@ inline K rounded(K v) {
 template <typename S, bool kStorageSums>
 void avg_run(const S* x, const Geometry& g, S* y) {
   using K = typename Elem<S>::Key;
-  const std::vector<Span> sd = adaptive_spans(g.out[0], g.in[0]), sh = adaptive_spans(g.out[1], g.in[1]),
-                          sw = adaptive_spans(g.out[2], g.in[2]);
+  const pooling::Spans sp = adaptive_spans(g);
+  const std::vector<Span>&sd = sp.dim[0], &sh = sp.dim[1], &sw = sp.dim[2];
   auto add = [](K acc, K v) { return kStorageSums ? rounded<S>(acc + v) : acc + v; };
   // sum / kd / kh / kw, as libtorch divides.
   auto mean = [](K sum, const Span& a, const Span& b, const Span& c) {
@@ -99,32 +101,25 @@ void avg_run(const S* x, const Geometry& g, S* y) {
                        (W / std::max<int64_t>(OW, 1) + 2);
   if (pooling::channel_vectors(g)) {
     const int64_t C = g.c;
-    pooling::for_each_position_row(g, OW * work * C, [&](int64_t n, int64_t od, int64_t oh) {
-      thread_local Scratch acc_buf;
-      K* acc = acc_buf.room<K>(OW * C);
-      const Span &a = sd[od], &b = sh[oh];
-      const S* xn = x + n * g.in_n;
-      std::fill(acc, acc + OW * C, K(0));
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const Span& cw = sw[ow];
-        K* ao = acc + ow * C;
-        for (int64_t id = a.lo; id < a.hi; ++id)
-          for (int64_t ih = b.lo; ih < b.hi; ++ih)
-            for (int64_t iw = cw.lo; iw < cw.hi; ++iw) {
-              const S* p = xn + id * g.in_s[0] + ih * g.in_s[1] + iw * g.in_s[2];
-              if constexpr (kStorageSums) {
-                for (int64_t c = 0; c < C; ++c) ao[c] = add(ao[c], Elem<S>::key(p[c]));
-              } else {
-                pooling::add_vector(ao, p, C);
-              }
-            }
-      }
-      pooling::store_vectors(y + n * g.out_n + od * g.out_s[0] + oh * g.out_s[1], OW, C, g.out_s[2], g.out_c, acc,
-                             [&](int64_t ow, int64_t c, K v) {
-                               return Elem<S>::from(c < whole ? v / static_cast<K>(a.size() * b.size() * sw[ow].size())
-                                                              : mean(v, a, b, sw[ow]));
-                             });
-    });
+    pooling::walk_channel_vectors<K>(
+        x, g, sp, OW * work * C, false,
+        [&](int64_t, int64_t, int64_t, K* acc, int64_t*) { std::fill(acc, acc + OW * C, K(0)); },
+        [&](K* acc, int64_t*, const S* p, int64_t) {
+          if constexpr (kStorageSums) {
+            for (int64_t c = 0; c < C; ++c) acc[c] = add(acc[c], Elem<S>::key(p[c]));
+          } else {
+            pooling::add_vector(acc, p, C);
+          }
+        },
+        [&](int64_t n, int64_t od, int64_t oh, const K* acc, const int64_t*) {
+          const Span &a = sd[od], &b = sh[oh];
+          pooling::store_vectors(y + n * g.out_n + od * g.out_s[0] + oh * g.out_s[1], OW, C, g.out_s[2], g.out_c, acc,
+                                 [&](int64_t ow, int64_t c, K v) {
+                                   return Elem<S>::from(c < whole
+                                                            ? v / static_cast<K>(a.size() * b.size() * sw[ow].size())
+                                                            : mean(v, a, b, sw[ow]));
+                                 });
+        });
     return;
   }
   if (const int64_t P = group_size(g); P > 1) {
@@ -184,38 +179,14 @@ void avg_run(const S* x, const Geometry& g, S* y) {
 template <typename S>
 void max_run(const S* x, const Geometry& g, S* y, int64_t* yi) {
   using K = typename Elem<S>::Key;
-  const std::vector<Span> sd = adaptive_spans(g.out[0], g.in[0]), sh = adaptive_spans(g.out[1], g.in[1]),
-                          sw = adaptive_spans(g.out[2], g.in[2]);
+  const pooling::Spans sp = adaptive_spans(g);
+  const std::vector<Span>&sd = sp.dim[0], &sh = sp.dim[1], &sw = sp.dim[2];
   const int64_t H = g.in[1], W = g.in[2], OW = g.out[2];
   const int64_t work = (g.in[0] / std::max<int64_t>(g.out[0], 1) + 2) * (H / std::max<int64_t>(g.out[1], 1) + 2) *
                        (W / std::max<int64_t>(OW, 1) + 2);
   const K low = pooling::lowest<K>();
   if (pooling::channel_vectors(g)) {
-    const int64_t C = g.c;
-    pooling::for_each_position_row(g, OW * work * C, [&](int64_t n, int64_t od, int64_t oh) {
-      thread_local Scratch val_buf, idx_buf;
-      K* m = val_buf.room<K>(OW * C);
-      int64_t* ix = idx_buf.room<int64_t>(OW * C);
-      const Span &a = sd[od], &b = sh[oh];
-      const S* xn = x + n * g.in_n;
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const Span& cw = sw[ow];
-        K* mo = m + ow * C;
-        int64_t* io = ix + ow * C;
-        std::fill(mo, mo + C, low);
-        std::fill(io, io + C, (a.lo * H + b.lo) * W + cw.lo);
-        for (int64_t id = a.lo; id < a.hi; ++id)
-          for (int64_t ih = b.lo; ih < b.hi; ++ih)
-            for (int64_t iw = cw.lo; iw < cw.hi; ++iw) {
-              pooling::max_vector(mo, io, xn + id * g.in_s[0] + ih * g.in_s[1] + iw * g.in_s[2], C,
-                                  (id * H + ih) * W + iw);
-            }
-      }
-      const int64_t yoff = n * g.out_n + od * g.out_s[0] + oh * g.out_s[1];
-      pooling::store_vectors(y + yoff, OW, C, g.out_s[2], g.out_c, m,
-                             [](int64_t, int64_t, K v) { return Elem<S>::from(v); });
-      pooling::store_vectors(yi + yoff, OW, C, g.out_s[2], g.out_c, ix, [](int64_t, int64_t, int64_t v) { return v; });
-    });
+    pooling::max_channel_vectors(x, g, sp, OW * work * g.c, y, yi);
     return;
   }
   if (const int64_t P = group_size(g); P > 1) {

@@ -124,13 +124,11 @@ std::vector<int64_t> output_sizes(const Tensor& self, int dims, const Window& w,
   return out;
 }
 
+using pooling::Span;
+
 // One output index's window along one dim. avg: [lo, hi) clipped to the
 // input, `padded` its length clipped to input + padding. max: the positions
 // lo, lo + dil, ... below hi (lo the first at or past 0).
-struct Span {
-  int64_t lo, hi, padded;
-};
-
 std::vector<Span> avg_spans(int64_t out, int64_t in, int64_t k, int64_t s, int64_t p) {
   std::vector<Span> v(out);
   for (int64_t o = 0; o < out; ++o) {
@@ -150,8 +148,6 @@ std::vector<Span> max_spans(int64_t out, int64_t in, int64_t k, int64_t s, int64
   }
   return v;
 }
-
-bool empty(const Span& s) { return s.hi <= s.lo; }
 
 // Elements one window visits at most (for the choice to split the work).
 int64_t window_work(const Geometry& g, const Window& w) {
@@ -187,9 +183,9 @@ KernelColumns column_ranges(int64_t k, int64_t dil, int64_t pad, int64_t stride,
 template <typename S>
 void avg_run(const S* x, const Geometry& g, const Window& w, bool include_pad, const int64_t* divisor, S* y) {
   using K = typename Elem<S>::Key;
-  const std::vector<Span> sd = avg_spans(g.out[0], g.in[0], w.k[0], w.s[0], w.p[0]);
-  const std::vector<Span> sh = avg_spans(g.out[1], g.in[1], w.k[1], w.s[1], w.p[1]);
-  const std::vector<Span> sw = avg_spans(g.out[2], g.in[2], w.k[2], w.s[2], w.p[2]);
+  pooling::Spans sp;
+  for (int i = 0; i < 3; ++i) sp.dim[i] = avg_spans(g.out[i], g.in[i], w.k[i], w.s[i], w.p[i]);
+  const std::vector<Span>&sd = sp.dim[0], &sh = sp.dim[1], &sw = sp.dim[2];
   const int64_t OW = g.out[2], kvol = window_work(g, w);
   // Each output position's divisor in the compute type, as libtorch
   // divides (int64: integer division); 1 for a window with no element,
@@ -200,7 +196,7 @@ void avg_run(const S* x, const Geometry& g, const Window& w, bool include_pad, c
       for (int64_t ow = 0; ow < OW; ++ow, ++o) {
         const Span &a = sd[od], &b = sh[oh], &c = sw[ow];
         int64_t f = 1;
-        if (!empty(a) && !empty(b) && !empty(c)) {
+        if (!a.empty() && !b.empty() && !c.empty()) {
           f = divisor != nullptr ? *divisor
               : include_pad      ? a.padded * b.padded * c.padded
                                  : (a.hi - a.lo) * (b.hi - b.lo) * (c.hi - c.lo);
@@ -211,23 +207,14 @@ void avg_run(const S* x, const Geometry& g, const Window& w, bool include_pad, c
   const S zero = Elem<S>::from(K(0));
   if (pooling::channel_vectors(g)) {
     const int64_t C = g.c;
-    pooling::for_each_position_row(g, OW * kvol * C, [&](int64_t n, int64_t od, int64_t oh) {
-      thread_local Scratch acc_buf;
-      K* acc = acc_buf.room<K>(OW * C);
-      const Span &a = sd[od], &b = sh[oh];
-      const S* xn = x + n * g.in_n;
-      std::fill(acc, acc + OW * C, K(0));
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const Span& cw = sw[ow];
-        for (int64_t id = a.lo; id < a.hi; ++id)
-          for (int64_t ih = b.lo; ih < b.hi; ++ih)
-            for (int64_t iw = cw.lo; iw < cw.hi; ++iw) {
-              pooling::add_vector(acc + ow * C, xn + id * g.in_s[0] + ih * g.in_s[1] + iw * g.in_s[2], C);
-            }
-      }
-      pooling::store_vectors(y + n * g.out_n + od * g.out_s[0] + oh * g.out_s[1], OW, C, g.out_s[2], g.out_c, acc,
-                             [&](int64_t ow, int64_t, K v) { return Elem<S>::from(v / factor(od, oh, ow)); });
-    });
+    pooling::walk_channel_vectors<K>(
+        x, g, sp, OW * kvol * C, false,
+        [&](int64_t, int64_t, int64_t, K* acc, int64_t*) { std::fill(acc, acc + OW * C, K(0)); },
+        [&](K* acc, int64_t*, const S* p, int64_t) { pooling::add_vector(acc, p, C); },
+        [&](int64_t n, int64_t od, int64_t oh, const K* acc, const int64_t*) {
+          pooling::store_vectors(y + n * g.out_n + od * g.out_s[0] + oh * g.out_s[1], OW, C, g.out_s[2], g.out_c, acc,
+                                 [&](int64_t ow, int64_t, K v) { return Elem<S>::from(v / factor(od, oh, ow)); });
+        });
     return;
   }
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2], s2 = w.s[2];
@@ -278,7 +265,7 @@ void avg_run(const S* x, const Geometry& g, const Window& w, bool include_pad, c
     K* acc = acc_buf.room<K>(OW);
     const Span &a = sd[od], &b = sh[oh];
     S* yrow = y + n * g.out_n + c * g.out_c + od * g.out_s[0] + oh * g.out_s[1];
-    if (empty(a) || empty(b)) {
+    if (a.empty() || b.empty()) {
       for (int64_t ow = 0; ow < OW; ++ow) yrow[ow * g.out_s[2]] = zero;
       return;
     }
@@ -305,38 +292,17 @@ void avg_run(const S* x, const Geometry& g, const Window& w, bool include_pad, c
 template <typename S>
 void max_run(const S* x, const Geometry& g, const Window& w, S* y, int64_t* yi) {
   using K = typename Elem<S>::Key;
-  const std::vector<Span> sd = max_spans(g.out[0], g.in[0], w.k[0], w.s[0], w.p[0], w.dil[0]);
-  const std::vector<Span> sh = max_spans(g.out[1], g.in[1], w.k[1], w.s[1], w.p[1], w.dil[1]);
-  const std::vector<Span> sw = max_spans(g.out[2], g.in[2], w.k[2], w.s[2], w.p[2], w.dil[2]);
+  pooling::Spans sp;
+  for (int i = 0; i < 3; ++i) {
+    sp.dim[i] = max_spans(g.out[i], g.in[i], w.k[i], w.s[i], w.p[i], w.dil[i]);
+    sp.step[i] = w.dil[i];
+  }
+  const std::vector<Span>&sd = sp.dim[0], &sh = sp.dim[1], &sw = sp.dim[2];
   const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], kvol = window_work(g, w);
   const int64_t d0 = w.dil[0], d1 = w.dil[1], d2 = w.dil[2];
   const K low = pooling::lowest<K>();
   if (pooling::channel_vectors(g)) {
-    const int64_t C = g.c;
-    pooling::for_each_position_row(g, OW * kvol * C, [&](int64_t n, int64_t od, int64_t oh) {
-      thread_local Scratch val_buf, idx_buf;
-      K* m = val_buf.room<K>(OW * C);
-      int64_t* ix = idx_buf.room<int64_t>(OW * C);
-      const Span &a = sd[od], &b = sh[oh];
-      const S* xn = x + n * g.in_n;
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const Span& cw = sw[ow];
-        K* mo = m + ow * C;
-        int64_t* io = ix + ow * C;
-        std::fill(mo, mo + C, low);
-        std::fill(io, io + C, (a.lo * H + b.lo) * W + cw.lo);
-        for (int64_t id = a.lo; id < a.hi; id += d0)
-          for (int64_t ih = b.lo; ih < b.hi; ih += d1)
-            for (int64_t iw = cw.lo; iw < cw.hi; iw += d2) {
-              pooling::max_vector(mo, io, xn + id * g.in_s[0] + ih * g.in_s[1] + iw * g.in_s[2], C,
-                                  (id * H + ih) * W + iw);
-            }
-      }
-      const int64_t yoff = n * g.out_n + od * g.out_s[0] + oh * g.out_s[1];
-      pooling::store_vectors(y + yoff, OW, C, g.out_s[2], g.out_c, m,
-                             [](int64_t, int64_t, K v) { return Elem<S>::from(v); });
-      pooling::store_vectors(yi + yoff, OW, C, g.out_s[2], g.out_c, ix, [](int64_t, int64_t, int64_t v) { return v; });
-    });
+    pooling::max_channel_vectors(x, g, sp, OW * kvol * g.c, y, yi);
     return;
   }
   const int64_t s2 = w.s[2], D = g.in[0];

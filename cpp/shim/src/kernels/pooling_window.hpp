@@ -5,6 +5,8 @@
 //  - channel vectors: inputs whose channels are unit-stride (channels-last)
 //    are walked window position by window position, each adding (or
 //    comparing) C contiguous elements; one output row (n, od, oh) per task;
+//    the fixed and the adaptive pools share this walk (walk_channel_vectors,
+//    max_channel_vectors), told apart by their spans;
 //  - plane groups: up to 16 planes (batch, channel) copied into a thread's
 //    scratch interleaved, plane innermost, with their padding materialised
 //    where a fixed window has any: every window offset (or position) is then
@@ -143,6 +145,23 @@ inline Tensor allocate_like(const Tensor& like, int32_t dtype) { return empty_te
 
 // Channels unit-stride (and more than one): the channel-vector walk.
 inline bool channel_vectors(const Geometry& g) { return g.c > 1 && g.in_c == 1; }
+
+// One output index's window along one pooled dim: the input positions lo,
+// lo + step, ... below hi. padded: a fixed average pool's window length
+// clipped to the padded input (its count_include_pad divisor), else 0.
+struct Span {
+  int64_t lo = 0, hi = 0, padded = 0;
+  int64_t size() const { return hi - lo; }
+  bool empty() const { return hi <= lo; }
+};
+
+// Every output index's span per pooled dim (depth, height, width) and the
+// step between a window's positions (a fixed max pool's dilation, else 1):
+// all a walk needs to know of how a pool picks its windows.
+struct Spans {
+  std::vector<Span> dim[3];
+  int64_t step[3] = {1, 1, 1};
+};
 
 // Runs body(i) for i in [0, n), split over the calling thread's team when
 // `split`; the first exception of any task is rethrown after the loop.
@@ -366,6 +385,64 @@ inline void max_vector(typename Elem<S>::Key* __restrict m, int64_t* __restrict 
       ix[i] = take ? at : ix[i];
     }
   }
+}
+
+// The channel-vector walk (channel_vectors(g)): for every output row
+// (n, od, oh), begin(n, od, oh, acc, idx); then for each output column ow
+// and each of its window's positions in libtorch's order (depth, height,
+// width), visit(acc + ow * C, idx + ow * C, p, at), p the C channels at
+// that position and `at` its index in the input's plane; then
+// end(n, od, oh, acc, idx). acc: the row's OW * C accumulators of type
+// A; idx: as many int64 (a max pool's indices) when with_indices, else
+// null. Both are the calling thread's scratch.
+template <typename A, typename S, typename Begin, typename Visit, typename End>
+void walk_channel_vectors(const S* x, const Geometry& g, const Spans& sp, int64_t row_work, bool with_indices,
+                          Begin&& begin, Visit&& visit, End&& end) {
+  const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], C = g.c;
+  const int64_t s0 = sp.step[0], s1 = sp.step[1], s2 = sp.step[2];
+  for_each_position_row(g, row_work, [&](int64_t n, int64_t od, int64_t oh) {
+    thread_local Scratch acc_buf, idx_buf;
+    A* acc = acc_buf.room<A>(OW * C);
+    int64_t* idx = with_indices ? idx_buf.room<int64_t>(OW * C) : nullptr;
+    const Span &a = sp.dim[0][od], &b = sp.dim[1][oh];
+    const S* xn = x + n * g.in_n;
+    begin(n, od, oh, acc, idx);
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const Span& cw = sp.dim[2][ow];
+      A* ao = acc + ow * C;
+      int64_t* io = with_indices ? idx + ow * C : nullptr;
+      for (int64_t id = a.lo; id < a.hi; id += s0)
+        for (int64_t ih = b.lo; ih < b.hi; ih += s1)
+          for (int64_t iw = cw.lo; iw < cw.hi; iw += s2) {
+            visit(ao, io, xn + id * g.in_s[0] + ih * g.in_s[1] + iw * g.in_s[2], (id * H + ih) * W + iw);
+          }
+    }
+    end(n, od, oh, acc, idx);
+  });
+}
+
+// A max pool over channel vectors (fixed and adaptive alike): values in
+// y, int64 indices into the input's plane in yi, a window none of whose
+// elements takes over giving the lowest value and its first position's
+// index, as libtorch's.
+template <typename S>
+void max_channel_vectors(const S* x, const Geometry& g, const Spans& sp, int64_t row_work, S* y, int64_t* yi) {
+  using K = typename Elem<S>::Key;
+  const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], C = g.c;
+  const K low = lowest<K>();
+  walk_channel_vectors<K>(
+      x, g, sp, row_work, true,
+      [&](int64_t, int64_t od, int64_t oh, K* m, int64_t* ix) {
+        const int64_t first = (sp.dim[0][od].lo * H + sp.dim[1][oh].lo) * W;
+        std::fill(m, m + OW * C, low);
+        for (int64_t ow = 0; ow < OW; ++ow) std::fill(ix + ow * C, ix + (ow + 1) * C, first + sp.dim[2][ow].lo);
+      },
+      [&](K* m, int64_t* ix, const S* p, int64_t at) { max_vector(m, ix, p, C, at); },
+      [&](int64_t n, int64_t od, int64_t oh, const K* m, const int64_t* ix) {
+        const int64_t yoff = n * g.out_n + od * g.out_s[0] + oh * g.out_s[1];
+        store_vectors(y + yoff, OW, C, g.out_s[2], g.out_c, m, [](int64_t, int64_t, K v) { return Elem<S>::from(v); });
+        store_vectors(yi + yoff, OW, C, g.out_s[2], g.out_c, ix, [](int64_t, int64_t, int64_t v) { return v; });
+      });
 }
 
 }  // namespace aotrun::shim::kernels::pooling
