@@ -159,7 +159,10 @@ using AtenTensorHandle = AtenTensorOpaque*;
   X(aoti_torch_cpu_adaptive_max_pool2d, int32_t,                                                                       \
     (AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*, AtenTensorHandle*))                                 \
   X(aoti_torch_cpu_adaptive_max_pool3d, int32_t,                                                                       \
-    (AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*, AtenTensorHandle*))
+    (AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*, AtenTensorHandle*))                                 \
+  X(aoti_torch_cpu_histc, int32_t, (AtenTensorHandle, int64_t, double, double, AtenTensorHandle*))                     \
+  X(aoti_torch_cpu_median, int32_t, (AtenTensorHandle, AtenTensorHandle*))                                             \
+  X(aoti_torch_cpu_mode, int32_t, (AtenTensorHandle, int64_t, int32_t, AtenTensorHandle*, AtenTensorHandle*))
 
 struct ShimApi {
 #define AOTRUN_SHIM_TEST_FIELD(name, ret, args) ret(*name) args = nullptr;

@@ -643,6 +643,35 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_index_Tensor(AtenTensorHandle self
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_masked_scatter(AtenTensorHandle self, AtenTensorHandle mask,
                                                              AtenTensorHandle source, AtenTensorHandle* ret0);
 
+/* --- statistics (CPU; since aotrun-shim 1.8) --------------------------------
+ * torch.histc, torch.median(x) and torch.mode, as libtorch 2.15's CPU
+ * kernels give them (aten::nanmedian.dim and aten::bincount, which have no C
+ * shim function, run in the proxy executor). Each result is a new tensor the
+ * caller owns; on failure the results are left alone and
+ * aotrun_shim_last_error() names the function and the argument. */
+/* ret0 [bins], contiguous, self's dtype: the histogram of self's elements in
+ * bins equal bins over [min, max]; min == max takes the range from the data
+ * (widened by 1 on each side when still empty). Elements outside the range
+ * and NaN are not counted; an element equal to max goes to the last bin.
+ * self: float32, float64, float16 or bfloat16, any shape and strides.
+ * Refused: bins < 1, a range that is not finite (NaN in the data when it
+ * gives the range) or whose min exceeds its max, bounds the dtype cannot
+ * hold. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_histc(AtenTensorHandle self, int64_t bins, double min, double max,
+                                                    AtenTensorHandle* ret0);
+/* ret0: 0-d, self's dtype, the median of all of self's elements (the lower
+ * of the two middle ones for an even count); NaN when any is NaN, and for an
+ * empty self of a floating dtype. Floating and integer dtypes other than
+ * uint16-64. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_median(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* ret0: the most frequent value along dim (the smallest of equally frequent
+ * ones; each NaN counts as a value of its own), ret1: an int64 index of it,
+ * the one libtorch gives; contiguous, dim kept as size 1 when keepdim.
+ * Every real dtype and bool other than uint16-64; a dim of size 0 is
+ * refused. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mode(AtenTensorHandle self, int64_t dim, int32_t keepdim,
+                                                   AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+
 #ifdef __cplusplus
 }
 #endif

@@ -183,6 +183,16 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, const int64_t* comput
 void kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim, Tensor* values, Tensor* indices,
               const char* op);
 
+// The statistics fallbacks (since aotrun-shim 1.8), each refusal naming `op`
+// and the argument. histc (histc.cpp): the [bins] histogram of self over
+// [min, max] (min == max: the data's range) in self's floating dtype.
+Tensor histc(const Tensor& self, int64_t bins, double min, double max, const char* op);
+// The median of all of self's elements, 0-d (median.cpp).
+Tensor median(const Tensor& self, const char* op);
+// The most frequent value along dim and an index of it (mode.cpp):
+// contiguous, dim squeezed unless keepdim.
+void mode(const Tensor& self, int64_t dim, bool keepdim, Tensor* values, Tensor* indices, const char* op);
+
 // Pooling (since aotrun-shim 1.7): `dims` pooled dims (2 or 3) of self
 // [C, spatial...] or [N, C, spatial...]. IntList is a C shim list argument
 // (`len` values at `data`). Results are laid out as libtorch's CPU kernels

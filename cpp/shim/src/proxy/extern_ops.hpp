@@ -41,13 +41,15 @@ std::string extern_op_names();
 void set_output(const ExternCall& call, size_t k, const Tensor& value);
 
 // The ops (linalg_ops.cpp, unique_op.cpp, fft_op.cpp, median_op.cpp, pad_op.cpp,
-// full_op.cpp, slice_scatter_op.cpp).
+// full_op.cpp, slice_scatter_op.cpp, bincount_op.cpp).
 void linalg_inv_ex(const ExternCall& call);
 void linalg_solve_ex(const ExternCall& call);
 void linalg_check_errors(const ExternCall& call);
 void unique2(const ExternCall& call);
 void fft_c2r(const ExternCall& call);          // fft_op.cpp (since aotrun-shim 1.4)
 void median_dim(const ExternCall& call);       // median_op.cpp (since aotrun-shim 1.4)
+void nanmedian_dim(const ExternCall& call);    // median_op.cpp (since aotrun-shim 1.8)
+void bincount(const ExternCall& call);         // bincount_op.cpp (since aotrun-shim 1.8)
 void constant_pad_nd(const ExternCall& call);  // pad_op.cpp (since aotrun-shim 1.4)
 void full(const ExternCall& call);             // full_op.cpp (since aotrun-shim 1.4)
 void slice_scatter(const ExternCall& call);    // slice_scatter_op.cpp (since aotrun-shim 1.4)

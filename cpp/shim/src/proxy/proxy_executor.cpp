@@ -38,6 +38,8 @@ constexpr Entry kOps[] = {
     {"aten::_unique2", unique2},
     {"aten::_fft_c2r", fft_c2r, true},
     {"aten::median.dim", median_dim, true},
+    {"aten::nanmedian.dim", nanmedian_dim, true},
+    {"aten::bincount", bincount, true},
     {"aten::constant_pad_nd", constant_pad_nd, true, true},
     {"aten::full", full, true, true, true},
     {"aten::slice_scatter", slice_scatter, true},
