@@ -36,6 +36,8 @@
 //    sizes that do not divide, 3-d adaptive pools), the C shim's pooling.
 //  - vlm_merge: masked_scatter of image features into text embeddings, and
 //    a boolean-mask selection whose size is known after the run.
+//  - stats: histc, the median of a whole tensor, mode, nanmedian along a dim
+//    and bincount (a size known after the run).
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
 // variant, aotrun's own shim.
 #include <nlohmann/json.hpp>
@@ -350,6 +352,45 @@ bool refused_on_libtorch(const std::string& model, const std::vector<const char*
 TEST_P(Edge, MedianDimRunsOnTheShimAndIsRefusedOnLibtorch) {
   if (refused_on_libtorch("median", {"aten::median.dim", "proxy executor"})) return;
   sweep("median");
+}
+
+// The statistics fallbacks: histc (values outside the range and NaN not
+// counted), the median of a whole tensor holding NaN, mode along a dim with
+// ties and NaN, nanmedian along a dim (a row of NaN only) through the C
+// shim's histc, median and mode and the proxy executor's aten::nanmedian.dim
+// and aten::bincount (aotrun-shim 1.8), the last sized by the run (ids past
+// minlength and not); every case in every mode from several threads against
+// eager. libtorch's executor is inside libtorch: refused there at open.
+TEST_P(Edge, StatisticsFallbacksMatchEager) {
+  if (refused_on_libtorch("stats", {"aten::nanmedian.dim", "proxy executor"})) return;
+  const nlohmann::json m = manifest()["stats"];
+  Package pkg(kDir + "/stats.pt2");
+  Runner r(pkg, RunnerOptions().mode(GetParam()));
+  auto run_all = [&] {
+    for (const auto& c : m["cases"]) {
+      const std::string prefix = c["prefix"];
+      std::vector<Array> in;
+      for (int i = 0; i < 2; ++i) in.push_back(Array::load(prefix + ".in" + std::to_string(i) + ".npy"));
+      const DLTensor ci[2] = {in[0].dl, in[1].dl};
+      DLManagedTensor* owned[5] = {};
+      const Outcome a = outcome(aotrun_runner_run_alloc(r.get(), ci, 2, owned, 5));
+      ASSERT_EQ(a.code, AOTRUN_OK) << prefix << ": " << a.message;
+      for (int k = 0; k < 5; ++k) {
+        const DLTensor& t = owned[k]->dl_tensor;
+        const Array want = Array::load(prefix + ".out" + std::to_string(k) + ".npy");
+        Array copy = Array::zeros(std::vector<int64_t>(t.shape, t.shape + t.ndim), want.dtype);
+        if (!copy.bytes.empty()) std::memcpy(copy.bytes.data(), t.data, copy.bytes.size());
+        owned[k]->deleter(owned[k]);
+        EXPECT_EQ(close(copy, want), "") << prefix << " output " << k;
+      }
+    }
+  };
+  run_all();
+  std::thread t(run_all);
+  t.join();
+  std::thread a(run_all), b(run_all);
+  a.join();
+  b.join();
 }
 
 // A spectrum multiplied by a complex weight and by a real input, sliced

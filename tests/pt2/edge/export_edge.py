@@ -85,6 +85,14 @@ random weights (fixed seed), and eager references:
                     that are not padding (merged[ids != 0], a size known only
                     after the run): the C shim's masked_scatter and
                     index_Tensor, at 6, 3 and 0 image tokens.
+  stats.pt2         the statistics fallbacks: histc (10 bins over [-2, 2],
+                    values outside ignored, NaN too), the median of the whole
+                    tensor, mode along dim 1 (ties), nanmedian along dim 1
+                    (rows with NaN, one all NaN) of x [6, 9], and bincount of
+                    ids [12] with minlength 8 (a size known only after the
+                    run): the C shim's histc, median and mode and the proxy
+                    executor's aten::nanmedian.dim and aten::bincount, with
+                    ids reaching past minlength and not.
 
 Each MODEL.pt2 comes with MODEL.in<i>.npy and MODEL.out0.npy (eager outputs
 for the example inputs) and, for the dynamic ones, MODEL.<size>.in<i>.npy /
@@ -284,6 +292,7 @@ def main():
     EXPORTS["spectrum_zero"](out, manifest)
     EXPORTS["pooling"](out, manifest)
     EXPORTS["vlm_merge"](out, manifest)
+    EXPORTS["stats"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
@@ -485,6 +494,29 @@ def export_vlm_merge(out, manifest):
 
 
 EXPORTS["vlm_merge"] = export_vlm_merge
+
+
+class Stats(torch.nn.Module):
+    def forward(self, x, ids):
+        return (torch.histc(x, bins=10, min=-2, max=2), torch.median(x), torch.mode(x, 1)[0],
+                torch.nanmedian(x, 1)[0], torch.bincount(ids, minlength=8))
+
+
+def export_stats(out, manifest):
+    torch.manual_seed(20261208)
+
+    def inputs(top, nan_row):
+        x = torch.randint(-6, 7, (6, 9)).float() * 0.5  # ties for mode and median
+        x[1, 3] = float("nan")
+        x[4, ::2] = float("nan")
+        if nan_row:
+            x[5] = float("nan")
+        return x, torch.randint(0, top, (12,))
+
+    export(out, "stats", Stats(), inputs(5, False), None, [inputs(13, True), inputs(8, False)], manifest)
+
+
+EXPORTS["stats"] = export_stats
 
 if __name__ == "__main__":
     main()
