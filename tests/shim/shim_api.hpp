@@ -133,6 +133,12 @@ using AtenTensorHandle = AtenTensorOpaque*;
   X(aoti_torch_cpu_baddbmm_out, int32_t,                                                                               \
     (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double, double))                          \
   X(aoti_torch_cpu__cdist_forward, int32_t, (AtenTensorHandle, AtenTensorHandle, double, int64_t*, AtenTensorHandle*)) \
+  X(aoti_torch_cpu__trilinear, int32_t,                                                                                \
+    (AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, const int64_t*, int64_t, const int64_t*, int64_t,           \
+     const int64_t*, int64_t, const int64_t*, int64_t, int64_t, AtenTensorHandle*))                                    \
+  X(aoti_torch_cpu__pdist_forward, int32_t, (AtenTensorHandle, double, AtenTensorHandle*))                             \
+  X(aoti_torch_cpu_grid_sampler_3d, int32_t,                                                                           \
+    (AtenTensorHandle, AtenTensorHandle, int64_t, int64_t, int32_t, AtenTensorHandle*))                                \
   X(aoti_torch_cpu_kthvalue, int32_t,                                                                                  \
     (AtenTensorHandle, int64_t, int64_t, int32_t, AtenTensorHandle*, AtenTensorHandle*))                               \
   X(aoti_torch_cpu__embedding_bag, int32_t,                                                                            \

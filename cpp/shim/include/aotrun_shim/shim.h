@@ -672,6 +672,49 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_median(AtenTensorHandle self, Aten
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_mode(AtenTensorHandle self, int64_t dim, int32_t keepdim,
                                                    AtenTensorHandle* ret0, AtenTensorHandle* ret1);
 
+/* --- bilinear products, pairwise distances, 3-d sampling (CPU; since
+ * aotrun-shim 1.8) ------------------------------------------------------------
+ * The fallbacks nn.Bilinear, torch.pdist and F.grid_sample on 5-d inputs
+ * reach. Each result is a new contiguous tensor the caller owns
+ * (aoti_torch_delete_tensor_object); on failure *ret0 is left alone and
+ * aotrun_shim_last_error() names the function and the argument. */
+/* ret0 = (i1.unsqueeze(expand1) * i2.unsqueeze(expand2) *
+ * i3.unsqueeze(expand3)).sum(sumdim) (aten::_trilinear; F.bilinear passes
+ * x1 [B, I], weight [O, I, J], x2 [B, J], {1, 3}, {0}, {1, 2}, {2, 3}, 1).
+ * The lists hold dims of the expanded rank (i1.dim() + expand1_len_),
+ * negative counting from the end, none repeated; each input must reach that
+ * rank through its unsqueezes. Sizes other than 1 must agree (size 1
+ * broadcasts); a dim's output size is the last non-expanded input's there.
+ * unroll_dim (in [0, rank)) orders the computation as libtorch's. The three
+ * dtypes must be equal: float32, float64, bfloat16, float16 or an 8-64 bit
+ * integer (int8-int32 and uint8 not with a summed dim only one input of a
+ * pair has, which libtorch refuses); ret0 has it. Float results agree with
+ * libtorch's within floating-point summation order. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__trilinear(AtenTensorHandle i1, AtenTensorHandle i2, AtenTensorHandle i3,
+                                                         const int64_t* expand1, int64_t expand1_len_,
+                                                         const int64_t* expand2, int64_t expand2_len_,
+                                                         const int64_t* expand3, int64_t expand3_len_,
+                                                         const int64_t* sumdim, int64_t sumdim_len_, int64_t unroll_dim,
+                                                         AtenTensorHandle* ret0);
+/* ret0 [N(N-1)/2] = the p-norm distances of every pair of rows i < j of self
+ * [N, M] (row-major pair order; torch.pdist): p = 0 counts differing
+ * elements, inf takes the largest |difference|, other p
+ * (Σ|d|^p)^(1/p). self: contiguous 2-d float32 or float64; N <= 1 gives
+ * an empty result, M = 0 zeros. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu__pdist_forward(AtenTensorHandle self, double p, AtenTensorHandle* ret0);
+/* ret0 [N, C, D', H', W'] = input [N, C, D, H, W] sampled at grid
+ * [N, D', H', W', 3] (x, y, z in [-1, 1]; F.grid_sample on 5-d input).
+ * interpolation_mode 0 (trilinear) or 1 (nearest, half to even);
+ * padding_mode 0 (zeros outside), 1 (border: clamped) or 2 (reflection);
+ * align_corners nonzero: -1 and 1 are the corner voxels' centres, else their
+ * outer edges. input and grid: the same float32, float64, bfloat16 or
+ * float16 dtype, any strides; input's D, H, W at least 1. Refuses
+ * interpolation 2 (bicubic) and modes out of range, for which libtorch's 3-d
+ * kernel returns uninitialized memory or treats them as zeros padding. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cpu_grid_sampler_3d(AtenTensorHandle input, AtenTensorHandle grid,
+                                                              int64_t interpolation_mode, int64_t padding_mode,
+                                                              int32_t align_corners, AtenTensorHandle* ret0);
+
 #ifdef __cplusplus
 }
 #endif

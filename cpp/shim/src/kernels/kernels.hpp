@@ -215,6 +215,21 @@ Tensor adaptive_avg_pool(const Tensor& self, int dims, IntList output_size, cons
 void adaptive_max_pool(const Tensor& self, int dims, IntList output_size, Tensor* values, Tensor* indices,
                        const char* op);
 
+// aten::_trilinear (trilinear.cpp, since aotrun-shim 1.8): the sum over
+// sumdim of the three inputs unsqueezed at their expand dims, computed per
+// slice along unroll_dim as libtorch's pairwise products; contiguous result
+// in i1's dtype.
+Tensor trilinear(const Tensor& i1, const Tensor& i2, const Tensor& i3, IntList expand1, IntList expand2,
+                 IntList expand3, IntList sumdim, int64_t unroll_dim, const char* op);
+// p-norm distances between the rows of a contiguous 2-d self (pdist.cpp,
+// since aotrun-shim 1.8): [N(N-1)/2], pairs (i < j) in row-major order.
+Tensor pdist_forward(const Tensor& self, double p, const char* op);
+// F.grid_sample of a 5-d input (grid_sampler_3d.cpp, since aotrun-shim 1.8):
+// interpolation 0 (trilinear) or 1 (nearest), padding 0 (zeros), 1
+// (border) or 2 (reflection); contiguous [N, C, D', H', W'].
+Tensor grid_sampler_3d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                       bool align_corners, const char* op);
+
 // embedding_bag's four results into *out[0..3] (embedding_bag.cpp): output,
 // offset2bag, bag_size, max_indices. mode 0 sum, 1 mean, 2 max;
 // per_sample_weights may be null; padding_idx < 0: none.
