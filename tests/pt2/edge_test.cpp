@@ -38,6 +38,8 @@
 //    a boolean-mask selection whose size is known after the run.
 //  - stats: histc, the median of a whole tensor, mode, nanmedian along a dim
 //    and bincount (a size known after the run).
+//  - geometry: nn.Bilinear, torch.pdist and a 3-d F.grid_sample, the C
+//    shim's _trilinear, _pdist_forward and grid_sampler_3d.
 // Provider: AOTRUN_LIBTORCH (libtorch, skipped without) or, in the shim.*
 // variant, aotrun's own shim.
 #include <nlohmann/json.hpp>
@@ -288,6 +290,12 @@ TEST_P(Edge, ScanFallbacksMatchEager) { sweep("scans"); }
 // avg_pool2d/3d, _adaptive_avg_pool2d/3d and adaptive_max_pool2d/3d
 // (aotrun-shim 1.7) on a channels-last input with ties, from any thread.
 TEST_P(Edge, PoolingFallbacksMatchEager) { sweep("pooling"); }
+
+// nn.Bilinear (_trilinear), torch.pdist at p = 2 and 0.5 (_pdist_forward)
+// and a 3-d F.grid_sample, bilinear with border padding and nearest with
+// reflection (grid_sampler_3d): the C shim's (since aotrun-shim 1.8) against
+// eager, from any thread.
+TEST_P(Edge, GeometryFallbacksMatchEager) { sweep("geometry"); }
 
 // A vision-language model's merge: image features scattered into the
 // image-token positions of the text embeddings (masked_scatter), then the

@@ -93,6 +93,12 @@ random weights (fixed seed), and eager references:
                     run): the C shim's histc, median and mode and the proxy
                     executor's aten::nanmedian.dim and aten::bincount, with
                     ids reaching past minlength and not.
+  geometry.pt2      nn.Bilinear(8, 6, 5) of a [4, 8] and a [4, 6] input,
+                    torch.pdist of a [7, 5] x at p = 2 and p = 0.5, and a
+                    3-d F.grid_sample of v [2, 3, 4, 5, 6] at grid
+                    [2, 3, 2, 4, 3] (bilinear with border padding, nearest
+                    with reflection, align_corners both): the C shim's
+                    _trilinear, _pdist_forward and grid_sampler_3d.
 
 Each MODEL.pt2 comes with MODEL.in<i>.npy and MODEL.out0.npy (eager outputs
 for the example inputs) and, for the dynamic ones, MODEL.<size>.in<i>.npy /
@@ -293,6 +299,7 @@ def main():
     EXPORTS["pooling"](out, manifest)
     EXPORTS["vlm_merge"](out, manifest)
     EXPORTS["stats"](out, manifest)
+    EXPORTS["geometry"](out, manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
@@ -517,6 +524,32 @@ def export_stats(out, manifest):
 
 
 EXPORTS["stats"] = export_stats
+
+
+class Geometry(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bilinear = torch.nn.Bilinear(8, 6, 5)
+
+    def forward(self, a, b, x, v, grid):
+        return (self.bilinear(a, b),
+                torch.pdist(x, 2.0),
+                torch.pdist(x, 0.5),
+                F.grid_sample(v, grid, mode="bilinear", padding_mode="border", align_corners=False),
+                F.grid_sample(v, grid, mode="nearest", padding_mode="reflection", align_corners=True))
+
+
+def export_geometry(out, manifest):
+    torch.manual_seed(20261208)
+
+    def inputs():
+        return (torch.randn(4, 8), torch.randn(4, 6), torch.randn(7, 5), torch.randn(2, 3, 4, 5, 6),
+                torch.rand(2, 3, 2, 4, 3) * 2.4 - 1.2)
+
+    export(out, "geometry", Geometry(), inputs(), None, [inputs()], manifest)
+
+
+EXPORTS["geometry"] = export_geometry
 
 if __name__ == "__main__":
     main()
