@@ -154,7 +154,8 @@ std::string differs(const std::vector<double>& x, const std::vector<double>& y, 
       continue;
     }
     if (std::isinf(x[i]) || std::isinf(y[i])) {
-      if (x[i] != y[i]) return "element " + std::to_string(i) + ": " + std::to_string(x[i]) + " vs " + std::to_string(y[i]);
+      if (x[i] != y[i])
+        return "element " + std::to_string(i) + ": " + std::to_string(x[i]) + " vs " + std::to_string(y[i]);
       continue;
     }
     if (!(std::fabs(x[i] - y[i]) <= tol.atol + tol.rtol * std::fabs(y[i]))) {
@@ -221,9 +222,8 @@ struct Tri {
     return [this](Side& s, AtenTensorHandle* out) {
       AtenTensorHandle a = i1.on(s), b = i2.on(s), c = i3.on(s);
       return s.a.aoti_torch_cpu__trilinear(a, b, c, e1.data(), static_cast<int64_t>(e1.size()), e2.data(),
-                                           static_cast<int64_t>(e2.size()), e3.data(),
-                                           static_cast<int64_t>(e3.size()), sum.data(),
-                                           static_cast<int64_t>(sum.size()), unroll, out);
+                                           static_cast<int64_t>(e2.size()), e3.data(), static_cast<int64_t>(e3.size()),
+                                           sum.data(), static_cast<int64_t>(sum.size()), unroll, out);
     };
   }
 };
@@ -256,7 +256,8 @@ TEST(TrilinearDifferential, BilinearShapesLayoutsDtypes) {
   struct Shape {
     int64_t b, i, j, o;
   };
-  const Shape shapes[] = {{4, 3, 5, 6}, {1, 1, 1, 1}, {7, 16, 9, 5}, {0, 3, 4, 2}, {3, 0, 4, 2}, {2, 3, 4, 0}, {33, 40, 24, 17}};
+  const Shape shapes[] = {{4, 3, 5, 6}, {1, 1, 1, 1}, {7, 16, 9, 5},   {0, 3, 4, 2},
+                          {3, 0, 4, 2}, {2, 3, 4, 0}, {33, 40, 24, 17}};
   int n = 0;
   for (Dt dt : dts) {
     for (const Shape& sh : shapes) {
@@ -435,9 +436,8 @@ TEST(PdistDifferential, SizesNormsDtypes) {
     for (int64_t rows : {0, 1, 2, 5, 17}) {
       for (int64_t cols : {0, 1, 3, 8, 13, 33}) {
         // Values on a coarse grid so that equal elements (p = 0) occur.
-        const In x = make({rows, cols}, dt, Layout::kContiguous, [] {
-          return std::round(std::uniform_real_distribution<double>(-3, 3)(rng()) * 2) / 2;
-        });
+        const In x = make({rows, cols}, dt, Layout::kContiguous,
+                          [] { return std::round(std::uniform_real_distribution<double>(-3, 3)(rng()) * 2) / 2; });
         for (double p : ps) {
           Tol tol = assert_close_tol(dt);
           if (p != 0.0 && p != 1.0 && p != 2.0 && !std::isinf(p)) tol.rtol *= 4;  // pow's last bits differ
@@ -467,8 +467,8 @@ TEST(PdistDifferential, SpecialValues) {
 TEST(PdistDifferential, BothRefuse) {
   NEED_LIBTORCH();
   for (Dt dt : {Dt::BF16, Dt::F16, Dt::I64}) {
-    both(std::string("refused ") + dt_name(dt), pdist_call(make({4, 3}, dt, Layout::kContiguous, small_ints(-2, 2)), 2.0),
-         {});
+    both(std::string("refused ") + dt_name(dt),
+         pdist_call(make({4, 3}, dt, Layout::kContiguous, small_ints(-2, 2)), 2.0), {});
   }
   both("refused transposed", pdist_call(make({4, 3}, Dt::F32, Layout::kTransposed, uniform(-1, 1)), 2.0), {});
   both("refused gapped", pdist_call(make({4, 3}, Dt::F32, Layout::kGapped, uniform(-1, 1)), 2.0), {});
@@ -544,8 +544,8 @@ TEST(GridSampler3dDifferential, SpecialCoordinates) {
     for (int64_t interp : {0, 1}) {
       for (int64_t pad : {0, 1, 2}) {
         for (bool align : {false, true}) {
-          both(std::string(dt_name(dt)) + " specials interp " + std::to_string(interp) + " pad " +
-                   std::to_string(pad) + " align " + std::to_string(align),
+          both(std::string(dt_name(dt)) + " specials interp " + std::to_string(interp) + " pad " + std::to_string(pad) +
+                   " align " + std::to_string(align),
                grid_call(input, grid, interp, pad, align), {});
         }
       }

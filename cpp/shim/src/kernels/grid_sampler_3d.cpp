@@ -127,8 +127,7 @@ V source_index(V coord, int64_t size, int64_t padding, bool align) {
 template <typename S, typename V>
 void sample(const Tensor& input, const Tensor& grid, int64_t interp, int64_t padding, bool align, Tensor& out) {
   using O = Ops<V>;
-  const int64_t N = input.sizes[0], C = input.sizes[1], iD = input.sizes[2], iH = input.sizes[3],
-                iW = input.sizes[4];
+  const int64_t N = input.sizes[0], C = input.sizes[1], iD = input.sizes[2], iH = input.sizes[3], iW = input.sizes[4];
   const int64_t oD = grid.sizes[1], oH = grid.sizes[2], oW = grid.sizes[3];
   const int64_t* is = input.strides.data();
   const int64_t* gs = grid.strides.data();
@@ -150,7 +149,9 @@ void sample(const Tensor& input, const Tensor& grid, int64_t interp, int64_t pad
       store<S>(o, off, Elem<S>::from(v.v));
     }
   };
-  auto inside = [&](int64_t z, int64_t y, int64_t x) { return z >= 0 && z < iD && y >= 0 && y < iH && x >= 0 && x < iW; };
+  auto inside = [&](int64_t z, int64_t y, int64_t x) {
+    return z >= 0 && z < iD && y >= 0 && y < iH && x >= 0 && x < iW;
+  };
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t d = 0; d < oD; ++d) {
       for (int64_t h = 0; h < oH; ++h) {
@@ -214,13 +215,14 @@ Tensor grid_sampler_3d(const Tensor& input, const Tensor& grid, int64_t interpol
   expect_cpu_defined(input, op, "input");
   expect_cpu_defined(grid, op, "grid");
   if (grid.dtype != input.dtype) {
-    fail_arg(op, "grid", std::string("has dtype ") + dtype_name(grid.dtype) + ", 'input' has " + dtype_name(input.dtype));
+    fail_arg(op, "grid",
+             std::string("has dtype ") + dtype_name(grid.dtype) + ", 'input' has " + dtype_name(input.dtype));
   }
   if (input.dim() != 5) fail_arg(op, "input", "must be 5-d, got sizes " + sizes_str(input.sizes));
   if (grid.dim() != 5) fail_arg(op, "grid", "must be 5-d as the input, got sizes " + sizes_str(grid.sizes));
   if (grid.sizes[0] != input.sizes[0]) {
-    fail_arg(op, "grid", "has batch size " + std::to_string(grid.sizes[0]) + ", 'input' has " +
-                             std::to_string(input.sizes[0]));
+    fail_arg(op, "grid",
+             "has batch size " + std::to_string(grid.sizes[0]) + ", 'input' has " + std::to_string(input.sizes[0]));
   }
   if (grid.sizes[4] != 3) fail_arg(op, "grid", "must have size 3 in its last dim, got sizes " + sizes_str(grid.sizes));
   for (int64_t i = 2; i < 5; ++i) {
@@ -245,9 +247,7 @@ Tensor grid_sampler_3d(const Tensor& input, const Tensor& grid, int64_t interpol
   switch (dt) {
     case kFloat32: sample<float, float>(input, grid, interpolation_mode, padding_mode, align_corners, out); break;
     case kFloat64: sample<double, double>(input, grid, interpolation_mode, padding_mode, align_corners, out); break;
-    case kBFloat16:
-      sample<BF16, Low<BF16>>(input, grid, interpolation_mode, padding_mode, align_corners, out);
-      break;
+    case kBFloat16: sample<BF16, Low<BF16>>(input, grid, interpolation_mode, padding_mode, align_corners, out); break;
     default: sample<F16, Low<F16>>(input, grid, interpolation_mode, padding_mode, align_corners, out); break;
   }
   return out;

@@ -74,11 +74,11 @@ T distance(const T* a, const T* b, int64_t m, Norm kind, T p) {
 template <typename T>
 void pdist_rows(const T* x, int64_t n, int64_t m, double p_in, T* out) {
   const T p = static_cast<T>(p_in);
-  const Norm kind = p == T(0)        ? Norm::kZero
-                    : p == T(1)      ? Norm::kOne
-                    : p == T(2)      ? Norm::kTwo
+  const Norm kind = p == T(0)       ? Norm::kZero
+                    : p == T(1)     ? Norm::kOne
+                    : p == T(2)     ? Norm::kTwo
                     : std::isinf(p) ? Norm::kInf
-                                     : Norm::kP;
+                                    : Norm::kP;
   int64_t o = 0;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = i + 1; j < n; ++j) out[o++] = distance(x + i * m, x + j * m, m, kind, p);

@@ -156,8 +156,8 @@ void pack3(const Arr<A>& a, const std::vector<int64_t>& g0, const std::vector<in
 // of the two arrays, c dense [nb, m, n].
 template <typename A>
 void batched_product(const Arr<A>& l, const Arr<A>& r, const std::vector<int64_t>& lro, const std::vector<int64_t>& lo,
-                     const std::vector<int64_t>& sum, const std::vector<int64_t>& ro, int64_t nb, int64_t m,
-                     int64_t k, int64_t n, A* c) {
+                     const std::vector<int64_t>& sum, const std::vector<int64_t>& ro, int64_t nb, int64_t m, int64_t k,
+                     int64_t n, A* c) {
   if constexpr (std::is_floating_point_v<A>) {
     int64_t lb = 0, lm = 0, lk = 0, rb = 0, rk = 0, rn = 0, s = 0;
     std::vector<A> lbuf, rbuf;
@@ -226,7 +226,8 @@ Arr<A> pair(Arr<A> left, Arr<A> right, const std::vector<int64_t>& sum_dims, con
     std::vector<int64_t> sizes(nd);
     for (int64_t d = 0; d < nd; ++d) {
       const int64_t a = left.sizes[d], b = right.sizes[d];
-      if (a != b && a != 1 && b != 1) fail_arg(op, "i2", "non-broadcast dimensions must match at dim " + std::to_string(d));
+      if (a != b && a != 1 && b != 1)
+        fail_arg(op, "i2", "non-broadcast dimensions must match at dim " + std::to_string(d));
       sizes[d] = a == 1 ? b : a;
     }
     Arr<A> r = dense<A>(sizes);
@@ -303,9 +304,10 @@ Arr<A> pair(Arr<A> left, Arr<A> right, const std::vector<int64_t>& sum_dims, con
   order.insert(order.end(), ro.begin(), ro.end());
   int64_t st = 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const int64_t s = lro.end() != std::find(lro.begin(), lro.end(), *it) || lo.end() != std::find(lo.begin(), lo.end(), *it)
-                          ? left.sizes[*it]
-                          : right.sizes[*it];
+    const int64_t s =
+        lro.end() != std::find(lro.begin(), lro.end(), *it) || lo.end() != std::find(lo.begin(), lo.end(), *it)
+            ? left.sizes[*it]
+            : right.sizes[*it];
     r.sizes[*it] = s;
     r.strides[*it] = st;
     st *= s;
@@ -378,14 +380,16 @@ Tensor run(const Tensor& t1, const Tensor& t2, const Tensor& t3, const std::vect
     for (int j = 0; j < 3; ++j) {
       if (exp[j][i]) {
         if (i > in[j].dim()) {
-          fail_arg(op, names[j], "cannot be unsqueezed at dim " + std::to_string(i) + ": it has " +
-                                     std::to_string(in[j].dim()) + " dims there");
+          fail_arg(op, names[j],
+                   "cannot be unsqueezed at dim " + std::to_string(i) + ": it has " + std::to_string(in[j].dim()) +
+                       " dims there");
         }
         unsqueeze(in[j], i);
       } else {
         if (i >= in[j].dim()) {
-          fail_arg(op, names[j], "has no dim " + std::to_string(i) + " (it has " + std::to_string(in[j].dim()) +
-                                     " after its unsqueezes)");
+          fail_arg(
+              op, names[j],
+              "has no dim " + std::to_string(i) + " (it has " + std::to_string(in[j].dim()) + " after its unsqueezes)");
         }
         s = in[j].sizes[i];
       }
@@ -396,8 +400,9 @@ Tensor run(const Tensor& t1, const Tensor& t2, const Tensor& t3, const std::vect
   }
   for (int j = 0; j < 3; ++j) {
     if (in[j].dim() != total) {
-      fail_arg(op, names[j], "has " + std::to_string(in[j].dim()) + " dims after its unsqueezes, expected " +
-                                 std::to_string(total) + " (number of dimensions must match)");
+      fail_arg(op, names[j],
+               "has " + std::to_string(in[j].dim()) + " dims after its unsqueezes, expected " + std::to_string(total) +
+                   " (number of dimensions must match)");
     }
   }
   const bool any_empty = in[0].numel() == 0 || in[1].numel() == 0 || in[2].numel() == 0;
@@ -409,8 +414,9 @@ Tensor run(const Tensor& t1, const Tensor& t2, const Tensor& t3, const std::vect
     if (i == unroll_dim) {
       for (int j = 0; j < 3; ++j) {
         if (!exp[j][i] && in[j].sizes[i] < unroll_size) {
-          fail_arg(op, names[j], "has size " + std::to_string(in[j].sizes[i]) + " at unroll_dim " +
-                                     std::to_string(i) + ", which is unrolled to " + std::to_string(unroll_size));
+          fail_arg(op, names[j],
+                   "has size " + std::to_string(in[j].sizes[i]) + " at unroll_dim " + std::to_string(i) +
+                       ", which is unrolled to " + std::to_string(unroll_size));
         }
       }
       continue;
@@ -420,8 +426,9 @@ Tensor run(const Tensor& t1, const Tensor& t2, const Tensor& t3, const std::vect
       const int64_t s = in[j].sizes[i];
       if (s == 1) continue;
       if (seen != 1 && s != seen) {
-        fail_arg(op, names[j], "non-broadcast dimensions must match: size " + std::to_string(s) + " at dim " +
-                                   std::to_string(i) + ", another input has " + std::to_string(seen));
+        fail_arg(op, names[j],
+                 "non-broadcast dimensions must match: size " + std::to_string(s) + " at dim " + std::to_string(i) +
+                     ", another input has " + std::to_string(seen));
       }
       seen = s;
     }
@@ -444,9 +451,10 @@ Tensor run(const Tensor& t1, const Tensor& t2, const Tensor& t3, const std::vect
       std::vector<int64_t> bs(total);
       for (int64_t i = 0; i < total; ++i) {
         if (buf.sizes[i] != slice[i] && buf.sizes[i] != 1) {
-          fail_arg(op, "i3", "gives a product of size " + std::to_string(buf.sizes[i]) + " at dim " +
-                                 std::to_string(i) + " where the output has " + std::to_string(slice[i]) +
-                                 " (the output's size there is the last non-expanded input's)");
+          fail_arg(op, "i3",
+                   "gives a product of size " + std::to_string(buf.sizes[i]) + " at dim " + std::to_string(i) +
+                       " where the output has " + std::to_string(slice[i]) +
+                       " (the output's size there is the last non-expanded input's)");
         }
         bs[i] = buf.sizes[i] == 1 ? 0 : buf.strides[i];
       }
@@ -486,7 +494,11 @@ Tensor trilinear(const Tensor& i1, const Tensor& i2, const Tensor& i3, IntList e
   expect_cpu_defined(i3, op, "i3");
   const int64_t total = i1.dim() + expand1.len;
   if (expand1.len < 0 || expand2.len < 0 || expand3.len < 0 || sumdim.len < 0) {
-    fail_arg(op, expand1.len < 0 ? "expand1" : expand2.len < 0 ? "expand2" : expand3.len < 0 ? "expand3" : "sumdim",
+    fail_arg(op,
+             expand1.len < 0   ? "expand1"
+             : expand2.len < 0 ? "expand2"
+             : expand3.len < 0 ? "expand3"
+                               : "sumdim",
              "has a negative length");
   }
   if (total > 64) fail_arg(op, "expand1", "gives " + std::to_string(total) + " dims; at most 64 are supported");
