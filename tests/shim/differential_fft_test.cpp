@@ -18,14 +18,19 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "differential.hpp"
+#include "dtypes.hpp"
 
 namespace {
 
+using aotrun_shim_test::code;
+using aotrun_shim_test::Dt;
+using aotrun_shim_test::dt_name;
+using aotrun_shim_test::encode;
+using aotrun_shim_test::is_complex;
 using aotrun_shim_test::providers;
 using aotrun_shim_test::Side;
 using cd = std::complex<double>;
@@ -83,22 +88,6 @@ const FftProviders& fft_providers() {
     ASSERT_TRUE(fft_providers().problem.empty()) << fft_providers().problem; \
   } while (0)
 
-enum class Dt { F32, F64, C64, C128, F16, I32, I64 };
-
-int32_t code(const ShimApi& a, Dt d) {
-  switch (d) {
-    case Dt::F32: return a.aoti_torch_dtype_float32();
-    case Dt::F64: return a.aoti_torch_dtype_float64();
-    case Dt::C64: return a.aoti_torch_dtype_complex64();
-    case Dt::C128: return a.aoti_torch_dtype_complex128();
-    case Dt::F16: return a.aoti_torch_dtype_float16();
-    case Dt::I32: return a.aoti_torch_dtype_int32();
-    case Dt::I64: return a.aoti_torch_dtype_int64();
-  }
-  return -1;
-}
-bool is_complex(Dt d) { return d == Dt::C64 || d == Dt::C128; }
-
 // Deterministic values in [-1, 1).
 std::vector<double> noise(int64_t n, uint32_t seed) {
   std::vector<double> v(static_cast<size_t>(n));
@@ -110,35 +99,25 @@ std::vector<double> noise(int64_t n, uint32_t seed) {
   return v;
 }
 
-// A blob over `storage` (for complex dtypes: interleaved re, im pairs, so
-// storage holds twice the elements).
+// A blob over `storage`, which is not always the elements' values: complex
+// dtypes take it as interleaved re, im pairs (so it holds twice the
+// elements), int32 and int64 as storage * 100 and * 1000 rounded, float16
+// ignores it and holds ones.
 AtenTensorHandle make(Side& sd, const std::vector<double>& storage, Dt d, std::vector<int64_t> sizes,
                       std::vector<int64_t> strides, int64_t offset = 0) {
-  std::vector<char> bytes;
-  auto put = [&](const auto& vec) {
-    bytes.resize(vec.size() * sizeof(vec[0]));
-    if (!bytes.empty()) std::memcpy(bytes.data(), vec.data(), bytes.size());
-  };
+  std::vector<double> v = storage;
+  Dt as = d;
   switch (d) {
-    case Dt::F32:
-    case Dt::C64: put(std::vector<float>(storage.begin(), storage.end())); break;
-    case Dt::F64:
-    case Dt::C128: put(storage); break;
-    case Dt::F16: put(std::vector<uint16_t>(storage.size(), 0x3c00)); break;
-    case Dt::I32: {
-      std::vector<int32_t> v(storage.size());
-      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(std::lround(storage[i] * 100));
-      put(v);
+    case Dt::C64: as = Dt::F32; break;
+    case Dt::C128: as = Dt::F64; break;
+    case Dt::F16: v.assign(v.size(), 1.0); break;
+    case Dt::I32:
+    case Dt::I64:
+      for (double& x : v) x = static_cast<double>(std::lround(x * (d == Dt::I32 ? 100 : 1000)));
       break;
-    }
-    case Dt::I64: {
-      std::vector<int64_t> v(storage.size());
-      for (size_t i = 0; i < v.size(); ++i) v[i] = std::lround(storage[i] * 1000);
-      put(v);
-      break;
-    }
+    default: break;
   }
-  return sd.blob(bytes, std::move(sizes), std::move(strides), code(sd.a, d), offset);
+  return sd.blob(encode(v, as), std::move(sizes), std::move(strides), code(sd.a, d), offset);
 }
 
 int64_t span(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset = 0) {
@@ -435,7 +414,7 @@ TEST(ShimDifferentialFft, CopyBetweenRealAndComplex) {
         dsts[sd == &p.s] = dst;
       }
       expect_close(cvalues(p.s.a, dsts[1]), cvalues(p.t.a, dsts[0]), false,
-                   "copy " + std::to_string(static_cast<int>(from)) + " -> " + std::to_string(static_cast<int>(to)));
+                   std::string("copy ") + dt_name(from) + " -> " + dt_name(to));
     }
   }
 }

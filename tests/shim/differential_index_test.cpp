@@ -17,109 +17,27 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "differential.hpp"
+#include "dtypes.hpp"
 
 namespace {
 
-using aotrun_shim_test::bytes_of;
+using aotrun_shim_test::code;
+using aotrun_shim_test::Dt;
+using aotrun_shim_test::dt_name;
+using aotrun_shim_test::encode;
+using aotrun_shim_test::is_complex;
+using aotrun_shim_test::is_float;
 using aotrun_shim_test::providers;
 using aotrun_shim_test::Side;
 
-enum class Dt { F32, F64, BF16, F16, I64, I32, I16, I8, U8, Bool, C64, C128, U16 };
-
 const std::vector<Dt> kAllDtypes = {Dt::F32, Dt::F64, Dt::BF16, Dt::F16,  Dt::I64, Dt::I32,
                                     Dt::I16, Dt::I8,  Dt::U8,   Dt::Bool, Dt::C64, Dt::C128};
-
-const char* dt_name(Dt d) {
-  switch (d) {
-    case Dt::F32: return "f32";
-    case Dt::F64: return "f64";
-    case Dt::BF16: return "bf16";
-    case Dt::F16: return "f16";
-    case Dt::I64: return "i64";
-    case Dt::I32: return "i32";
-    case Dt::I16: return "i16";
-    case Dt::I8: return "i8";
-    case Dt::U8: return "u8";
-    case Dt::Bool: return "bool";
-    case Dt::C64: return "c64";
-    case Dt::C128: return "c128";
-    case Dt::U16: return "u16";
-  }
-  return "?";
-}
-
-int32_t code(const ShimApi& a, Dt d) {
-  switch (d) {
-    case Dt::F32: return a.aoti_torch_dtype_float32();
-    case Dt::F64: return a.aoti_torch_dtype_float64();
-    case Dt::BF16: return a.aoti_torch_dtype_bfloat16();
-    case Dt::F16: return a.aoti_torch_dtype_float16();
-    case Dt::I64: return a.aoti_torch_dtype_int64();
-    case Dt::I32: return a.aoti_torch_dtype_int32();
-    case Dt::I16: return a.aoti_torch_dtype_int16();
-    case Dt::I8: return a.aoti_torch_dtype_int8();
-    case Dt::U8: return a.aoti_torch_dtype_uint8();
-    case Dt::Bool: return a.aoti_torch_dtype_bool();
-    case Dt::C64: return a.aoti_torch_dtype_complex64();
-    case Dt::C128: return a.aoti_torch_dtype_complex128();
-    case Dt::U16: return a.aoti_torch_dtype_uint16();
-  }
-  return -1;
-}
-
-// float16 bits of f (finite, normal or zero; the values used here are
-// small integers and halves, all exact).
-uint16_t half_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint32_t sign = (u >> 16) & 0x8000u;
-  const int32_t exp = static_cast<int32_t>((u >> 23) & 0xff) - 127 + 15;
-  if ((u & 0x7fffffffu) == 0) return static_cast<uint16_t>(sign);
-  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | ((u >> 13) & 0x3ffu));
-}
-
-template <typename T>
-void append(std::vector<char>& out, T v) {
-  const size_t at = out.size();
-  out.resize(at + sizeof(T));
-  std::memcpy(out.data() + at, &v, sizeof(T));
-}
-
-// The storage bytes of dtype d holding `v` (complex: v + (-v)i).
-std::vector<char> encode(const std::vector<double>& v, Dt d) {
-  std::vector<char> out;
-  for (double x : v) {
-    switch (d) {
-      case Dt::F32: append(out, static_cast<float>(x)); break;
-      case Dt::F64: append(out, x); break;
-      case Dt::BF16: append(out, bf16_bits(static_cast<float>(x))); break;
-      case Dt::F16: append(out, half_bits(static_cast<float>(x))); break;
-      case Dt::I64: append(out, static_cast<int64_t>(x)); break;
-      case Dt::I32: append(out, static_cast<int32_t>(x)); break;
-      case Dt::I16: append(out, static_cast<int16_t>(x)); break;
-      case Dt::I8: append(out, static_cast<int8_t>(x)); break;
-      case Dt::U8: append(out, static_cast<uint8_t>(static_cast<int64_t>(x))); break;
-      case Dt::U16: append(out, static_cast<uint16_t>(static_cast<int64_t>(x))); break;
-      case Dt::Bool: append(out, static_cast<uint8_t>(x != 0 ? 1 : 0)); break;
-      case Dt::C64:
-        append(out, static_cast<float>(x));
-        append(out, static_cast<float>(-x));
-        break;
-      case Dt::C128:
-        append(out, x);
-        append(out, -x);
-        break;
-    }
-  }
-  return out;
-}
 
 struct Layout {
   std::vector<int64_t> sizes, strides;
@@ -160,9 +78,7 @@ std::vector<double> pattern(int64_t n, uint32_t seed, Dt d) {
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     v[i] = static_cast<double>((i * 37 + seed * 11) % 200) - 100;
-    if (d == Dt::F32 || d == Dt::F64 || d == Dt::BF16 || d == Dt::F16 || d == Dt::C64 || d == Dt::C128) {
-      v[i] += (i % 2) * 0.5;
-    }
+    if (is_float(d) || is_complex(d)) v[i] += (i % 2) * 0.5;
   }
   return v;
 }

@@ -29,11 +29,18 @@
 #include <vector>
 
 #include "differential.hpp"
+#include "dtypes.hpp"
 
 namespace {
 
 using aotrun_shim_test::bytes_of;
+using aotrun_shim_test::code;
+using aotrun_shim_test::Dt;
+using aotrun_shim_test::dt_name;
+using aotrun_shim_test::encode;
+using aotrun_shim_test::f16_value;
 using aotrun_shim_test::providers;
+using aotrun_shim_test::rounded;
 using aotrun_shim_test::shim_only;
 using aotrun_shim_test::Side;
 
@@ -106,45 +113,9 @@ std::vector<uint8_t> pack(const std::vector<int>& q, int64_t n, int64_t k, Cap c
   return out;
 }
 
-enum class Dt { F32, BF16, F16 };
-const char* dt_name(Dt d) { return d == Dt::F32 ? "f32" : d == Dt::BF16 ? "bf16" : "f16"; }
-int32_t code(const ShimApi& a, Dt d) {
-  return d == Dt::F32    ? a.aoti_torch_dtype_float32()
-         : d == Dt::BF16 ? a.aoti_torch_dtype_bfloat16()
-                         : a.aoti_torch_dtype_float16();
-}
-
-uint16_t half_bits(float f) {  // round to nearest even; test values are finite and small
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  x &= 0x7fffffffu;
-  if (x < 0x38800000u)
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(std::fabs(f) * 16777216.0f)));
-  return static_cast<uint16_t>(sign | ((x + 0xfffu + ((x >> 13) & 1u) - 0x38000000u) >> 13));
-}
-float half_value(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  float v = e == 0 ? std::ldexp(static_cast<float>(m), -24)
-                   : std::ldexp(static_cast<float>(m | 0x400), static_cast<int>(e) - 25);
-  if (e == 31) v = m ? NAN : INFINITY;
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  u |= sign;
-  std::memcpy(&v, &u, 4);
-  return v;
-}
-
-// `v` rounded to d (what the tensor will hold).
-float rounded(float v, Dt d) {
-  return d == Dt::F32 ? v : d == Dt::BF16 ? bf16_value(bf16_bits(v)) : half_value(half_bits(v));
-}
-
-std::vector<char> encode(const std::vector<float>& v, Dt d) {
-  if (d == Dt::F32) return bytes_of(v);
-  std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i) h[i] = d == Dt::BF16 ? bf16_bits(v[i]) : half_bits(v[i]);
-  return bytes_of(h);
+// The bytes of `v` as dtype d (the inputs here are float).
+std::vector<char> encode_floats(const std::vector<float>& v, Dt d) {
+  return encode(std::vector<double>(v.begin(), v.end()), d);
 }
 
 std::vector<float> decode(const ShimApi& a, AtenTensorHandle h, Dt d, int64_t numel) {
@@ -156,7 +127,7 @@ std::vector<float> decode(const ShimApi& a, AtenTensorHandle h, Dt d, int64_t nu
       out[i] = static_cast<const float*>(p)[i];
     } else {
       const uint16_t b = static_cast<const uint16_t*>(p)[i];
-      out[i] = d == Dt::BF16 ? bf16_value(b) : half_value(b);
+      out[i] = d == Dt::BF16 ? bf16_value(b) : static_cast<float>(f16_value(b));
     }
   }
   return out;
@@ -253,19 +224,19 @@ Inputs make_inputs(const Case& c, Dt d, Cap cap, uint32_t seed) {
     in.sz[2 * i] = s[i];
     in.sz[2 * i + 1] = z[i];
   }
-  for (auto& v : in.x) v = rounded(v, d);
-  for (auto& v : in.sz) v = rounded(v, d);
+  for (auto& v : in.x) v = static_cast<float>(rounded(v, d));
+  for (auto& v : in.sz) v = static_cast<float>(rounded(v, d));
   return in;
 }
 
 // One call on `sd`: rc, and the result (kept) or null.
 AtenTensorHandle call(Side& sd, const Case& c, Dt d, const Inputs& in, int* rc) {
   const int64_t g = in.groups;
-  AtenTensorHandle x = sd.blob(encode(in.x, d), {c.m, c.k}, {c.k, 1}, code(sd.a, d), c.x_offset);
+  AtenTensorHandle x = sd.blob(encode_floats(in.x, d), {c.m, c.k}, {c.k, 1}, code(sd.a, d), c.x_offset);
   AtenTensorHandle w = sd.blob(bytes_of(in.w), {c.n, c.k / 2}, {c.k / 2, 1}, sd.a.aoti_torch_dtype_uint8());
   const std::vector<int64_t> gs{c.group};
   AtenTensorHandle group = sd.blob(bytes_of(gs), {}, {}, sd.a.aoti_torch_dtype_int64());
-  AtenTensorHandle sz = sd.blob(encode(in.sz, d), {g, c.n, 2}, {c.n * 2, 2, 1}, code(sd.a, d));
+  AtenTensorHandle sz = sd.blob(encode_floats(in.sz, d), {g, c.n, 2}, {c.n * 2, 2, 1}, code(sd.a, d));
   AtenTensorHandle out = nullptr;
   *rc = fn_of(sd)(x, w, group, sz, &out);
   return sd.keep(out);
@@ -538,7 +509,8 @@ TEST(ShimReference, Int4PackMmExactOnDyadicInputs) {
       const auto got = decode(s.a, out, d, c.m * c.n);
       const auto want = reference(c, in);
       for (size_t i = 0; i < want.size(); ++i) {
-        ASSERT_EQ(got[i], rounded(static_cast<float>(want[i]), d)) << what(c, d) << " element " << i;
+        ASSERT_EQ(got[i], static_cast<float>(rounded(static_cast<float>(want[i]), d)))
+            << what(c, d) << " element " << i;
       }
     }
   }

@@ -23,86 +23,23 @@
 #include <vector>
 
 #include "differential.hpp"
+#include "dtypes.hpp"
 
 namespace {
 
-using aotrun_shim_test::bytes_of;
+using aotrun_shim_test::code;
+using aotrun_shim_test::Dt;
+using aotrun_shim_test::dt_name;
+using aotrun_shim_test::encode;
+using aotrun_shim_test::is_float;
 using aotrun_shim_test::providers;
 using aotrun_shim_test::Side;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-enum class Dt { F32, F64, BF16, I64, I32, Bool, U8, I8 };
-
-const char* dt_name(Dt d) {
-  switch (d) {
-    case Dt::F32: return "f32";
-    case Dt::F64: return "f64";
-    case Dt::BF16: return "bf16";
-    case Dt::I64: return "i64";
-    case Dt::I32: return "i32";
-    case Dt::Bool: return "bool";
-    case Dt::U8: return "u8";
-    case Dt::I8: return "i8";
-  }
-  return "?";
-}
-
-int32_t code(const ShimApi& a, Dt d) {
-  switch (d) {
-    case Dt::F32: return a.aoti_torch_dtype_float32();
-    case Dt::F64: return a.aoti_torch_dtype_float64();
-    case Dt::BF16: return a.aoti_torch_dtype_bfloat16();
-    case Dt::I64: return a.aoti_torch_dtype_int64();
-    case Dt::I32: return a.aoti_torch_dtype_int32();
-    case Dt::Bool: return a.aoti_torch_dtype_bool();
-    case Dt::U8: return a.aoti_torch_dtype_uint8();
-    case Dt::I8: return a.aoti_torch_dtype_int8();
-  }
-  return -1;
-}
-
-bool is_float(Dt d) { return d == Dt::F32 || d == Dt::F64 || d == Dt::BF16; }
-
-std::vector<char> encode(const std::vector<double>& v, Dt d) {
-  switch (d) {
-    case Dt::F32: {
-      std::vector<float> f(v.begin(), v.end());
-      return bytes_of(f);
-    }
-    case Dt::F64: return bytes_of(v);
-    case Dt::BF16: {
-      std::vector<uint16_t> h(v.size());
-      for (size_t i = 0; i < v.size(); ++i) h[i] = bf16_bits(static_cast<float>(v[i]));
-      return bytes_of(h);
-    }
-    case Dt::I64: {
-      std::vector<int64_t> x(v.size());
-      for (size_t i = 0; i < v.size(); ++i) x[i] = static_cast<int64_t>(v[i]);
-      return bytes_of(x);
-    }
-    case Dt::I32: {
-      std::vector<int32_t> x(v.size());
-      for (size_t i = 0; i < v.size(); ++i) x[i] = static_cast<int32_t>(v[i]);
-      return bytes_of(x);
-    }
-    case Dt::I8: {
-      std::vector<int8_t> x(v.size());
-      for (size_t i = 0; i < v.size(); ++i) x[i] = static_cast<int8_t>(v[i]);
-      return bytes_of(x);
-    }
-    case Dt::Bool:
-    case Dt::U8: {
-      std::vector<uint8_t> x(v.size());
-      for (size_t i = 0; i < v.size(); ++i) x[i] = d == Dt::Bool ? (v[i] != 0) : static_cast<uint8_t>(v[i]);
-      return bytes_of(x);
-    }
-  }
-  return {};
-}
-
-// A blob tensor of dtype d over `storage` (elements as doubles; NaN becomes 0 for integers).
+// A blob tensor of dtype d over `storage` (elements as doubles; NaN and ±inf
+// become 0 for integer dtypes).
 AtenTensorHandle make(Side& sd, std::vector<double> storage, Dt d, std::vector<int64_t> sizes,
                       std::vector<int64_t> strides, int64_t offset = 0) {
   if (!is_float(d)) {

@@ -22,10 +22,17 @@
 #include <vector>
 
 #include "differential.hpp"
+#include "dtypes.hpp"
 
 namespace {
 
 using aotrun_shim_test::bytes_of;
+using aotrun_shim_test::code;
+using aotrun_shim_test::Dt;
+using aotrun_shim_test::dt_name;
+using aotrun_shim_test::encode;
+using aotrun_shim_test::f16_value;
+using aotrun_shim_test::is_float;
 using aotrun_shim_test::providers;
 using aotrun_shim_test::Side;
 
@@ -86,118 +93,14 @@ const ScanProviders& scan_providers() {
     }                                        \
   } while (0)
 
-enum class Dt { F32, F64, BF16, F16, I64, I32, I16, I8, U8, Bool, U16, U32, U64 };
 const std::vector<Dt> kTorchRealDtypes = {Dt::F32, Dt::F64, Dt::BF16, Dt::F16, Dt::I64,
                                           Dt::I32, Dt::I16, Dt::I8,   Dt::U8,  Dt::Bool};
 const std::vector<Dt> kFloatDtypes = {Dt::F32, Dt::F64, Dt::BF16, Dt::F16};
 
-const char* dt_name(Dt d) {
-  switch (d) {
-    case Dt::F32: return "f32";
-    case Dt::F64: return "f64";
-    case Dt::BF16: return "bf16";
-    case Dt::F16: return "f16";
-    case Dt::I64: return "i64";
-    case Dt::I32: return "i32";
-    case Dt::I16: return "i16";
-    case Dt::I8: return "i8";
-    case Dt::U8: return "u8";
-    case Dt::Bool: return "bool";
-    case Dt::U16: return "u16";
-    case Dt::U32: return "u32";
-    case Dt::U64: return "u64";
-  }
-  return "?";
-}
-
-int32_t code(const ShimApi& a, Dt d) {
-  switch (d) {
-    case Dt::F32: return a.aoti_torch_dtype_float32();
-    case Dt::F64: return a.aoti_torch_dtype_float64();
-    case Dt::BF16: return a.aoti_torch_dtype_bfloat16();
-    case Dt::F16: return a.aoti_torch_dtype_float16();
-    case Dt::I64: return a.aoti_torch_dtype_int64();
-    case Dt::I32: return a.aoti_torch_dtype_int32();
-    case Dt::I16: return a.aoti_torch_dtype_int16();
-    case Dt::I8: return a.aoti_torch_dtype_int8();
-    case Dt::U8: return a.aoti_torch_dtype_uint8();
-    case Dt::Bool: return a.aoti_torch_dtype_bool();
-    case Dt::U16: return a.aoti_torch_dtype_uint16();
-    case Dt::U32: return a.aoti_torch_dtype_uint32();
-    case Dt::U64: return a.aoti_torch_dtype_uint64();
-  }
-  return -1;
-}
-
-bool is_float(Dt d) { return d == Dt::F32 || d == Dt::F64 || d == Dt::BF16 || d == Dt::F16; }
-
-// float -> IEEE half, round to nearest even (NaN kept, overflow to inf).
-uint16_t f16_bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);
-  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: inf
-  if (ax < 0x38800000u) {                                               // below 2^-14: subnormal
-    float a;
-    std::memcpy(&a, &ax, 4);
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a * 16777216.0f)));
-  }
-  uint32_t h = ((((ax >> 23) - 127 + 15) << 10) | ((ax & 0x7fffffu) >> 13));
-  const uint32_t rem = ax & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-double f16_value(uint16_t h) {
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const double s = (h & 0x8000) ? -1.0 : 1.0;
-  if (e == 0) return s * std::ldexp(m, -24);
-  if (e == 31) return m ? kNaN : s * kInf;
-  return s * std::ldexp(1024 + m, e - 25);
-}
-
-template <typename T>
-std::vector<char> ints(const std::vector<double>& v) {
-  std::vector<T> x(v.size());
-  for (size_t i = 0; i < v.size(); ++i) x[i] = static_cast<T>(v[i]);
-  return bytes_of(x);
-}
-
-std::vector<char> encode(const std::vector<double>& v, Dt d) {
-  switch (d) {
-    case Dt::F32: {
-      std::vector<float> f(v.begin(), v.end());
-      return bytes_of(f);
-    }
-    case Dt::F64: return bytes_of(v);
-    case Dt::BF16:
-    case Dt::F16: {
-      std::vector<uint16_t> h(v.size());
-      for (size_t i = 0; i < v.size(); ++i) {
-        h[i] = d == Dt::BF16 ? bf16_bits(static_cast<float>(v[i])) : f16_bits(static_cast<float>(v[i]));
-      }
-      return bytes_of(h);
-    }
-    case Dt::I64: return ints<int64_t>(v);
-    case Dt::I32: return ints<int32_t>(v);
-    case Dt::I16: return ints<int16_t>(v);
-    case Dt::I8: return ints<int8_t>(v);
-    case Dt::U8: return ints<uint8_t>(v);
-    case Dt::U16: return ints<uint16_t>(v);
-    case Dt::U32: return ints<uint32_t>(v);
-    case Dt::U64: return ints<uint64_t>(v);
-    case Dt::Bool: {
-      std::vector<uint8_t> x(v.size());
-      for (size_t i = 0; i < v.size(); ++i) x[i] = v[i] != 0;
-      return bytes_of(x);
-    }
-  }
-  return {};
-}
-
-// A blob tensor of dtype d over `storage` (NaN and ±inf become 0 for integer
-// dtypes; negatives wrap for unsigned ones).
+// A blob tensor of dtype d over `storage`. Integer dtypes do not hold
+// storage as encode would: NaN and ±inf become 0, the rest is doubled and
+// truncated (distinct integers, ties kept), and unsigned ones take its
+// absolute value.
 AtenTensorHandle make(Side& sd, std::vector<double> storage, Dt d, std::vector<int64_t> sizes,
                       std::vector<int64_t> strides, int64_t offset = 0) {
   if (!is_float(d)) {
