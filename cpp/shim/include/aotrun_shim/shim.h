@@ -29,7 +29,7 @@ extern "C" {
  * functions; "since aotrun-shim x.y" in these headers names the minor that
  * added one. tests/docs/check_docs.py checks that they agree. */
 #define AOTRUN_SHIM_VERSION_MAJOR 1
-#define AOTRUN_SHIM_VERSION_MINOR 7
+#define AOTRUN_SHIM_VERSION_MINOR 8
 #define AOTRUN_SHIM_VERSION_PATCH 0
 
 typedef int32_t AOTITorchError;
